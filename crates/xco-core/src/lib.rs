@@ -1,0 +1,23 @@
+//! # xco-core — the sans-IO heart of xco
+//!
+//! Everything here is pure logic: no sockets, no threads, no OS clock. Time is
+//! passed in as an argument ([`time::Time`], integer picoseconds), randomness
+//! comes from a seeded generator ([`rng::Rng`]). That is what lets one
+//! algorithm have two drivers: the packet-level simulator (`xco-sim`) calls it
+//! with virtual time, the real controller and agents will call it from a
+//! runtime timer — and both get the very same decisions.
+//!
+//! Layers (bottom to top):
+//! - [`time`] — `Time` and `Dur`, integer picoseconds, with unit-named
+//!   constructors (`Dur::from_us`) and conversions.
+//! - [`rng`] — a small, fast, seedable generator (xoshiro256**) with
+//!   independent named streams, so adding a random draw in one component
+//!   never shifts the draws of another.
+//!
+//! The XCo scheduler and the control wire format live here too once built.
+
+pub mod rng;
+pub mod time;
+
+pub use rng::Rng;
+pub use time::{Dur, Time};

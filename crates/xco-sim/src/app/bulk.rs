@@ -1,0 +1,113 @@
+//! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
+
+use super::{AppNote, Env, Metric};
+use crate::sim::Core;
+use crate::tcp::table::Roles;
+use xco_core::Time;
+
+/// Configuration of a bulk transfer.
+#[derive(Clone, Debug)]
+pub struct BulkConfig {
+    /// Sender host node.
+    pub src: u32,
+    /// Receiver host node.
+    pub dst: u32,
+    /// Bytes to send (`None`: as many as the run allows).
+    pub bytes: Option<u64>,
+    /// Start time.
+    pub start: Time,
+}
+
+/// The running application.
+pub struct Bulk {
+    id: u32,
+    cfg: BulkConfig,
+    ep: Option<u32>,
+    started: Time,
+    done: Option<Time>,
+    delivered: u64,
+}
+
+/// Bytes written for an "unlimited" transfer (never reached in a run).
+const UNLIMITED_BYTES: u64 = 1 << 50;
+
+impl Bulk {
+    /// A bulk app with id `id`.
+    pub fn new(id: u32, cfg: BulkConfig) -> Bulk {
+        Bulk {
+            id,
+            cfg,
+            ep: None,
+            started: Time::ZERO,
+            done: None,
+            delivered: 0,
+        }
+    }
+    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        self.started = env.core.now;
+        let roles = Roles {
+            client: "bulk",
+            server: "ack",
+        };
+        let (c, _) = env
+            .tcp
+            .open(env.core, self.id, self.cfg.src, self.cfg.dst, 0, roles)
+            .map_err(|e| e.0)?;
+        self.ep = Some(c);
+        Ok(())
+    }
+    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+        match note {
+            AppNote::Connected { ep, .. } if Some(ep) == self.ep => {
+                let bytes = self.cfg.bytes.unwrap_or(UNLIMITED_BYTES);
+                env.tcp.write(env.core, ep, bytes);
+            }
+            AppNote::Delivered { bytes, .. } => {
+                self.delivered += bytes;
+                if Some(self.delivered) == self.cfg.bytes {
+                    self.done = Some(env.core.now);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+    pub(super) fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
+        Ok(())
+    }
+    pub(super) fn finished(&self) -> bool {
+        self.done.is_some()
+    }
+    pub(super) fn endless(&self) -> bool {
+        self.cfg.bytes.is_none()
+    }
+    pub(super) fn kind(&self) -> &'static str {
+        if self.cfg.bytes.is_some() {
+            "transfer"
+        } else {
+            "bulk"
+        }
+    }
+    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+        let end = self.done.unwrap_or(core.now);
+        let secs = end.saturating_since(self.started).as_secs_f64();
+        let goodput = if secs > 0.0 {
+            self.delivered as f64 * 8.0 / secs / 1e6
+        } else {
+            0.0
+        };
+        let mut m = vec![
+            ("bytes_delivered", self.delivered as f64),
+            ("goodput_mbps", goodput),
+        ];
+        if let Some(d) = self.done {
+            m.push(("completion_ms", d.saturating_since(self.started).as_secs_f64() * 1e3));
+        }
+        m
+    }
+}
+
+/// A bulk config (helper for the scenario builder).
+pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>, start: Time) -> BulkConfig {
+    BulkConfig { src, dst, bytes, start }
+}

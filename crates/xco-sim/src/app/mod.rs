@@ -1,0 +1,168 @@
+//! Applications: the traffic of a scenario.
+//!
+//! An application reacts to three things: its start, notes from the
+//! transports ([`AppNote`]: connected, bytes delivered, everything acked,
+//! ping reply) and its own timers. [`App`] dispatches over the implemented
+//! kinds with a `match`. Each kind reports a summary of metrics at the end.
+
+mod bulk;
+mod incast;
+mod ping;
+mod short_flows;
+mod udp_source;
+
+pub use bulk::{bulk_config, Bulk, BulkConfig};
+pub use incast::{Incast, IncastConfig};
+pub use ping::{Ping, PingConfig};
+pub use short_flows::{ShortFlows, ShortFlowsConfig};
+pub use udp_source::{UdpConfig, UdpSource};
+
+use crate::sim::Core;
+use crate::tcp::table::TcpTable;
+use xco_core::Dur;
+
+/// Something a transport tells an application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppNote {
+    /// The connection of endpoint `ep` is established.
+    Connected {
+        /// App.
+        app: u32,
+        /// Endpoint.
+        ep: u32,
+    },
+    /// `bytes` more in-order bytes arrived at endpoint `ep`.
+    Delivered {
+        /// App.
+        app: u32,
+        /// Endpoint.
+        ep: u32,
+        /// Bytes.
+        bytes: u64,
+    },
+    /// Everything endpoint `ep` was given to send is acknowledged.
+    SendAcked {
+        /// App.
+        app: u32,
+        /// Endpoint.
+        ep: u32,
+    },
+    /// An echo reply for probe `seq` came back after `rtt`.
+    PingReply {
+        /// App.
+        app: u32,
+        /// Probe number.
+        seq: u64,
+        /// Round-trip time.
+        rtt: Dur,
+    },
+}
+
+impl AppNote {
+    /// The application the note is for.
+    pub fn app(&self) -> u32 {
+        match *self {
+            AppNote::Connected { app, .. }
+            | AppNote::Delivered { app, .. }
+            | AppNote::SendAcked { app, .. }
+            | AppNote::PingReply { app, .. } => app,
+        }
+    }
+}
+
+/// What an application may use.
+pub struct Env<'a> {
+    /// Clock, events, network.
+    pub core: &'a mut Core,
+    /// TCP endpoints.
+    pub tcp: &'a mut TcpTable,
+}
+
+/// One named metric of an app's summary.
+pub type Metric = (&'static str, f64);
+
+/// The application kinds.
+pub enum App {
+    /// Barrier-synchronised fan-in (also striped block reads).
+    Incast(Incast),
+    /// One long TCP transfer (bulk or fixed-size).
+    Bulk(Bulk),
+    /// K parallel sequences of short TCP transfers.
+    ShortFlows(ShortFlows),
+    /// ICMP echo probes.
+    Ping(Ping),
+    /// UDP messages at a rate or flat out.
+    Udp(UdpSource),
+}
+
+macro_rules! each_app {
+    ($self:ident, $a:ident => $e:expr) => {
+        match $self {
+            App::Incast($a) => $e,
+            App::Bulk($a) => $e,
+            App::ShortFlows($a) => $e,
+            App::Ping($a) => $e,
+            App::Udp($a) => $e,
+        }
+    };
+}
+
+impl App {
+    /// The app's start time arrived.
+    pub fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        each_app!(self, a => a.start(env))
+    }
+    /// A transport note for this app.
+    pub fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+        each_app!(self, a => a.on_note(env, note))
+    }
+    /// A timer of this app fired (token 0 is reserved for the start).
+    pub fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        each_app!(self, a => a.on_timer(env, token))
+    }
+    /// True when the app has a defined end and reached it.
+    pub fn finished(&self) -> bool {
+        each_app!(self, a => a.finished())
+    }
+    /// True when the app would run forever (it then needs a scenario duration).
+    pub fn endless(&self) -> bool {
+        each_app!(self, a => a.endless())
+    }
+    /// Kind name for output.
+    pub fn kind(&self) -> &'static str {
+        each_app!(self, a => a.kind())
+    }
+    /// Headline metrics at the end of the run (`now` = end time).
+    pub fn summary(&self, core: &Core) -> Vec<Metric> {
+        each_app!(self, a => a.summary(core))
+    }
+    /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
+    pub fn samples(&self) -> Vec<(f64, f64)> {
+        match self {
+            App::Ping(p) => p.samples(),
+            App::Incast(i) => i.samples(),
+            App::ShortFlows(s) => s.samples(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Mean of a slice (0 when empty).
+pub(crate) fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// The q-quantile (nearest rank) of a slice (0 when empty).
+pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}

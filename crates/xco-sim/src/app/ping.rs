@@ -1,0 +1,131 @@
+//! ICMP echo probes at a fixed interval; the destination host answers at once.
+
+use super::{mean, quantile, AppNote, Env, Metric};
+use crate::engine::Event;
+use crate::net::packet::{Packet, PktKind, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
+use crate::sim::Core;
+use crate::stats::{FlowKind, FlowStats};
+use xco_core::{Dur, Time};
+
+/// Configuration of a ping app.
+#[derive(Clone, Debug)]
+pub struct PingConfig {
+    /// Prober host node.
+    pub src: u32,
+    /// Echoing host node.
+    pub dst: u32,
+    /// Time between probes.
+    pub interval: Dur,
+    /// Probes to send (`None`: until the run ends).
+    pub count: Option<u64>,
+    /// ICMP payload bytes (ping's default: 56).
+    pub payload_bytes: u32,
+}
+
+/// The running application.
+pub struct Ping {
+    id: u32,
+    cfg: PingConfig,
+    flow: u32,
+    fwd: u32,
+    rev: u32,
+    sent: u64,
+    samples: Vec<(f64, f64)>,
+}
+
+impl Ping {
+    /// The app with id `id`.
+    pub fn new(id: u32, cfg: PingConfig) -> Ping {
+        Ping {
+            id,
+            cfg,
+            flow: 0,
+            fwd: 0,
+            rev: 0,
+            sent: 0,
+            samples: Vec::new(),
+        }
+    }
+
+    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        let core = &mut *env.core;
+        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
+        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
+        self.flow = core.net.flows.len() as u32;
+        core.net.flows.push(FlowStats::new(
+            FlowKind::Ping,
+            self.id,
+            "probe",
+            self.cfg.src,
+            self.cfg.dst,
+            core.now,
+        ));
+        self.probe(core);
+        Ok(())
+    }
+
+    fn probe(&mut self, core: &mut Core) {
+        let p = Packet {
+            seq: self.sent,
+            ack: self.rev as u64, // the reply's route
+            ts_val: core.now.ps(),
+            route: self.fwd,
+            kind: PktKind::PingRequest,
+            ip_bytes: IPV4_HEADER_BYTES + ICMP_HEADER_BYTES + self.cfg.payload_bytes,
+            flow: self.flow,
+            dst_ep: self.id,
+            src_ep: self.id,
+            src: self.cfg.src,
+            dst: self.cfg.dst,
+            ..Packet::EMPTY
+        };
+        self.sent += 1;
+        let id = core.net.alloc(p);
+        core.net.host_send(core.now, &mut core.ev, id);
+        if self.cfg.count.is_none_or(|c| self.sent < c) {
+            core.ev.schedule(core.now + self.cfg.interval, Event::App { app: self.id, token: 1 });
+        }
+    }
+
+    pub(super) fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
+        self.probe(env.core);
+        Ok(())
+    }
+
+    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+        if let AppNote::PingReply { rtt, .. } = note {
+            let f = &mut env.core.net.flows[self.flow as usize];
+            f.rtt_count += 1;
+            f.rtt_sum_ps += rtt.ps();
+            f.rtt_max_ps = f.rtt_max_ps.max(rtt.ps());
+            let sent_at = env.core.now.ps() - rtt.ps();
+            self.samples.push((Time(sent_at).as_secs_f64(), rtt.as_secs_f64() * 1e6));
+        }
+        Ok(())
+    }
+
+    pub(super) fn finished(&self) -> bool {
+        self.cfg.count.is_some_and(|c| self.samples.len() as u64 >= c)
+    }
+    pub(super) fn endless(&self) -> bool {
+        self.cfg.count.is_none()
+    }
+    pub(super) fn kind(&self) -> &'static str {
+        "ping"
+    }
+    pub(super) fn summary(&self, _core: &Core) -> Vec<Metric> {
+        let rtts: Vec<f64> = self.samples.iter().map(|s| s.1).collect();
+        vec![
+            ("probes_sent", self.sent as f64),
+            ("replies", rtts.len() as f64),
+            ("rtt_us_mean", mean(&rtts)),
+            ("rtt_us_p99", quantile(&rtts, 0.99)),
+            ("rtt_us_max", quantile(&rtts, 1.0)),
+        ]
+    }
+    /// (send time in s, RTT in us) per answered probe.
+    pub fn samples(&self) -> Vec<(f64, f64)> {
+        self.samples.clone()
+    }
+}

@@ -1,0 +1,142 @@
+//! K parallel sequences of short TCP transfers: each sequence opens a
+//! connection, sends `flow_bytes`, waits for the last ACK, closes, and starts
+//! the next one (the "bursts of short TCP flows" of the XCo paper).
+
+use super::{mean, quantile, AppNote, Env, Metric};
+use crate::engine::Event;
+use crate::sim::Core;
+use crate::tcp::table::Roles;
+use xco_core::{Dur, Rng, Time};
+
+/// Configuration of the short-flow sequences.
+#[derive(Clone, Debug)]
+pub struct ShortFlowsConfig {
+    /// Sender host node.
+    pub src: u32,
+    /// Receiver host node.
+    pub dst: u32,
+    /// Number of parallel sequences (K).
+    pub parallel: u32,
+    /// Bytes per flow.
+    pub flow_bytes: u64,
+    /// Flows per sequence (`None`: until the run ends).
+    pub flows_per_sequence: Option<u32>,
+    /// Sequence starts are spread uniformly over this span after `start`.
+    pub start_spread: Dur,
+}
+
+/// The running application.
+pub struct ShortFlows {
+    id: u32,
+    cfg: ShortFlowsConfig,
+    rng: Rng,
+    started: Time,
+    current: Vec<(u32, Time)>,
+    done_per_seq: Vec<u32>,
+    fct_ms: Vec<f64>,
+    bytes_done: u64,
+    live: u32,
+}
+
+impl ShortFlows {
+    /// The app with id `id`.
+    pub fn new(id: u32, cfg: ShortFlowsConfig, rng: Rng) -> ShortFlows {
+        let k = cfg.parallel as usize;
+        ShortFlows {
+            id,
+            cfg,
+            rng,
+            started: Time::ZERO,
+            current: vec![(u32::MAX, Time::ZERO); k],
+            done_per_seq: vec![0; k],
+            fct_ms: Vec::new(),
+            bytes_done: 0,
+            live: 0,
+        }
+    }
+
+    fn next_flow(&mut self, env: &mut Env, seq: u32) -> Result<(), String> {
+        let roles = Roles {
+            client: "short",
+            server: "ack",
+        };
+        let (c, _) = env
+            .tcp
+            .open(env.core, self.id, self.cfg.src, self.cfg.dst, seq, roles)
+            .map_err(|e| e.0)?;
+        self.current[seq as usize] = (c, env.core.now);
+        Ok(())
+    }
+
+    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        self.started = env.core.now;
+        self.live = self.cfg.parallel;
+        for s in 0..self.cfg.parallel {
+            let at = env.core.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
+            env.core.ev.schedule(at, Event::App { app: self.id, token: 1 + s });
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        self.next_flow(env, token - 1)
+    }
+
+    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+        match note {
+            AppNote::Connected { ep, .. } => {
+                let s = env.tcp.eps[ep as usize].tag as usize;
+                if self.current[s].0 == ep {
+                    env.tcp.write(env.core, ep, self.cfg.flow_bytes);
+                }
+            }
+            AppNote::SendAcked { ep, .. } => {
+                let s = env.tcp.eps[ep as usize].tag as usize;
+                if self.current[s].0 != ep {
+                    return Ok(());
+                }
+                let now = env.core.now;
+                self.fct_ms.push((now - self.current[s].1).as_secs_f64() * 1e3);
+                self.bytes_done += self.cfg.flow_bytes;
+                env.tcp.close_pair(ep);
+                self.done_per_seq[s] += 1;
+                if self.cfg.flows_per_sequence.is_some_and(|n| self.done_per_seq[s] >= n) {
+                    self.current[s].0 = u32::MAX;
+                    self.live -= 1;
+                } else {
+                    self.next_flow(env, s as u32)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub(super) fn finished(&self) -> bool {
+        self.cfg.flows_per_sequence.is_some() && self.live == 0
+    }
+    pub(super) fn endless(&self) -> bool {
+        self.cfg.flows_per_sequence.is_none()
+    }
+    pub(super) fn kind(&self) -> &'static str {
+        "short_flows"
+    }
+    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+        let secs = core.now.saturating_since(self.started).as_secs_f64();
+        let rate = if secs > 0.0 {
+            self.bytes_done as f64 * 8.0 / secs / 1e6
+        } else {
+            0.0
+        };
+        vec![
+            ("flows_done", self.fct_ms.len() as f64),
+            ("goodput_mbps", rate),
+            ("fct_ms_mean", mean(&self.fct_ms)),
+            ("fct_ms_p99", quantile(&self.fct_ms, 0.99)),
+        ]
+    }
+    /// (flow number, completion time in ms) per finished flow.
+    pub fn samples(&self) -> Vec<(f64, f64)> {
+        self.fct_ms.iter().enumerate().map(|(i, &t)| (i as f64, t)).collect()
+    }
+}

@@ -1,0 +1,34 @@
+//! # xco-sim — a fast packet-level simulator of data-center fabrics
+//!
+//! Layers, bottom to top (each a module):
+//! - [`engine`] — integer-time event queue ordered by `(time, seq)`.
+//! - [`net`] — packets (pooled, headers only), output-queued ports with
+//!   pluggable queue disciplines, links, switches, topologies, routing, and the
+//!   host egress layer where XCo's local coordinator will sit.
+//! - [`tcp`] and [`udp`] — transports: RFC 5681/6582/6298 TCP with a
+//!   congestion-control trait; UDP messages split into fragments.
+//! - [`app`] — traffic: incast and striped reads, bulk transfers, short-flow
+//!   sequences, pings, UDP sources.
+//! - [`sim`] — the driver that pops events and hands them out.
+//! - [`scenario`] — TOML scenario files, validated with errors that name the
+//!   field, turned into a [`sim::Sim`].
+//! - [`output`] — CSV tables, `meta.json`, pcap captures.
+//! - [`bench`] — the benchmark workloads behind `xco bench sim`.
+//!
+//! Speed habits (from htsim): picosecond integer time; at most one pending
+//! event per busy element; packets recycled from a pool and never carrying
+//! payload bytes; routes precomputed per flow so forwarding is an array read;
+//! no allocation or logging on the packet path.
+
+pub mod app;
+pub mod bench;
+pub mod engine;
+pub mod net;
+pub mod output;
+pub mod scenario;
+pub mod sim;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+
+pub use scenario::{run_scenario, RunOutput, ScenarioError};

@@ -1,0 +1,216 @@
+//! Packet captures of chosen links, written as classic pcap (nanosecond
+//! timestamps, Ethernet link type) that tshark and Wireshark read.
+//!
+//! Simulated packets have no payload bytes, so each record holds real
+//! Ethernet / IPv4 / TCP (UDP, ICMP) headers with the true lengths and
+//! checksums, followed by zero bytes up to the snap length; `orig_len` is the
+//! full frame length. (A payload of zeros adds nothing to an Internet
+//! checksum, so the TCP/UDP checksums are those of the real packet.)
+
+use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::net::Framing;
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::{DataLink, Endianness, TsResolution};
+use std::time::Duration;
+use xco_core::Time;
+
+/// Captured packets of one port, kept in memory until the run ends.
+pub struct CaptureBuffer {
+    /// File name (`from-to.pcap`).
+    pub name: String,
+    snaplen: Option<u32>,
+    mtu: u32,
+    tcp_header_bytes: u32,
+    records: Vec<(Time, Packet)>,
+}
+
+/// IPv4 address of node `n` (10.x.y.z).
+pub fn node_ip(n: u32) -> [u8; 4] {
+    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+fn node_mac(n: u32) -> [u8; 6] {
+    [0x02, 0x00, (n >> 24) as u8, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// TCP/UDP port of endpoint `ep`.
+pub fn ep_port(ep: u32) -> u16 {
+    1024 + (ep % 64_000) as u16
+}
+
+fn checksum_add(mut sum: u32, data: &[u8]) -> u32 {
+    let mut chunks = data.chunks_exact(2);
+    for c in &mut chunks {
+        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
+    }
+    if let [last] = chunks.remainder() {
+        sum += (*last as u32) << 8;
+    }
+    sum
+}
+
+fn checksum_finish(mut sum: u32) -> u16 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+impl CaptureBuffer {
+    /// An empty capture; `snaplen` None keeps headers only.
+    pub fn new(name: String, snaplen: Option<u32>, mtu: u32, tcp_header_bytes: u32) -> CaptureBuffer {
+        CaptureBuffer {
+            name,
+            snaplen,
+            mtu,
+            tcp_header_bytes,
+            records: Vec::new(),
+        }
+    }
+
+    /// Record `p` leaving the port at `t`.
+    pub fn record(&mut self, t: Time, p: &Packet) {
+        self.records.push((t, *p));
+    }
+
+    /// Packets recorded.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// True if nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Headers of `p` as on the wire (Ethernet header, no FCS).
+    fn frame(&self, p: &Packet) -> Vec<u8> {
+        let mut f = Vec::with_capacity(14 + 60);
+        f.extend_from_slice(&node_mac(p.dst));
+        f.extend_from_slice(&node_mac(p.src));
+        f.extend_from_slice(&0x0800u16.to_be_bytes());
+        let (proto, frag_field) = match p.kind {
+            PktKind::Tcp => (6u8, 0x4000u16), // DF
+            PktKind::Udp => {
+                let per_frag = (self.mtu - 20) / 8 * 8;
+                let offset_units = (p.ack as u32 * per_frag / 8) as u16;
+                let more = if (p.ack as u32) + 1 < p.wnd { 0x2000 } else { 0 };
+                (17u8, more | offset_units)
+            }
+            PktKind::PingRequest | PktKind::PingReply => (1u8, 0x4000u16),
+        };
+        let mut ip = [0u8; 20];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(p.ip_bytes.min(65_535) as u16).to_be_bytes());
+        let id = match p.kind {
+            PktKind::Udp => p.seq as u16,
+            _ => 0,
+        };
+        ip[4..6].copy_from_slice(&id.to_be_bytes());
+        ip[6..8].copy_from_slice(&frag_field.to_be_bytes());
+        ip[8] = 64;
+        ip[9] = proto;
+        ip[12..16].copy_from_slice(&node_ip(p.src));
+        ip[16..20].copy_from_slice(&node_ip(p.dst));
+        let c = checksum_finish(checksum_add(0, &ip));
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        f.extend_from_slice(&ip);
+        let l4_len = p.ip_bytes - 20;
+        let mut pseudo = checksum_add(0, &ip[12..20]);
+        pseudo += proto as u32 + l4_len;
+        match p.kind {
+            PktKind::Tcp => {
+                let hdr_len = if p.flags & FLAG_SYN != 0 { 40 } else { self.tcp_header_bytes - 20 };
+                let mut t = vec![0u8; hdr_len as usize];
+                t[0..2].copy_from_slice(&ep_port(p.src_ep).to_be_bytes());
+                t[2..4].copy_from_slice(&ep_port(p.dst_ep).to_be_bytes());
+                // the SYN takes sequence number 0; data byte k is sequence k + 1
+                let seq = if p.flags & FLAG_SYN != 0 { 0 } else { p.seq.wrapping_add(1) as u32 };
+                t[4..8].copy_from_slice(&seq.to_be_bytes());
+                let ack = if p.flags & FLAG_ACK != 0 { p.ack.wrapping_add(1) as u32 } else { 0 };
+                t[8..12].copy_from_slice(&ack.to_be_bytes());
+                t[12] = ((hdr_len / 4) as u8) << 4;
+                let mut fl = 0u8;
+                if p.flags & FLAG_FIN != 0 {
+                    fl |= 0x01;
+                }
+                if p.flags & FLAG_SYN != 0 {
+                    fl |= 0x02;
+                }
+                if p.flags & FLAG_ACK != 0 {
+                    fl |= 0x10;
+                }
+                t[13] = fl;
+                t[14..16].copy_from_slice(&(p.wnd.min(65_535) as u16).to_be_bytes());
+                let mut o = 20;
+                if p.flags & FLAG_SYN != 0 {
+                    // MSS option
+                    t[o..o + 4].copy_from_slice(&[2, 4, ((self.mtu - 40) >> 8) as u8, (self.mtu - 40) as u8]);
+                    o += 4;
+                }
+                if hdr_len as usize >= o + 12 {
+                    // NOP NOP Timestamps (in microseconds)
+                    t[o] = 1;
+                    t[o + 1] = 1;
+                    t[o + 2] = 8;
+                    t[o + 3] = 10;
+                    t[o + 4..o + 8].copy_from_slice(&((p.ts_val / 1_000_000) as u32).to_be_bytes());
+                    t[o + 8..o + 12].copy_from_slice(&((p.ts_ecr / 1_000_000) as u32).to_be_bytes());
+                    o += 12;
+                }
+                while o < hdr_len as usize {
+                    t[o] = 1; // NOP padding
+                    o += 1;
+                }
+                let c = checksum_finish(checksum_add(pseudo, &t));
+                t[16..18].copy_from_slice(&c.to_be_bytes());
+                f.extend_from_slice(&t);
+            }
+            PktKind::Udp => {
+                if p.ack == 0 {
+                    let mut u = [0u8; 8];
+                    u[0..2].copy_from_slice(&ep_port(p.src_ep).to_be_bytes());
+                    u[2..4].copy_from_slice(&ep_port(p.dst_ep).to_be_bytes());
+                    let len = (p.payload_bytes as u64 + 8).min(65_535) as u16;
+                    u[4..6].copy_from_slice(&len.to_be_bytes());
+                    // checksum 0: "not computed" is legal for UDP over IPv4
+                    f.extend_from_slice(&u);
+                }
+            }
+            PktKind::PingRequest | PktKind::PingReply => {
+                let mut icmp = [0u8; 8];
+                icmp[0] = if p.kind == PktKind::PingRequest { 8 } else { 0 };
+                icmp[4..6].copy_from_slice(&(p.dst_ep as u16).to_be_bytes());
+                icmp[6..8].copy_from_slice(&(p.seq as u16).to_be_bytes());
+                let c = checksum_finish(checksum_add(0, &icmp));
+                icmp[2..4].copy_from_slice(&c.to_be_bytes());
+                f.extend_from_slice(&icmp);
+            }
+        }
+        f
+    }
+
+    /// The capture as a pcap file.
+    pub fn to_pcap(&self, framing: &Framing) -> Vec<u8> {
+        let _ = framing;
+        let header = PcapHeader {
+            snaplen: self.snaplen.unwrap_or(65_535),
+            datalink: DataLink::ETHERNET,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+            ..PcapHeader::default()
+        };
+        let mut w = PcapWriter::with_header(Vec::new(), header).expect("writing to memory");
+        for (t, p) in &self.records {
+            let mut frame = self.frame(p);
+            let orig_len = p.ip_bytes + 14;
+            if let Some(snap) = self.snaplen {
+                frame.resize((snap.min(orig_len)) as usize, 0);
+            }
+            let ts = Duration::from_nanos(t.ps() / 1000);
+            w.write_packet(&PcapPacket::new(ts, orig_len, &frame))
+                .expect("writing to memory");
+        }
+        w.into_writer()
+    }
+}

@@ -1,0 +1,200 @@
+//! The scenario schema as read from TOML. Units are in field names.
+
+use super::units::{Hosts, Quantity};
+use serde::{Deserialize, Serialize};
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Run-wide settings.
+    #[serde(default)]
+    pub run: RunSpec,
+    /// The network.
+    pub topology: TopologySpec,
+    /// TCP settings.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    /// The traffic.
+    #[serde(default)]
+    pub apps: Vec<AppSpec>,
+    /// What to write.
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+/// `[run]`
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Random seed (default 1); `--seed` overrides it.
+    pub seed: Option<u64>,
+    /// Stop at this simulated time at the latest.
+    pub duration_ms: Option<f64>,
+    /// MTU of every host, bytes (default 1500).
+    pub mtu_bytes: Option<u32>,
+}
+
+/// `[topology]`
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    /// `star`, `two_switch`, `fat_tree` or `explicit`.
+    pub kind: String,
+    /// star: number of hosts.
+    pub hosts: Option<usize>,
+    /// two_switch: hosts on switch `sa`.
+    pub hosts_a: Option<usize>,
+    /// two_switch: hosts on switch `sb`.
+    pub hosts_b: Option<usize>,
+    /// fat_tree: k (even).
+    pub k: Option<usize>,
+    /// Rate of host links (default 1 Gbps).
+    pub host_rate: Option<Quantity>,
+    /// two_switch: rate of the `a*` host links (default host_rate).
+    pub rate_a: Option<Quantity>,
+    /// two_switch: rate of the `b*` host links (default host_rate).
+    pub rate_b: Option<Quantity>,
+    /// two_switch: rate of the sa–sb uplink (default host_rate).
+    pub uplink_rate: Option<Quantity>,
+    /// fat_tree: rate of switch-to-switch links (default host_rate).
+    pub fabric_rate: Option<Quantity>,
+    /// One-way propagation delay of every link, microseconds.
+    pub link_delay_us: Option<f64>,
+    /// Buffer of each switch output port, bytes.
+    pub switch_buffer: Option<Quantity>,
+    /// Buffer of each host NIC queue, bytes.
+    pub host_buffer: Option<Quantity>,
+    /// explicit: nodes.
+    #[serde(default)]
+    pub nodes: Vec<NodeEntry>,
+    /// explicit: links.
+    #[serde(default)]
+    pub links: Vec<LinkEntry>,
+}
+
+/// `[[topology.nodes]]`
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeEntry {
+    /// Unique name.
+    pub name: String,
+    /// `host` or `switch`.
+    pub kind: String,
+}
+
+/// `[[topology.links]]`
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEntry {
+    /// One end.
+    pub a: String,
+    /// Other end.
+    pub b: String,
+    /// Line rate.
+    pub rate: Quantity,
+    /// One-way delay, microseconds (default topology.link_delay_us).
+    pub delay_us: Option<f64>,
+    /// Buffer of the port a->b (default by a's kind).
+    pub buffer_a: Option<Quantity>,
+    /// Buffer of the port b->a (default by b's kind).
+    pub buffer_b: Option<Quantity>,
+}
+
+/// `[tcp]`
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Initial window, segments (default 10).
+    pub initial_cwnd_segments: Option<u32>,
+    /// RTO_min, ms (default 200).
+    pub rto_min_ms: Option<f64>,
+    /// Initial RTO, ms (default 1000).
+    pub rto_initial_ms: Option<f64>,
+    /// RTO_max, ms (default 60000).
+    pub rto_max_ms: Option<f64>,
+    /// Clock granularity G, us (default 1).
+    pub clock_granularity_us: Option<f64>,
+    /// Delayed ACKs on (default true).
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timer, ms (default 40).
+    pub delayed_ack_timeout_ms: Option<f64>,
+    /// SYN handshake (default true).
+    pub handshake: Option<bool>,
+    /// Timestamps option (12 header bytes; default true).
+    pub timestamps: Option<bool>,
+    /// Receive buffer, bytes (default 6 MiB).
+    pub rcv_buf_bytes: Option<u64>,
+    /// cwnd restart after idle (default true).
+    pub restart_after_idle: Option<bool>,
+    /// `newreno` (default).
+    pub cc: Option<String>,
+}
+
+/// One `[[apps]]` entry; which fields apply depends on `kind`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// `incast`, `stripe`, `bulk`, `transfer`, `short_flows`, `ping` or `udp`.
+    pub kind: String,
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// incast/stripe: the client.
+    pub client: Option<String>,
+    /// incast/stripe: the servers.
+    pub servers: Option<Hosts>,
+    /// bulk/transfer/short_flows/ping/udp: the sender(s).
+    pub src: Option<Hosts>,
+    /// bulk/transfer/short_flows/ping/udp: the receiver.
+    pub dst: Option<String>,
+    /// incast: bytes per server per round.
+    pub sru: Option<Quantity>,
+    /// stripe: bytes per block (each server sends block/N).
+    pub block: Option<Quantity>,
+    /// stripe: total bytes to read.
+    pub total: Option<Quantity>,
+    /// incast/stripe: request bytes per server (default 0: servers answer at the round start).
+    pub request: Option<Quantity>,
+    /// incast: rounds.
+    pub rounds: Option<u32>,
+    /// incast/stripe: max random start delay per server, us (default 0).
+    pub start_delay_max_us: Option<f64>,
+    /// incast/stripe: keep connections across rounds (default true).
+    pub reuse_connections: Option<bool>,
+    /// transfer/udp: bytes to send (bulk: unlimited).
+    pub bytes: Option<Quantity>,
+    /// short_flows: parallel sequences K.
+    pub parallel: Option<u32>,
+    /// short_flows: bytes per flow.
+    pub flow: Option<Quantity>,
+    /// short_flows: flows per sequence (default: until the run ends).
+    pub flows_per_sequence: Option<u32>,
+    /// short_flows: spread of sequence starts, us (default 0).
+    pub start_spread_us: Option<f64>,
+    /// ping: interval, us (default 1000).
+    pub interval_us: Option<f64>,
+    /// ping/udp: number of probes or messages (default: until the run ends).
+    pub count: Option<u64>,
+    /// udp: payload rate, or "line" for flat out (default "line").
+    pub rate: Option<Quantity>,
+    /// udp: application message bytes (default 65507, the largest UDP datagram).
+    pub message: Option<Quantity>,
+}
+
+/// `[output]`
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Time-series bin, us (default 1000; 0 turns the time series off).
+    pub timeseries_bin_us: Option<f64>,
+    /// `switches` (default), `all` or `none`.
+    pub timeseries_ports: Option<String>,
+    /// Links to capture into pcap files, as "from->to" node names.
+    #[serde(default)]
+    pub capture: Vec<String>,
+    /// Bytes of each captured frame kept (default: headers only).
+    pub capture_snaplen: Option<u32>,
+}

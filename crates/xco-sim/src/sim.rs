@@ -1,0 +1,342 @@
+//! The simulation driver: owns the clock, the network, the transports and the
+//! applications, pops events in order and hands each to the element it names.
+
+use crate::app::{App, AppNote, Env};
+use crate::engine::{Event, EventQueue};
+use crate::net::packet::{Packet, PktKind};
+use crate::net::Net;
+use crate::tcp::table::TcpTable;
+use crate::tcp::TcpConfig;
+use crate::udp::UdpSink;
+use xco_core::{Dur, Time};
+
+/// What every element may touch while handling an event.
+pub struct Core {
+    /// The current time.
+    pub now: Time,
+    /// Pending events.
+    pub ev: EventQueue,
+    /// The network and everything in flight.
+    pub net: Net,
+    /// Notes from transports to applications, drained after each event.
+    pub notes: Vec<AppNote>,
+    /// TCP settings of the run.
+    pub tcp_cfg: TcpConfig,
+    /// The run's seed (written into every output).
+    pub seed: u64,
+    /// UDP receivers.
+    pub udp_sinks: Vec<UdpSink>,
+}
+
+/// One time-series row: a flow's throughput or a port's queue in one bin.
+#[derive(Clone, Debug)]
+pub struct SampleRow {
+    /// End of the bin.
+    pub t: Time,
+    /// `flow` or `port`.
+    pub entity: &'static str,
+    /// Flow or port id.
+    pub id: u32,
+    /// Application throughput in the bin (flows), Mbit/s.
+    pub throughput_mbps: f64,
+    /// Backlog at the end of the bin (ports), bytes.
+    pub queue_bytes: u64,
+    /// Drops in the bin (ports).
+    pub drops: u64,
+}
+
+/// Which ports a time series records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortSampling {
+    /// No ports.
+    None,
+    /// Switch output ports only.
+    Switches,
+    /// Every port, host NICs included.
+    All,
+}
+
+/// How a run ended and how much work it did.
+#[derive(Clone, Debug)]
+pub struct RunStats {
+    /// Simulated time at the end.
+    pub end: Time,
+    /// Events handled.
+    pub events: u64,
+    /// Data packets that crossed a link.
+    pub data_packet_hops: u64,
+    /// Why the run stopped: `apps_done`, `duration` or `no_events`.
+    pub stop_reason: &'static str,
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimError(pub String);
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A complete simulation.
+pub struct Sim {
+    /// Clock, events, network.
+    pub core: Core,
+    /// TCP endpoints.
+    pub tcp: TcpTable,
+    /// Applications.
+    pub apps: Vec<App>,
+    /// Stop at this time at the latest.
+    pub stop_at: Option<Time>,
+    sample_bin: Option<Dur>,
+    port_sampling: PortSampling,
+    /// Time-series rows collected so far.
+    pub samples: Vec<SampleRow>,
+    note_scratch: Vec<AppNote>,
+}
+
+impl Sim {
+    /// A simulation over `net` with TCP settings `tcp_cfg` and `seed`.
+    pub fn new(net: Net, tcp_cfg: TcpConfig, seed: u64) -> Sim {
+        Sim {
+            core: Core {
+                now: Time::ZERO,
+                ev: EventQueue::new(),
+                net,
+                notes: Vec::new(),
+                tcp_cfg,
+                seed,
+                udp_sinks: Vec::new(),
+            },
+            tcp: TcpTable::default(),
+            apps: Vec::new(),
+            stop_at: None,
+            sample_bin: None,
+            port_sampling: PortSampling::None,
+            samples: Vec::new(),
+            note_scratch: Vec::new(),
+        }
+    }
+
+    /// The id the next added app will get.
+    pub fn next_app_id(&self) -> u32 {
+        self.apps.len() as u32
+    }
+
+    /// Add an application that starts at `start`; returns its id.
+    pub fn add_app(&mut self, app: App, start: Time) -> u32 {
+        let id = self.apps.len() as u32;
+        self.apps.push(app);
+        self.core.ev.schedule(start, Event::App { app: id, token: 0 });
+        id
+    }
+
+    /// Record a time series with bins of `bin`.
+    pub fn sample_every(&mut self, bin: Dur, ports: PortSampling) {
+        assert!(bin > Dur::ZERO, "sample bin must be positive");
+        self.sample_bin = Some(bin);
+        self.port_sampling = ports;
+        self.core.ev.schedule(Time::ZERO + bin, Event::Sample);
+    }
+
+    /// Run until every app with an end has finished (if all apps have one),
+    /// the stop time, or until nothing is left to do.
+    pub fn run(&mut self) -> Result<RunStats, SimError> {
+        let endless = self.apps.iter().any(|a| a.endless());
+        if endless && self.stop_at.is_none() {
+            return Err(SimError(
+                "an application runs forever (no bytes/count limit): set a duration".into(),
+            ));
+        }
+        let stop_at = self.stop_at.unwrap_or(Time::NEVER);
+        let mut stop_reason = "no_events";
+        let mut events = 0u64;
+        loop {
+            match self.core.ev.peek_time() {
+                None => break,
+                Some(t) if t > stop_at => {
+                    self.core.now = stop_at;
+                    stop_reason = "duration";
+                    break;
+                }
+                _ => {}
+            }
+            let (t, ev) = self.core.ev.pop().expect("peeked");
+            self.core.now = t;
+            events += 1;
+            let mut check_done = matches!(ev, Event::App { .. });
+            self.dispatch(ev)?;
+            if !self.core.notes.is_empty() {
+                check_done |= self.deliver_notes()?;
+            }
+            if check_done && !endless && self.apps_done() {
+                stop_reason = "apps_done";
+                break;
+            }
+        }
+        Ok(RunStats {
+            end: self.core.now,
+            events,
+            data_packet_hops: self.core.net.data_packet_hops,
+            stop_reason,
+        })
+    }
+
+    /// Handle every event up to and including time `t`, then set the clock to `t`
+    /// (for tests and tools that drive the model step by step).
+    pub fn run_until(&mut self, t: Time) -> Result<(), SimError> {
+        while self.core.ev.peek_time().is_some_and(|x| x <= t) {
+            let (now, ev) = self.core.ev.pop().expect("peeked");
+            self.core.now = now;
+            self.dispatch(ev)?;
+            if !self.core.notes.is_empty() {
+                self.deliver_notes()?;
+            }
+        }
+        self.core.now = t;
+        Ok(())
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) -> Result<(), SimError> {
+        let core = &mut self.core;
+        match ev {
+            Event::PipeArrive(port) => {
+                if let Some(pkt) = core.net.on_pipe_arrive(core.now, &mut core.ev, port) {
+                    self.at_host(pkt);
+                }
+            }
+            Event::PortDepart(port) => {
+                core.net.on_depart(core.now, &mut core.ev, port);
+                if !core.net.wakeups.is_empty() {
+                    let woken = std::mem::take(&mut core.net.wakeups);
+                    for &ep in &woken {
+                        self.tcp.eps[ep as usize].output(core);
+                    }
+                }
+            }
+            Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
+            Event::TcpDelack(ep) => self.tcp.eps[ep as usize].on_delack_event(core),
+            Event::App { app, token } => {
+                let mut env = Env {
+                    core: &mut self.core,
+                    tcp: &mut self.tcp,
+                };
+                let a = &mut self.apps[app as usize];
+                let r = if token == 0 { a.start(&mut env) } else { a.on_timer(&mut env, token) };
+                r.map_err(|e| SimError(format!("app {app} ({}): {e}", a.kind())))?;
+            }
+            Event::Sample => self.sample(),
+            Event::Probe(_) => {}
+        }
+        Ok(())
+    }
+
+    /// A packet reached its destination host.
+    #[inline]
+    fn at_host(&mut self, pkt: u32) {
+        let core = &mut self.core;
+        let p: Packet = core.net.pool[pkt];
+        match p.kind {
+            PktKind::Tcp => {
+                core.net.release(pkt);
+                let ep = &mut self.tcp.eps[p.dst_ep as usize];
+                if ep.rx_flow == p.flow {
+                    ep.on_segment(core, &p);
+                }
+            }
+            PktKind::Udp => {
+                core.net.release(pkt);
+                core.udp_sinks[p.dst_ep as usize].on_fragment(&p, &mut core.net.flows);
+            }
+            PktKind::PingRequest => {
+                // the host answers an echo request at once, reusing the packet
+                let q = &mut core.net.pool[pkt];
+                q.kind = PktKind::PingReply;
+                q.route = p.ack as u32;
+                q.hop = 0;
+                q.src = p.dst;
+                q.dst = p.src;
+                core.net.host_send(core.now, &mut core.ev, pkt);
+            }
+            PktKind::PingReply => {
+                core.net.release(pkt);
+                core.notes.push(AppNote::PingReply {
+                    app: p.dst_ep,
+                    seq: p.seq,
+                    rtt: core.now.saturating_since(Time(p.ts_val)),
+                });
+            }
+        }
+    }
+
+    /// Hand queued notes to their apps; true when one of them finished.
+    fn deliver_notes(&mut self) -> Result<bool, SimError> {
+        let mut any_finished = false;
+        while !self.core.notes.is_empty() {
+            std::mem::swap(&mut self.note_scratch, &mut self.core.notes);
+            for i in 0..self.note_scratch.len() {
+                let note = self.note_scratch[i];
+                let app = note.app() as usize;
+                let mut env = Env {
+                    core: &mut self.core,
+                    tcp: &mut self.tcp,
+                };
+                let Some(a) = self.apps.get_mut(app) else {
+                    continue; // a connection opened by a test harness without an app
+                };
+                let was = a.finished();
+                a.on_note(&mut env, note)
+                    .map_err(|e| SimError(format!("app {app} ({}): {e}", a.kind())))?;
+                any_finished |= !was && a.finished();
+            }
+            self.note_scratch.clear();
+        }
+        Ok(any_finished)
+    }
+
+    fn apps_done(&self) -> bool {
+        self.apps.iter().all(|a| a.finished())
+    }
+
+    fn sample(&mut self) {
+        let Some(bin) = self.sample_bin else { return };
+        let now = self.core.now;
+        let secs = bin.as_secs_f64();
+        let net = &mut self.core.net;
+        for (id, f) in net.flows.iter_mut().enumerate() {
+            if f.app_bytes_written == 0 && f.bin_bytes == 0 {
+                continue;
+            }
+            self.samples.push(SampleRow {
+                t: now,
+                entity: "flow",
+                id: id as u32,
+                throughput_mbps: f.bin_bytes as f64 * 8.0 / secs / 1e6,
+                queue_bytes: 0,
+                drops: 0,
+            });
+            f.bin_bytes = 0;
+        }
+        if self.port_sampling != PortSampling::None {
+            for (id, p) in net.ports.iter_mut().enumerate() {
+                let from_switch = net.nodes[p.from as usize].kind == crate::net::topology::NodeKind::Switch;
+                if self.port_sampling == PortSampling::Switches && !from_switch {
+                    continue;
+                }
+                use crate::net::qdisc::QueueDiscipline;
+                self.samples.push(SampleRow {
+                    t: now,
+                    entity: "port",
+                    id: id as u32,
+                    throughput_mbps: 0.0,
+                    queue_bytes: p.qdisc.backlog_bytes(),
+                    drops: p.stats.bin_drops,
+                });
+                p.stats.bin_drops = 0;
+            }
+        }
+        self.core.ev.schedule(now + bin, Event::Sample);
+    }
+}

@@ -1,0 +1,660 @@
+//! One end of a TCP connection: a sender half and a receiver half.
+//!
+//! Timers follow the "one pending event per element" rule: the endpoint keeps
+//! the *deadline* of its retransmission and delayed-ACK timers in fields and at
+//! most one engine event for each; moving a deadline later is a field write,
+//! and an event that fires early re-arms itself at the current deadline.
+
+use super::cc::{Cc, CongestionControl, Window};
+use super::rtt::RttEstimator;
+use super::TcpConfig;
+use crate::app::AppNote;
+use crate::engine::Event;
+use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_SYN};
+use crate::sim::Core;
+use xco_core::{Dur, Time};
+
+/// Connection state (the subset of RFC 793 the model needs; no FIN exchange).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpState {
+    /// Passive end waiting for a SYN.
+    Listen,
+    /// Active end sent its SYN.
+    SynSent,
+    /// Passive end sent its SYN-ACK.
+    SynRcvd,
+    /// Data may flow.
+    Established,
+    /// Closed by the application; arriving segments are discarded.
+    Closed,
+}
+
+/// One end of a connection.
+#[derive(Clone, Debug)]
+pub struct TcpEndpoint {
+    /// This endpoint's index.
+    pub id: u32,
+    /// Host node.
+    pub host: u32,
+    /// Peer host node.
+    pub peer_host: u32,
+    /// Peer endpoint index.
+    pub peer_ep: u32,
+    /// Owning application.
+    pub app: u32,
+    /// App-defined tag (e.g. the server index of an incast client).
+    pub tag: u32,
+    /// Route to the peer.
+    pub route: u32,
+    /// Flow id of what this endpoint sends.
+    pub tx_flow: u32,
+    /// Flow id of what this endpoint receives.
+    pub rx_flow: u32,
+    /// Connection state.
+    pub state: TcpState,
+
+    // ---- sender ----
+    /// Oldest unacknowledged byte.
+    pub snd_una: u64,
+    /// Next byte to send.
+    pub snd_nxt: u64,
+    /// One past the highest byte ever sent.
+    pub snd_max: u64,
+    /// Bytes the application has written in total.
+    pub app_limit: u64,
+    /// Congestion window and threshold.
+    pub win: Window,
+    cc: Cc,
+    /// Duplicate ACKs counted.
+    pub dupacks: u32,
+    /// In NewReno fast recovery.
+    pub in_recovery: bool,
+    /// NewReno `recover` (one past the highest byte sent when recovery or a timeout began).
+    pub recover: u64,
+    partial_ack_seen: bool,
+    /// RTT estimator.
+    pub rtt: RttEstimator,
+    /// Exponential backoff exponent of the RTO.
+    pub backoff: u32,
+    rto_deadline: Time,
+    rto_event_at: Time,
+    syn_retransmitted: bool,
+    last_send: Time,
+    /// Receive window the peer advertised.
+    pub peer_wnd: u64,
+
+    // ---- receiver ----
+    /// Next byte expected.
+    pub rcv_nxt: u64,
+    ooo: Vec<(u64, u64)>,
+    ooo_bytes: u64,
+    unacked_segs: u32,
+    delack_deadline: Time,
+    delack_event_at: Time,
+    ts_recent: u64,
+    last_ack_sent: u64,
+    ack_now: bool,
+}
+
+/// What to build a pair of endpoints from.
+pub struct EndpointInit {
+    /// Index.
+    pub id: u32,
+    /// Host.
+    pub host: u32,
+    /// Peer host.
+    pub peer_host: u32,
+    /// Peer endpoint.
+    pub peer_ep: u32,
+    /// Owning app.
+    pub app: u32,
+    /// App tag.
+    pub tag: u32,
+    /// Route offset to the peer.
+    pub route: u32,
+    /// Flow sent.
+    pub tx_flow: u32,
+    /// Flow received.
+    pub rx_flow: u32,
+    /// Initial state.
+    pub state: TcpState,
+}
+
+impl TcpEndpoint {
+    /// A new endpoint with `cfg`'s initial window and RTO.
+    pub fn new(init: EndpointInit, cfg: &TcpConfig) -> TcpEndpoint {
+        let mss = cfg.mss_bytes as u64;
+        TcpEndpoint {
+            id: init.id,
+            host: init.host,
+            peer_host: init.peer_host,
+            peer_ep: init.peer_ep,
+            app: init.app,
+            tag: init.tag,
+            route: init.route,
+            tx_flow: init.tx_flow,
+            rx_flow: init.rx_flow,
+            state: init.state,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_limit: 0,
+            win: Window {
+                cwnd: cfg.initial_cwnd_segments.max(1) as u64 * mss,
+                ssthresh: u64::MAX / 4,
+                mss,
+                bytes_acked: 0,
+            },
+            cc: Cc::new(cfg.cc),
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            partial_ack_seen: false,
+            rtt: RttEstimator::new(cfg.rto_initial),
+            backoff: 0,
+            rto_deadline: Time::NEVER,
+            rto_event_at: Time::NEVER,
+            syn_retransmitted: false,
+            last_send: Time::ZERO,
+            peer_wnd: cfg.rcv_buf_bytes,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ooo_bytes: 0,
+            unacked_segs: 0,
+            delack_deadline: Time::NEVER,
+            delack_event_at: Time::NEVER,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            ack_now: false,
+        }
+    }
+
+    /// The current RTO including backoff, bounded by RTO_max.
+    pub fn current_rto(&self, cfg: &TcpConfig) -> Dur {
+        let base = self.rtt.rto().ps();
+        let shifted = if self.backoff >= 63 {
+            u64::MAX
+        } else {
+            base.saturating_mul(1u64 << self.backoff)
+        };
+        Dur(shifted).min(cfg.rto_max)
+    }
+
+    /// Bytes sent and not yet acknowledged.
+    pub fn flight_bytes(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// True when the retransmission timer is armed.
+    pub fn rto_armed(&self) -> bool {
+        self.rto_deadline != Time::NEVER
+    }
+
+    // ------------------------------------------------------------------
+    // application calls
+
+    /// Active open: send the SYN (or, without handshake, nothing to do).
+    pub fn connect(&mut self, core: &mut Core) {
+        if self.state == TcpState::SynSent {
+            self.send_control(core, FLAG_SYN);
+            self.arm_rto(core);
+        }
+    }
+
+    /// Queue `bytes` more application bytes and send what the window allows.
+    pub fn write(&mut self, core: &mut Core, bytes: u64) {
+        self.app_limit += bytes;
+        core.net.flows[self.tx_flow as usize].app_bytes_written += bytes;
+        self.output(core);
+    }
+
+    /// Close: stop timers; later segments for this endpoint are discarded.
+    pub fn close(&mut self) {
+        self.state = TcpState::Closed;
+        self.rto_deadline = Time::NEVER;
+        self.delack_deadline = Time::NEVER;
+    }
+
+    // ------------------------------------------------------------------
+    // segment arrival
+
+    /// Process a segment that arrived for this endpoint. The packet is not released here.
+    pub fn on_segment(&mut self, core: &mut Core, p: &Packet) {
+        match self.state {
+            TcpState::Closed => return,
+            TcpState::Listen => {
+                if p.flags & FLAG_SYN != 0 {
+                    self.ts_recent = p.ts_val;
+                    self.state = TcpState::SynRcvd;
+                    self.send_control(core, FLAG_SYN | FLAG_ACK);
+                    self.arm_rto(core);
+                }
+                return;
+            }
+            TcpState::SynSent => {
+                if p.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN | FLAG_ACK {
+                    self.ts_recent = p.ts_val;
+                    self.handshake_done(core, p.ts_ecr);
+                    // the ACK of the handshake: piggybacked on data if there is any
+                    self.ack_now = true;
+                    self.output(core);
+                    if self.ack_now {
+                        self.send_control(core, FLAG_ACK);
+                    }
+                }
+                return;
+            }
+            TcpState::SynRcvd => {
+                if p.flags & FLAG_SYN != 0 {
+                    // our SYN-ACK was lost: answer the retransmitted SYN again
+                    self.send_control(core, FLAG_SYN | FLAG_ACK);
+                    return;
+                }
+                if p.flags & FLAG_ACK == 0 {
+                    return;
+                }
+                self.handshake_done(core, p.ts_ecr);
+            }
+            TcpState::Established => {
+                if p.flags & FLAG_SYN != 0 {
+                    // retransmitted SYN-ACK: our handshake ACK was lost
+                    self.send_control(core, FLAG_ACK);
+                    return;
+                }
+            }
+        }
+        self.peer_wnd = p.wnd as u64;
+        if p.flags & FLAG_ACK != 0 {
+            self.process_ack(core, p);
+        }
+        if p.payload_bytes > 0 {
+            self.process_data(core, p);
+        }
+        self.output(core);
+        if self.ack_now {
+            self.send_control(core, FLAG_ACK);
+        }
+    }
+
+    fn handshake_done(&mut self, core: &mut Core, ts_ecr: u64) {
+        let cfg = &core.tcp_cfg;
+        self.state = TcpState::Established;
+        if !self.syn_retransmitted && ts_ecr > 0 {
+            self.rtt.sample(
+                core.now.saturating_since(Time(ts_ecr)),
+                cfg.clock_granularity,
+                cfg.rto_min,
+                cfg.rto_max,
+            );
+        }
+        if self.syn_retransmitted {
+            // RFC 5681 §3.1: if the SYN or SYN/ACK was lost, IW is one segment
+            self.win.cwnd = self.win.mss;
+        }
+        self.backoff = 0;
+        self.rto_deadline = Time::NEVER;
+        core.notes.push(AppNote::Connected {
+            app: self.app,
+            ep: self.id,
+        });
+    }
+
+    fn process_ack(&mut self, core: &mut Core, p: &Packet) {
+        let ack = p.ack;
+        if ack > self.snd_max {
+            return; // acknowledges data never sent: ignore (RFC 793)
+        }
+        let cfg = &core.tcp_cfg;
+        let mss = self.win.mss;
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            if p.ts_ecr > 0 {
+                self.rtt.sample(
+                    core.now.saturating_since(Time(p.ts_ecr)),
+                    cfg.clock_granularity,
+                    cfg.rto_min,
+                    cfg.rto_max,
+                );
+                self.backoff = 0;
+            }
+            self.snd_una = ack;
+            if self.snd_nxt < ack {
+                self.snd_nxt = ack;
+            }
+            if self.in_recovery {
+                if ack >= self.recover {
+                    // full ACK (RFC 6582 §3.2 step 3): deflate the window
+                    self.in_recovery = false;
+                    let flight = self.snd_max - self.snd_una;
+                    self.win.cwnd = self.win.ssthresh.min(flight.max(mss) + mss);
+                    self.dupacks = 0;
+                } else {
+                    // partial ACK (step 4): retransmit the next hole, deflate by acked, add one MSS
+                    self.retransmit_head(core);
+                    self.win.cwnd = self.win.cwnd.saturating_sub(acked);
+                    if acked >= mss {
+                        self.win.cwnd += mss;
+                    }
+                    self.win.cwnd = self.win.cwnd.max(mss);
+                    if !self.partial_ack_seen {
+                        self.partial_ack_seen = true;
+                        self.arm_rto(core);
+                    }
+                }
+            } else {
+                self.dupacks = 0;
+                let abc = core.tcp_cfg.abc_limit_segments as u64 * mss;
+                self.cc.on_ack(&mut self.win, acked, abc);
+            }
+            if self.snd_una == self.snd_max {
+                self.rto_deadline = Time::NEVER; // RFC 6298 (5.2)
+            } else if !(self.in_recovery && self.partial_ack_seen) {
+                self.arm_rto(core); // (5.3)
+            }
+            if self.snd_una == self.app_limit {
+                core.notes.push(AppNote::SendAcked {
+                    app: self.app,
+                    ep: self.id,
+                });
+            }
+        } else if ack == self.snd_una
+            && p.payload_bytes == 0
+            && self.snd_max > self.snd_una
+            && p.flags & FLAG_SYN == 0
+        {
+            // a duplicate ACK (RFC 5681 §2)
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.win.cwnd += mss; // inflate (RFC 6582 step 3 of 3.2 / RFC 5681 step 4)
+            } else if self.dupacks == core.tcp_cfg.dupack_threshold && ack >= self.recover {
+                self.enter_fast_recovery(core);
+            }
+        }
+    }
+
+    fn enter_fast_recovery(&mut self, core: &mut Core) {
+        let flight = self.snd_max - self.snd_una;
+        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
+        self.retransmit_head(core);
+        self.win.cwnd = self.win.ssthresh + 3 * self.win.mss;
+    }
+
+    fn process_data(&mut self, core: &mut Core, p: &Packet) {
+        let seq = p.seq;
+        let end = seq + p.payload_bytes as u64;
+        if seq <= self.last_ack_sent {
+            self.ts_recent = p.ts_val; // RFC 7323 §4.3
+        }
+        if end <= self.rcv_nxt {
+            self.ack_now = true; // old duplicate
+            return;
+        }
+        if seq <= self.rcv_nxt {
+            let before = self.rcv_nxt;
+            let filled_hole = !self.ooo.is_empty();
+            self.rcv_nxt = end;
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.ooo.remove(0);
+                self.ooo_bytes -= e - s;
+                self.rcv_nxt = self.rcv_nxt.max(e);
+            }
+            let delivered = self.rcv_nxt - before;
+            let f = &mut core.net.flows[self.rx_flow as usize];
+            f.delivered(delivered);
+            if f.app_bytes_delivered >= f.app_bytes_written {
+                f.end = Some(core.now);
+            }
+            core.notes.push(AppNote::Delivered {
+                app: self.app,
+                ep: self.id,
+                bytes: delivered,
+            });
+            if filled_hole || !core.tcp_cfg.delayed_ack {
+                self.ack_now = true;
+            } else {
+                self.unacked_segs += 1;
+                if self.unacked_segs >= core.tcp_cfg.delayed_ack_segments {
+                    self.ack_now = true;
+                } else {
+                    self.arm_delack(core);
+                }
+            }
+        } else {
+            self.insert_ooo(seq, end);
+            self.ack_now = true; // out of order: duplicate ACK at once
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u64, end: u64) {
+        let i = self.ooo.partition_point(|&(s, _)| s < seq);
+        self.ooo.insert(i, (seq, end));
+        // merge overlapping neighbours and recount
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
+        for &(s, e) in &self.ooo {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.ooo_bytes = merged.iter().map(|&(s, e)| e - s).sum();
+        self.ooo = merged;
+    }
+
+    // ------------------------------------------------------------------
+    // sending
+
+    /// Send new (or go-back-N) data while the window allows.
+    pub fn output(&mut self, core: &mut Core) {
+        if self.state != TcpState::Established {
+            return;
+        }
+        let cfg = &core.tcp_cfg;
+        let mss = self.win.mss;
+        if cfg.restart_after_idle
+            && self.snd_una == self.snd_max
+            && self.snd_nxt < self.app_limit
+            && self.snd_max > 0
+            && core.now.saturating_since(self.last_send) > self.rtt.rto()
+        {
+            // RFC 5681 §4.1: restart window after an idle period
+            let iw = cfg.initial_cwnd_segments.max(1) as u64 * mss;
+            self.win.cwnd = self.win.cwnd.min(iw);
+        }
+        let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
+        while self.snd_nxt < self.app_limit {
+            let len = mss.min(self.app_limit - self.snd_nxt);
+            let in_flight = self.snd_nxt - self.snd_una;
+            if in_flight + len > wnd {
+                break;
+            }
+            let frame = (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if !core.net.nic_has_room(self.host, frame) {
+                core.net.block_until_room(self.host, self.id);
+                break;
+            }
+            let seq = self.snd_nxt;
+            if seq < self.snd_max {
+                core.net.flows[self.tx_flow as usize].retransmits += 1;
+            }
+            self.send_data(core, seq, len);
+            self.snd_nxt += len;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+            if !self.rto_armed() {
+                self.arm_rto(core); // RFC 6298 (5.1)
+            }
+        }
+    }
+
+    fn retransmit_head(&mut self, core: &mut Core) {
+        let len = self.win.mss.min(self.snd_max - self.snd_una);
+        if len == 0 {
+            return;
+        }
+        core.net.flows[self.tx_flow as usize].retransmits += 1;
+        self.send_data(core, self.snd_una, len);
+    }
+
+    fn advertised_window(&self, cfg: &TcpConfig) -> u32 {
+        cfg.rcv_buf_bytes.saturating_sub(self.ooo_bytes).min(u32::MAX as u64) as u32
+    }
+
+    fn stamp(&mut self, core: &Core, flags: u8) -> Packet {
+        Packet {
+            seq: self.snd_nxt,
+            ack: self.rcv_nxt,
+            ts_val: core.now.ps().max(1),
+            ts_ecr: self.ts_recent,
+            route: self.route,
+            hop: 0,
+            kind: PktKind::Tcp,
+            flags,
+            ip_bytes: core.tcp_cfg.header_bytes,
+            payload_bytes: 0,
+            flow: self.tx_flow,
+            dst_ep: self.peer_ep,
+            src_ep: self.id,
+            src: self.host,
+            dst: self.peer_host,
+            wnd: self.advertised_window(&core.tcp_cfg),
+        }
+    }
+
+    fn acked_now(&mut self) {
+        self.ack_now = false;
+        self.unacked_segs = 0;
+        self.delack_deadline = Time::NEVER;
+        self.last_ack_sent = self.rcv_nxt;
+    }
+
+    fn send_data(&mut self, core: &mut Core, seq: u64, len: u64) {
+        let mut p = self.stamp(core, FLAG_ACK);
+        p.seq = seq;
+        p.payload_bytes = len as u32;
+        p.ip_bytes += len as u32;
+        self.acked_now();
+        self.last_send = core.now;
+        let id = core.net.alloc(p);
+        core.net.host_send(core.now, &mut core.ev, id);
+    }
+
+    fn send_control(&mut self, core: &mut Core, flags: u8) {
+        let mut p = self.stamp(core, flags);
+        if flags & FLAG_SYN != 0 {
+            p.ip_bytes = core.tcp_cfg.syn_bytes;
+            p.seq = 0;
+            if flags & FLAG_ACK == 0 {
+                p.ack = 0;
+            }
+        }
+        self.acked_now();
+        let id = core.net.alloc(p);
+        core.net.host_send(core.now, &mut core.ev, id);
+    }
+
+    // ------------------------------------------------------------------
+    // timers
+
+    fn arm_rto(&mut self, core: &mut Core) {
+        self.rto_deadline = core.now + self.current_rto(&core.tcp_cfg);
+        if self.rto_event_at > self.rto_deadline {
+            self.rto_event_at = self.rto_deadline;
+            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
+        }
+    }
+
+    fn arm_delack(&mut self, core: &mut Core) {
+        if self.delack_deadline != Time::NEVER {
+            return;
+        }
+        self.delack_deadline = core.now + core.tcp_cfg.delayed_ack_timeout;
+        if self.delack_event_at > self.delack_deadline {
+            self.delack_event_at = self.delack_deadline;
+            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
+        }
+    }
+
+    /// The retransmission-timer event fired.
+    pub fn on_rto_event(&mut self, core: &mut Core) {
+        if core.now != self.rto_event_at {
+            return; // superseded by an earlier event
+        }
+        self.rto_event_at = Time::NEVER;
+        if self.rto_deadline == Time::NEVER || self.state == TcpState::Closed {
+            return;
+        }
+        if core.now < self.rto_deadline {
+            self.rto_event_at = self.rto_deadline;
+            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
+            return;
+        }
+        self.rto_deadline = Time::NEVER;
+        self.on_timeout(core);
+    }
+
+    fn on_timeout(&mut self, core: &mut Core) {
+        let flow = &mut core.net.flows[self.tx_flow as usize];
+        flow.timeouts += 1;
+        // (5.5) back off the timer
+        self.backoff += 1;
+        match self.state {
+            TcpState::SynSent => {
+                flow.retransmits += 1;
+                self.syn_retransmitted = true;
+                self.send_control(core, FLAG_SYN);
+                self.arm_rto(core);
+                return;
+            }
+            TcpState::SynRcvd => {
+                flow.retransmits += 1;
+                self.syn_retransmitted = true;
+                self.send_control(core, FLAG_SYN | FLAG_ACK);
+                self.arm_rto(core);
+                return;
+            }
+            _ => {}
+        }
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        // RFC 5681 eq. (4) and the loss window; RFC 6582 §4: recover := highest sent
+        let flight = self.snd_max - self.snd_una;
+        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
+        self.win.cwnd = self.win.mss;
+        self.win.bytes_acked = 0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        // go back N: resend from the first unacknowledged byte
+        self.snd_nxt = self.snd_una;
+        self.output(core);
+        if !self.rto_armed() {
+            self.arm_rto(core);
+        }
+    }
+
+    /// The delayed-ACK event fired.
+    pub fn on_delack_event(&mut self, core: &mut Core) {
+        if core.now != self.delack_event_at {
+            return;
+        }
+        self.delack_event_at = Time::NEVER;
+        if self.delack_deadline == Time::NEVER || self.state == TcpState::Closed {
+            return;
+        }
+        if core.now < self.delack_deadline {
+            self.delack_event_at = self.delack_deadline;
+            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
+            return;
+        }
+        self.send_control(core, FLAG_ACK);
+    }
+}

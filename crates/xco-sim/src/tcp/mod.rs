@@ -1,0 +1,87 @@
+//! TCP: connection set-up, slow start and congestion avoidance (RFC 5681),
+//! NewReno fast retransmit and fast recovery (RFC 6582), the retransmission
+//! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
+//! and a receive window — over 64-bit byte sequence numbers that never wrap.
+//!
+//! Loss recovery lives in [`endpoint`]; window growth and the loss response
+//! are behind the small [`cc::CongestionControl`] trait (NewReno now, DCTCP
+//! and CUBIC next), as in Linux and smoltcp.
+
+pub mod cc;
+pub mod endpoint;
+pub mod rtt;
+pub mod table;
+
+use xco_core::Dur;
+
+/// Every TCP setting a result can depend on.
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment (MSS).
+    pub mss_bytes: u32,
+    /// IP + TCP header bytes of a data segment or pure ACK (options included).
+    pub header_bytes: u32,
+    /// IP bytes of a SYN or SYN-ACK (header plus the SYN's options).
+    pub syn_bytes: u32,
+    /// Initial congestion window in segments (RFC 6928: 10).
+    pub initial_cwnd_segments: u32,
+    /// Lower bound of the retransmission timeout (RTO_min).
+    pub rto_min: Dur,
+    /// Upper bound of the retransmission timeout.
+    pub rto_max: Dur,
+    /// RTO before the first RTT sample (RFC 6298: 1 s).
+    pub rto_initial: Dur,
+    /// Clock granularity G of RFC 6298.
+    pub clock_granularity: Dur,
+    /// Delay ACKs (ACK every `delayed_ack_segments` or on the timer).
+    pub delayed_ack: bool,
+    /// Full segments that force an ACK when delaying (RFC 5681: 2).
+    pub delayed_ack_segments: u32,
+    /// Delayed-ACK timer (Linux: 40 ms minimum; RFC 1122: at most 500 ms).
+    pub delayed_ack_timeout: Dur,
+    /// Open connections with SYN / SYN-ACK / ACK (else they start established).
+    pub handshake: bool,
+    /// Receive buffer, bytes: the advertised window is this minus out-of-order data.
+    pub rcv_buf_bytes: u64,
+    /// Reset cwnd to the initial window after an idle period longer than the RTO (RFC 5681 §4.1).
+    pub restart_after_idle: bool,
+    /// Duplicate ACKs that trigger fast retransmit (3).
+    pub dupack_threshold: u32,
+    /// Appropriate byte counting limit L in segments for slow start (RFC 3465: 2).
+    pub abc_limit_segments: u32,
+    /// Congestion control algorithm.
+    pub cc: cc::CcKind,
+}
+
+impl TcpConfig {
+    /// Linux-like defaults for an MTU: timestamps on (12 option bytes), IW10,
+    /// RTO_min 200 ms, delayed ACKs with a 40 ms timer, handshake on.
+    pub fn for_mtu(mtu_bytes: u32) -> TcpConfig {
+        let header_bytes = 20 + 20 + 12;
+        TcpConfig {
+            mss_bytes: mtu_bytes - header_bytes,
+            header_bytes,
+            syn_bytes: 20 + 20 + 20,
+            initial_cwnd_segments: 10,
+            rto_min: Dur::from_ms(200),
+            rto_max: Dur::from_secs(60),
+            rto_initial: Dur::from_secs(1),
+            clock_granularity: Dur::from_us(1),
+            delayed_ack: true,
+            delayed_ack_segments: 2,
+            delayed_ack_timeout: Dur::from_ms(40),
+            handshake: true,
+            rcv_buf_bytes: 6 * 1024 * 1024,
+            restart_after_idle: true,
+            dupack_threshold: 3,
+            abc_limit_segments: 2,
+            cc: cc::CcKind::NewReno,
+        }
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> TcpConfig {
+        TcpConfig::for_mtu(1500)
+    }
+}

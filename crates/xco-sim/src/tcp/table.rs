@@ -1,0 +1,111 @@
+//! All TCP endpoints of a run, and connection set-up.
+
+use super::endpoint::{EndpointInit, TcpEndpoint, TcpState};
+use crate::net::NetError;
+use crate::sim::Core;
+use crate::stats::{FlowKind, FlowStats};
+use xco_core::rng::mix64;
+
+/// The endpoints, indexed by id (ids are never reused within a run).
+#[derive(Default)]
+pub struct TcpTable {
+    /// Endpoints.
+    pub eps: Vec<TcpEndpoint>,
+    connections: u64,
+}
+
+/// Roles of the two directions of a connection, for flow statistics.
+#[derive(Clone, Copy, Debug)]
+pub struct Roles {
+    /// What the client's sending direction is called (`request`, `bulk`).
+    pub client: &'static str,
+    /// What the server's sending direction is called (`response`, `ack`).
+    pub server: &'static str,
+}
+
+impl TcpTable {
+    /// Create a connection from host `client` to host `server` for `app`;
+    /// returns (client endpoint, server endpoint). With a handshake the client
+    /// sends its SYN now; without, both ends start established and an
+    /// `AppNote::Connected` is queued for each.
+    pub fn open(
+        &mut self,
+        core: &mut Core,
+        app: u32,
+        client: u32,
+        server: u32,
+        tag: u32,
+        roles: Roles,
+    ) -> Result<(u32, u32), NetError> {
+        let conn = self.connections;
+        self.connections += 1;
+        let fwd = core.net.route(client, server, mix64(core.seed, conn * 2))?;
+        let rev = core.net.route(server, client, mix64(core.seed, conn * 2 + 1))?;
+        let c_id = self.eps.len() as u32;
+        let s_id = c_id + 1;
+        let c_flow = core.net.flows.len() as u32;
+        let s_flow = c_flow + 1;
+        core.net
+            .flows
+            .push(FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, core.now));
+        core.net
+            .flows
+            .push(FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, core.now));
+        let (cs, ss) = if core.tcp_cfg.handshake {
+            (TcpState::SynSent, TcpState::Listen)
+        } else {
+            (TcpState::Established, TcpState::Established)
+        };
+        let cfg = core.tcp_cfg.clone();
+        self.eps.push(TcpEndpoint::new(
+            EndpointInit {
+                id: c_id,
+                host: client,
+                peer_host: server,
+                peer_ep: s_id,
+                app,
+                tag,
+                route: fwd,
+                tx_flow: c_flow,
+                rx_flow: s_flow,
+                state: cs,
+            },
+            &cfg,
+        ));
+        self.eps.push(TcpEndpoint::new(
+            EndpointInit {
+                id: s_id,
+                host: server,
+                peer_host: client,
+                peer_ep: c_id,
+                app,
+                tag,
+                route: rev,
+                tx_flow: s_flow,
+                rx_flow: c_flow,
+                state: ss,
+            },
+            &cfg,
+        ));
+        if core.tcp_cfg.handshake {
+            self.eps[c_id as usize].connect(core);
+        } else {
+            for ep in [c_id, s_id] {
+                core.notes.push(crate::app::AppNote::Connected { app, ep });
+            }
+        }
+        Ok((c_id, s_id))
+    }
+
+    /// Write `bytes` on endpoint `ep`.
+    pub fn write(&mut self, core: &mut Core, ep: u32, bytes: u64) {
+        self.eps[ep as usize].write(core, bytes);
+    }
+
+    /// Close both ends of the connection of `ep`.
+    pub fn close_pair(&mut self, ep: u32) {
+        let peer = self.eps[ep as usize].peer_ep;
+        self.eps[ep as usize].close();
+        self.eps[peer as usize].close();
+    }
+}

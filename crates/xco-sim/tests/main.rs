@@ -1,0 +1,11 @@
+//! The simulator's integration tests: one binary, one module per concern.
+
+mod support;
+
+mod conservation;
+mod determinism;
+mod engine;
+mod incast;
+mod scenario_errors;
+mod sharing;
+mod tcp_reactions;

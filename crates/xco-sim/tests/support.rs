@@ -1,0 +1,135 @@
+//! Test helpers: a TCP sender in a named state, and scenario runners.
+
+use xco_sim::net::packet::{Packet, PktKind, FLAG_ACK};
+use xco_sim::net::routing::ShortestPathEcmp;
+use xco_sim::net::topology::Topology;
+use xco_sim::net::{Framing, Net, NetConfig};
+use xco_sim::scenario::build;
+use xco_sim::sim::Sim;
+use xco_sim::tcp::endpoint::TcpEndpoint;
+use xco_sim::tcp::table::Roles;
+use xco_sim::tcp::TcpConfig;
+use xco_core::{Dur, Time};
+
+/// A sender whose segments never reach anybody: the test plays the receiver.
+pub struct Sender {
+    pub sim: Sim,
+    pub ep: u32,
+    nic: u32,
+    pub mss: u64,
+}
+
+/// A sender on an established connection (no handshake), nothing sent yet.
+pub fn sender_established(cfg: TcpConfig) -> Sender {
+    let topo = Topology::star(2, 1_000_000_000, Dur::from_secs(100_000));
+    let net = Net::new(
+        &topo,
+        NetConfig {
+            switch_buffer_bytes: 10_000_000,
+            host_buffer_bytes: 100_000_000,
+            framing: Framing::default(),
+        },
+        Box::new(ShortestPathEcmp::default()),
+    )
+    .unwrap();
+    let mss = cfg.mss_bytes as u64;
+    let mut sim = Sim::new(net, TcpConfig { handshake: false, ..cfg }, 1);
+    let h0 = sim.core.net.node("h0").unwrap();
+    let h1 = sim.core.net.node("h1").unwrap();
+    let roles = Roles { client: "data", server: "ack" };
+    let (ep, _) = sim.tcp.open(&mut sim.core, 0, h0, h1, 0, roles).unwrap();
+    sim.core.notes.clear();
+    let nic = sim.core.net.nodes[h0 as usize].nic;
+    Sender { sim, ep, nic, mss }
+}
+
+impl Sender {
+    pub fn ep(&self) -> &TcpEndpoint {
+        &self.sim.tcp.eps[self.ep as usize]
+    }
+    pub fn write(&mut self, bytes: u64) {
+        self.sim.tcp.write(&mut self.sim.core, self.ep, bytes);
+    }
+    /// Data segments sent since the last call, as (seq, len).
+    pub fn drain(&mut self) -> Vec<(u64, u64)> {
+        self.sim
+            .core
+            .net
+            .take_packets(self.nic)
+            .into_iter()
+            .filter(|p| p.kind == PktKind::Tcp && p.payload_bytes > 0)
+            .map(|p| (p.seq, p.payload_bytes as u64))
+            .collect()
+    }
+    /// Deliver a cumulative ACK for `ack` (echoing `ts_ecr`, 0 for none).
+    pub fn ack_with_ts(&mut self, ack: u64, ts_ecr: u64) {
+        let e = &self.sim.tcp.eps[self.ep as usize];
+        let p = Packet {
+            ack,
+            flags: FLAG_ACK,
+            ts_ecr,
+            wnd: 1 << 30,
+            flow: e.rx_flow,
+            dst_ep: self.ep,
+            src_ep: e.peer_ep,
+            ip_bytes: 52,
+            ..Packet::EMPTY
+        };
+        let core = &mut self.sim.core;
+        self.sim.tcp.eps[self.ep as usize].on_segment(core, &p);
+    }
+    pub fn ack(&mut self, ack: u64) {
+        self.ack_with_ts(ack, 0);
+    }
+    pub fn now(&self) -> Time {
+        self.sim.core.now
+    }
+    pub fn advance(&mut self, d: Dur) {
+        let t = self.sim.core.now + d;
+        self.sim.run_until(t).unwrap();
+    }
+    pub fn retransmits(&self) -> u64 {
+        self.sim.core.net.flows[self.ep().tx_flow as usize].retransmits
+    }
+}
+
+/// Build and run a scenario, returning the finished simulation.
+pub fn run(text: &str) -> Sim {
+    let mut b = build(text, None).unwrap_or_else(|e| panic!("scenario error: {e}"));
+    b.sim.run().unwrap();
+    b.sim
+}
+
+/// Metric `name` of app `app` after the run.
+pub fn metric(sim: &Sim, app: usize, name: &str) -> f64 {
+    sim.apps[app]
+        .summary(&sim.core)
+        .into_iter()
+        .find(|(k, _)| *k == name)
+        .unwrap_or_else(|| panic!("no metric {name}"))
+        .1
+}
+
+/// The pdn-goodput incast with `n` servers and overrides appended to [tcp]/[topology].
+pub fn incast(n: usize, rounds: u32, buffer: &str, rto_min_ms: f64) -> String {
+    format!(
+        r#"[topology]
+kind = "two_switch"
+hosts_a = {n}
+hosts_b = 1
+link_delay_us = 16.667
+switch_buffer = "{buffer}"
+[tcp]
+rto_min_ms = {rto_min_ms}
+[[apps]]
+kind = "incast"
+client = "b0"
+servers = "a*"
+sru = "10KB"
+request = 64
+rounds = {rounds}
+[output]
+timeseries_bin_us = 0
+"#
+    )
+}
