@@ -5,7 +5,12 @@ fn main() {
     let t0 = std::time::Instant::now();
     match xco_sim::run_scenario(&text, None) {
         Ok(o) => {
-            eprintln!("wall {:?} events {} end {}", t0.elapsed(), o.stats.events, o.stats.end);
+            eprintln!(
+                "wall {:?} events {} end {}",
+                t0.elapsed(),
+                o.stats.events,
+                o.stats.end
+            );
             print!("{}", o.apps_csv);
             if std::env::var("FLOWS").is_ok() {
                 print!("{}", o.flows_csv);

@@ -78,7 +78,10 @@ pub fn pdn_sweep(rounds: u32) -> Result<BenchResult, String> {
         hops += st.data_packet_hops;
     }
     Ok(BenchResult {
-        name: format!("pdn-goodput newreno sweep ({} points x {rounds} rounds)", PDN_POINTS.len()),
+        name: format!(
+            "pdn-goodput newreno sweep ({} points x {rounds} rounds)",
+            PDN_POINTS.len()
+        ),
         wall_s: t0.elapsed().as_secs_f64(),
         sim_s,
         events,
@@ -124,7 +127,9 @@ timeseries_bin_us = 0
         buf = 8 * 1518
     );
     for (i, &d) in perm.iter().enumerate() {
-        s.push_str(&format!("[[apps]]\nkind = \"bulk\"\nsrc = \"h{i}\"\ndst = \"h{d}\"\n"));
+        s.push_str(&format!(
+            "[[apps]]\nkind = \"bulk\"\nsrc = \"h{i}\"\ndst = \"h{d}\"\n"
+        ));
     }
     s
 }
@@ -136,7 +141,10 @@ pub fn fattree_permutation(k: usize, sim_ms: f64) -> Result<BenchResult, String>
     let mut b = build(&text, None).map_err(|e| e.to_string())?;
     let st = b.sim.run().map_err(|e| e.0)?;
     Ok(BenchResult {
-        name: format!("fat-tree k={k} ({} hosts) TCP permutation, {sim_ms} ms", k * k * k / 4),
+        name: format!(
+            "fat-tree k={k} ({} hosts) TCP permutation, {sim_ms} ms",
+            k * k * k / 4
+        ),
         wall_s: t0.elapsed().as_secs_f64(),
         sim_s: st.end.as_secs_f64(),
         events: st.events,

@@ -224,11 +224,15 @@ impl Sim {
                     tcp: &mut self.tcp,
                 };
                 let a = &mut self.apps[app as usize];
-                let r = if token == 0 { a.start(&mut env) } else { a.on_timer(&mut env, token) };
+                let r = if token == 0 {
+                    a.start(&mut env)
+                } else {
+                    a.on_timer(&mut env, token)
+                };
                 r.map_err(|e| SimError(format!("app {app} ({}): {e}", a.kind())))?;
             }
             Event::Sample => self.sample(),
-            Event::Probe(_) => {}
+            Event::Probe(_) | Event::Timer { .. } => {}
         }
         Ok(())
     }

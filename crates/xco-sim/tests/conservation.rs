@@ -26,7 +26,11 @@ fn check_conservation(text: &str) -> (u64, u64) {
             st.tx_bytes + st.dropped_bytes + p.qdisc.backlog_bytes(),
             "port {i}: arrived = sent + dropped + queued"
         );
-        assert_eq!(st.tx_bytes, st.delivered_bytes + piped_bytes, "port {i}: sent = delivered + on the wire");
+        assert_eq!(
+            st.tx_bytes,
+            st.delivered_bytes + piped_bytes,
+            "port {i}: sent = delivered + on the wire"
+        );
     }
     assert_eq!(held, net.pool.live(), "packets leaked from the pool");
     let mut drops = 0;

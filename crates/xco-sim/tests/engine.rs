@@ -25,15 +25,54 @@ fn times_pop_in_order_whatever_the_insertion_order() {
     for (i, &t) in times.iter().enumerate() {
         q.schedule(Time(t), Event::Probe(i as u32));
     }
-    let mut last = (0u64, 0u32);
+    let mut popped = Vec::new();
+    while let Some((t, Event::Probe(i))) = q.pop() {
+        popped.push((t.0, i));
+    }
+    let mut want: Vec<(u64, u32)> = times.iter().enumerate().map(|(i, &t)| (t, i as u32)).collect();
+    want.sort();
+    assert_eq!(popped, want, "(time, insertion) order");
+    times.clear();
+}
+
+#[test]
+fn interleaved_pushes_and_pops_keep_time_then_insertion_order() {
+    // the simulator pattern: pop an event, schedule a few at or after its time
+    let mut q = EventQueue::new();
+    let mut rng = xco_core::Rng::new(11);
+    let mut tag = 0u32;
+    let mut reference: Vec<(u64, u32)> = Vec::new();
+    for _ in 0..8 {
+        q.schedule(Time(rng.below(1000)), Event::Probe(tag));
+        reference.push((0, tag));
+        tag += 1;
+    }
+    let mut order = std::collections::HashMap::new();
+    let mut seq = 0u64;
+    for &(_, t) in &reference {
+        order.insert(t, seq);
+        seq += 1;
+    }
+    let mut last: Option<(u64, u64)> = None;
     let mut n = 0;
     while let Some((t, Event::Probe(i))) = q.pop() {
-        assert!((t.0, i) >= last, "out of order: {:?} after {:?}", (t.0, i), last);
-        last = (t.0, i);
+        let key = (t.0, order[&i]);
+        if let Some(l) = last {
+            assert!(key > l, "{key:?} popped after {l:?}");
+        }
+        last = Some(key);
         n += 1;
+        if n < 20_000 {
+            for _ in 0..rng.below(3) + if q.is_empty() { 1 } else { 0 } {
+                let dt = [0, 0, 1, 7, 100, 1 << 20][rng.below(6) as usize];
+                q.schedule(Time(t.0 + dt), Event::Probe(tag));
+                order.insert(tag, seq);
+                seq += 1;
+                tag += 1;
+            }
+        }
     }
-    assert_eq!(n, 2000);
-    times.sort();
+    assert!(n >= 20_000);
 }
 
 #[test]
@@ -41,7 +80,7 @@ fn cancelled_timers_never_fire() {
     let mut q = EventQueue::new();
     let mut keys = Vec::new();
     for i in 0..100u32 {
-        keys.push(q.schedule(Time(i as u64 % 7), Event::Probe(i)));
+        keys.push(q.schedule_cancellable(Time(i as u64 % 7), Event::Probe(i)));
     }
     for (i, k) in keys.iter().enumerate() {
         if i % 3 == 0 {

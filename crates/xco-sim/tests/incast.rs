@@ -11,9 +11,15 @@ fn goodput_collapses_as_servers_are_added() {
     let few = goodput(8, "300KB", 200.0);
     let many = goodput(64, "300KB", 200.0);
     assert!(few > 700.0, "8 servers fit in the buffer: {few:.1} Mbit/s");
-    assert!(many < 0.2 * few, "64 servers overflow the 300 KB buffer: {many:.1} vs {few:.1}");
+    assert!(
+        many < 0.2 * few,
+        "64 servers overflow the 300 KB buffer: {many:.1} vs {few:.1}"
+    );
     let sim = run(&incast(64, 10, "300KB", 200.0));
-    assert!(metric(&sim, 0, "timeouts") > 0.0, "the collapse comes from retransmission timeouts");
+    assert!(
+        metric(&sim, 0, "timeouts") > 0.0,
+        "the collapse comes from retransmission timeouts"
+    );
 }
 
 #[test]
@@ -26,7 +32,10 @@ fn a_large_buffer_removes_the_collapse() {
 fn a_1ms_rto_min_largely_removes_the_collapse() {
     let slow = goodput(64, "300KB", 200.0);
     let fast = goodput(64, "300KB", 1.0);
-    assert!(fast > 5.0 * slow, "RTO_min 1 ms: {fast:.1} vs 200 ms: {slow:.1} Mbit/s");
+    assert!(
+        fast > 5.0 * slow,
+        "RTO_min 1 ms: {fast:.1} vs 200 ms: {slow:.1} Mbit/s"
+    );
     assert!(fast > 300.0, "RTO_min 1 ms keeps goodput high: {fast:.1} Mbit/s");
 }
 

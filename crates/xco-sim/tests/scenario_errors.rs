@@ -36,7 +36,10 @@ fn unknown_field_is_named() {
 #[test]
 fn negative_rate_is_named() {
     let e = err(&OK.replace("hosts = 2", "hosts = 2\nhost_rate = \"-1Gbps\""));
-    assert!(e.starts_with("topology.host_rate:") && e.contains("positive"), "{e}");
+    assert!(
+        e.starts_with("topology.host_rate:") && e.contains("positive"),
+        "{e}"
+    );
     let e = err(&OK.replace("hosts = 2", "hosts = 2\nhost_rate = -5"));
     assert!(e.starts_with("topology.host_rate:"), "{e}");
 }
@@ -51,12 +54,27 @@ fn unknown_topology_is_named() {
 fn other_mistakes_are_named() {
     let cases = [
         (OK.replace("dst = \"h1\"", "dst = \"h9\""), "apps[0].dst"),
-        (OK.replace("bytes = 1000", "bytes = 1000\nrounds = 3"), "apps[0].rounds"),
+        (
+            OK.replace("bytes = 1000", "bytes = 1000\nrounds = 3"),
+            "apps[0].rounds",
+        ),
         (OK.replace("bytes = 1000", ""), "apps[0].bytes"),
-        (OK.replace("\"transfer\"", "\"bulk\"").replace("bytes = 1000", ""), "run.duration_ms"),
-        (OK.replace("[topology]", "[run]\nmtu_bytes = 100\n[topology]"), "run.mtu_bytes"),
-        (OK.replace("[topology]", "[tcp]\nrto_min_ms = -1\n[topology]"), "tcp.rto_min_ms"),
-        (OK.replace("kind = \"star\"", "kind = \"fat_tree\"\nk = 3"), "topology.k"),
+        (
+            OK.replace("\"transfer\"", "\"bulk\"").replace("bytes = 1000", ""),
+            "run.duration_ms",
+        ),
+        (
+            OK.replace("[topology]", "[run]\nmtu_bytes = 100\n[topology]"),
+            "run.mtu_bytes",
+        ),
+        (
+            OK.replace("[topology]", "[tcp]\nrto_min_ms = -1\n[topology]"),
+            "tcp.rto_min_ms",
+        ),
+        (
+            OK.replace("kind = \"star\"", "kind = \"fat_tree\"\nk = 3"),
+            "topology.k",
+        ),
     ];
     for (text, field) in cases {
         let e = err(&text);

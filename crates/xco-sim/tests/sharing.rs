@@ -55,5 +55,8 @@ timeseries_bin_us = 0
     let port = &net.ports[net.port_between(s0, h4).unwrap() as usize];
     let util = port.stats.tx_bytes as f64 * 8.0 / (port.rate_bps as f64 * sim.core.now.as_secs_f64());
     assert!(util > 0.9, "bottleneck utilisation {util:.3}");
-    assert!(port.stats.dropped_packets > 0, "the flows must have probed the buffer");
+    assert!(
+        port.stats.dropped_packets > 0,
+        "the flows must have probed the buffer"
+    );
 }

@@ -1,5 +1,6 @@
 //! Test helpers: a TCP sender in a named state, and scenario runners.
 
+use xco_core::{Dur, Time};
 use xco_sim::net::packet::{Packet, PktKind, FLAG_ACK};
 use xco_sim::net::routing::ShortestPathEcmp;
 use xco_sim::net::topology::Topology;
@@ -9,7 +10,6 @@ use xco_sim::sim::Sim;
 use xco_sim::tcp::endpoint::TcpEndpoint;
 use xco_sim::tcp::table::Roles;
 use xco_sim::tcp::TcpConfig;
-use xco_core::{Dur, Time};
 
 /// A sender whose segments never reach anybody: the test plays the receiver.
 pub struct Sender {
@@ -33,10 +33,20 @@ pub fn sender_established(cfg: TcpConfig) -> Sender {
     )
     .unwrap();
     let mss = cfg.mss_bytes as u64;
-    let mut sim = Sim::new(net, TcpConfig { handshake: false, ..cfg }, 1);
+    let mut sim = Sim::new(
+        net,
+        TcpConfig {
+            handshake: false,
+            ..cfg
+        },
+        1,
+    );
     let h0 = sim.core.net.node("h0").unwrap();
     let h1 = sim.core.net.node("h1").unwrap();
-    let roles = Roles { client: "data", server: "ack" };
+    let roles = Roles {
+        client: "data",
+        server: "ack",
+    };
     let (ep, _) = sim.tcp.open(&mut sim.core, 0, h0, h1, 0, roles).unwrap();
     sim.core.notes.clear();
     let nic = sim.core.net.nodes[h0 as usize].nic;

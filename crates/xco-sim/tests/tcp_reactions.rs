@@ -28,7 +28,11 @@ fn slow_start_doubles_cwnd_per_rtt() {
         assert_eq!(burst, 10, "initial window");
         for _round in 0..4 {
             let segs = s.drain_after_ack_round(per_ack, burst);
-            assert_eq!(segs, 2 * burst, "with one ACK per {per_ack} segments the window must double");
+            assert_eq!(
+                segs,
+                2 * burst,
+                "with one ACK per {per_ack} segments the window must double"
+            );
             burst = segs;
         }
     }
@@ -38,7 +42,9 @@ impl Sender {
     /// ACK everything outstanding (one ACK per `per_ack` segments) and return how many new segments went out.
     fn drain_after_ack_round(&mut self, per_ack: usize, outstanding: usize) -> usize {
         let una = self.ep().snd_una;
-        let segs: Vec<(u64, u64)> = (0..outstanding as u64).map(|i| (una + i * self.mss, self.mss)).collect();
+        let segs: Vec<(u64, u64)> = (0..outstanding as u64)
+            .map(|i| (una + i * self.mss, self.mss))
+            .collect();
         ack_all(self, &segs, per_ack);
         self.drain().len()
     }
@@ -64,14 +70,23 @@ fn three_duplicate_acks_trigger_exactly_one_fast_retransmit() {
     assert!(s.ep().in_recovery);
     let flight = 10 * mss; // snd_max - snd_una before the loss response
     let ssthresh = s.ep().win.ssthresh;
-    assert!(ssthresh >= (flight - mss) / 2 && ssthresh <= flight / 2 + mss, "ssthresh {ssthresh}");
+    assert!(
+        ssthresh >= (flight - mss) / 2 && ssthresh <= flight / 2 + mss,
+        "ssthresh {ssthresh}"
+    );
     for _ in 0..5 {
         s.ack(mss); // more duplicates inflate the window, never retransmit again
     }
     let later = s.drain();
-    assert!(later.iter().all(|&(seq, _)| seq != mss), "no second retransmission of the hole");
+    assert!(
+        later.iter().all(|&(seq, _)| seq != mss),
+        "no second retransmission of the hole"
+    );
     assert_eq!(s.retransmits(), 1);
-    assert!(later.iter().all(|&(seq, _)| seq >= s.ep().recover), "only new data while inflated");
+    assert!(
+        later.iter().all(|&(seq, _)| seq >= s.ep().recover),
+        "only new data while inflated"
+    );
 }
 
 #[test]
@@ -91,7 +106,11 @@ fn partial_ack_in_fast_recovery_retransmits_the_next_hole() {
     // the retransmission fills hole 0; the receiver has 1..2, so the ACK is partial at 3
     s.ack(3 * mss);
     let sent = s.drain();
-    assert_eq!(sent.first(), Some(&(3 * mss, mss)), "partial ACK retransmits the next hole at once");
+    assert_eq!(
+        sent.first(),
+        Some(&(3 * mss, mss)),
+        "partial ACK retransmits the next hole at once"
+    );
     assert!(s.ep().in_recovery, "a partial ACK does not end recovery");
     // a full ACK ends recovery and deflates cwnd to at most ssthresh
     let high = s.ep().snd_max;
@@ -122,7 +141,10 @@ fn rto_doubles_on_repeated_timeouts_and_never_goes_below_rto_min() {
         s.advance(Dur::from_ms(1));
         let re = s.drain();
         if !re.is_empty() {
-            assert_eq!(re[0].0, mss, "the timeout resends the first unacknowledged segment");
+            assert_eq!(
+                re[0].0, mss,
+                "the timeout resends the first unacknowledged segment"
+            );
             assert_eq!(re.len(), 1, "after a timeout cwnd is one segment");
             let now = s.now();
             gaps.push((now - last).as_secs_f64() * 1e3);

@@ -101,7 +101,10 @@ impl Bulk {
             ("goodput_mbps", goodput),
         ];
         if let Some(d) = self.done {
-            m.push(("completion_ms", d.saturating_since(self.started).as_secs_f64() * 1e3));
+            m.push((
+                "completion_ms",
+                d.saturating_since(self.started).as_secs_f64() * 1e3,
+            ));
         }
         m
     }
@@ -109,5 +112,10 @@ impl Bulk {
 
 /// A bulk config (helper for the scenario builder).
 pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>, start: Time) -> BulkConfig {
-    BulkConfig { src, dst, bytes, start }
+    BulkConfig {
+        src,
+        dst,
+        bytes,
+        start,
+    }
 }

@@ -9,7 +9,6 @@ use crate::sim::Core;
 use crate::tcp::table::Roles;
 use xco_core::{Dur, Rng, Time};
 
-
 /// Configuration of an incast application.
 #[derive(Clone, Debug)]
 pub struct IncastConfig {
@@ -206,7 +205,8 @@ impl Incast {
 
     fn end_round(&mut self, env: &mut Env) -> Result<(), String> {
         let now = env.core.now;
-        self.round_times.push((now - self.round_start).as_secs_f64() * 1e3);
+        self.round_times
+            .push((now - self.round_start).as_secs_f64() * 1e3);
         self.last_end = now;
         self.round += 1;
         if self.round >= self.cfg.rounds {

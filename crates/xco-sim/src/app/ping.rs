@@ -84,7 +84,13 @@ impl Ping {
         let id = core.net.alloc(p);
         core.net.host_send(core.now, &mut core.ev, id);
         if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(core.now + self.cfg.interval, Event::App { app: self.id, token: 1 });
+            core.ev.schedule(
+                core.now + self.cfg.interval,
+                Event::App {
+                    app: self.id,
+                    token: 1,
+                },
+            );
         }
     }
 
@@ -100,7 +106,8 @@ impl Ping {
             f.rtt_sum_ps += rtt.ps();
             f.rtt_max_ps = f.rtt_max_ps.max(rtt.ps());
             let sent_at = env.core.now.ps() - rtt.ps();
-            self.samples.push((Time(sent_at).as_secs_f64(), rtt.as_secs_f64() * 1e6));
+            self.samples
+                .push((Time(sent_at).as_secs_f64(), rtt.as_secs_f64() * 1e6));
         }
         Ok(())
     }

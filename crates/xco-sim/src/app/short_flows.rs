@@ -73,7 +73,13 @@ impl ShortFlows {
         self.live = self.cfg.parallel;
         for s in 0..self.cfg.parallel {
             let at = env.core.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
-            env.core.ev.schedule(at, Event::App { app: self.id, token: 1 + s });
+            env.core.ev.schedule(
+                at,
+                Event::App {
+                    app: self.id,
+                    token: 1 + s,
+                },
+            );
         }
         Ok(())
     }
@@ -100,7 +106,11 @@ impl ShortFlows {
                 self.bytes_done += self.cfg.flow_bytes;
                 env.tcp.close_pair(ep);
                 self.done_per_seq[s] += 1;
-                if self.cfg.flows_per_sequence.is_some_and(|n| self.done_per_seq[s] >= n) {
+                if self
+                    .cfg
+                    .flows_per_sequence
+                    .is_some_and(|n| self.done_per_seq[s] >= n)
+                {
                     self.current[s].0 = u32::MAX;
                     self.live -= 1;
                 } else {
@@ -137,6 +147,10 @@ impl ShortFlows {
     }
     /// (flow number, completion time in ms) per finished flow.
     pub fn samples(&self) -> Vec<(f64, f64)> {
-        self.fct_ms.iter().enumerate().map(|(i, &t)| (i as f64, t)).collect()
+        self.fct_ms
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (i as f64, t))
+            .collect()
     }
 }

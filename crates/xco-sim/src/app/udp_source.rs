@@ -70,7 +70,8 @@ impl UdpSource {
             core.now,
         ));
         self.sink = core.udp_sinks.len() as u32;
-        core.udp_sinks.push(UdpSink::new(self.flow, self.cfg.message_bytes));
+        core.udp_sinks
+            .push(UdpSink::new(self.flow, self.cfg.message_bytes));
         self.gap = match self.cfg.rate_bps {
             Some(rate) => Dur::serialization(self.cfg.message_bytes, rate),
             None => {
@@ -119,7 +120,13 @@ impl UdpSource {
         f.msgs_sent += 1;
         f.app_bytes_written += self.cfg.message_bytes;
         if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(core.now + self.gap, Event::App { app: self.id, token: 1 });
+            core.ev.schedule(
+                core.now + self.gap,
+                Event::App {
+                    app: self.id,
+                    token: 1,
+                },
+            );
         }
     }
 

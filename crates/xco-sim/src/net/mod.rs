@@ -179,7 +179,9 @@ impl Net {
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         for (li, l) in topo.links.iter().enumerate() {
             if l.a >= n || l.b >= n || l.a == l.b {
-                return Err(NetError(format!("link {li}: endpoints must be two different existing nodes")));
+                return Err(NetError(format!(
+                    "link {li}: endpoints must be two different existing nodes"
+                )));
             }
             if l.rate_bps == 0 {
                 return Err(NetError(format!("link {li}: rate must be positive")));
@@ -217,7 +219,10 @@ impl Net {
                 }
             }
         }
-        if let Some(h) = nodes.iter().find(|x| x.kind == NodeKind::Host && x.nic == u32::MAX) {
+        if let Some(h) = nodes
+            .iter()
+            .find(|x| x.kind == NodeKind::Host && x.nic == u32::MAX)
+        {
             return Err(NetError(format!("host {} has no link", h.name)));
         }
         Ok(Net {

@@ -58,10 +58,7 @@ impl ShortestPathEcmp {
 
 impl Routing for ShortestPathEcmp {
     fn path(&mut self, g: &Graph, src: u32, dst: u32, flow_hash: u64, path: &mut Vec<u32>) -> bool {
-        let dist = self
-            .dist
-            .entry(dst)
-            .or_insert_with(|| Self::distances(g, dst));
+        let dist = self.dist.entry(dst).or_insert_with(|| Self::distances(g, dst));
         if dist[src as usize] == u32::MAX {
             return false;
         }

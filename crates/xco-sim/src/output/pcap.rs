@@ -30,7 +30,14 @@ pub fn node_ip(n: u32) -> [u8; 4] {
 }
 
 fn node_mac(n: u32) -> [u8; 6] {
-    [0x02, 0x00, (n >> 24) as u8, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+    [
+        0x02,
+        0x00,
+        (n >> 24) as u8,
+        (n >> 16) as u8,
+        (n >> 8) as u8,
+        n as u8,
+    ]
 }
 
 /// TCP/UDP port of endpoint `ep`.
@@ -120,14 +127,26 @@ impl CaptureBuffer {
         pseudo += proto as u32 + l4_len;
         match p.kind {
             PktKind::Tcp => {
-                let hdr_len = if p.flags & FLAG_SYN != 0 { 40 } else { self.tcp_header_bytes - 20 };
+                let hdr_len = if p.flags & FLAG_SYN != 0 {
+                    40
+                } else {
+                    self.tcp_header_bytes - 20
+                };
                 let mut t = vec![0u8; hdr_len as usize];
                 t[0..2].copy_from_slice(&ep_port(p.src_ep).to_be_bytes());
                 t[2..4].copy_from_slice(&ep_port(p.dst_ep).to_be_bytes());
                 // the SYN takes sequence number 0; data byte k is sequence k + 1
-                let seq = if p.flags & FLAG_SYN != 0 { 0 } else { p.seq.wrapping_add(1) as u32 };
+                let seq = if p.flags & FLAG_SYN != 0 {
+                    0
+                } else {
+                    p.seq.wrapping_add(1) as u32
+                };
                 t[4..8].copy_from_slice(&seq.to_be_bytes());
-                let ack = if p.flags & FLAG_ACK != 0 { p.ack.wrapping_add(1) as u32 } else { 0 };
+                let ack = if p.flags & FLAG_ACK != 0 {
+                    p.ack.wrapping_add(1) as u32
+                } else {
+                    0
+                };
                 t[8..12].copy_from_slice(&ack.to_be_bytes());
                 t[12] = ((hdr_len / 4) as u8) << 4;
                 let mut fl = 0u8;

@@ -3,9 +3,7 @@
 use super::schema::{AppSpec, Scenario};
 use super::units::{bytes, rate_bps, select_hosts, Quantity};
 use super::{parse, ScenarioError};
-use crate::app::{
-    bulk_config, App, Bulk, Incast, Metric, Ping, ShortFlows, UdpSource,
-};
+use crate::app::{bulk_config, App, Bulk, Incast, Metric, Ping, ShortFlows, UdpSource};
 use crate::app::{IncastConfig, PingConfig, ShortFlowsConfig, UdpConfig};
 use crate::net::routing::ShortestPathEcmp;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
@@ -92,87 +90,110 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
     };
     let count = |v: Option<usize>, field: &str| -> Result<usize, ScenarioError> {
         match v {
-            Some(n) if n >= 1 && n <= 100_000 => Ok(n),
-            Some(n) => Err(ScenarioError::field(field, format!("must be between 1 and 100000, got {n}"))),
-            None => Err(ScenarioError::field(field, format!("is required for kind = \"{}\"", t.kind))),
+            Some(n) if (1..=100_000).contains(&n) => Ok(n),
+            Some(n) => Err(ScenarioError::field(
+                field,
+                format!("must be between 1 and 100000, got {n}"),
+            )),
+            None => Err(ScenarioError::field(
+                field,
+                format!("is required for kind = \"{}\"", t.kind),
+            )),
         }
     };
-    let topo = match t.kind.as_str() {
-        "star" => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
-        "two_switch" => Topology::two_switch(
-            count(t.hosts_a, "topology.hosts_a")?,
-            count(t.hosts_b, "topology.hosts_b")?,
-            rate_or(&t.rate_a, "topology.rate_a")?,
-            rate_or(&t.rate_b, "topology.rate_b")?,
-            rate_or(&t.uplink_rate, "topology.uplink_rate")?,
-            delay,
-        ),
-        "fat_tree" => {
-            let k = t.k.ok_or_else(|| ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into()))?;
-            if k < 2 || k % 2 == 1 || k > 64 {
-                return Err(ScenarioError::field("topology.k", format!("must be an even number from 2 to 64, got {k}")));
-            }
-            let mut topo = Topology::fat_tree(k, host_rate, delay);
-            let fabric = rate_or(&t.fabric_rate, "topology.fabric_rate")?;
-            for l in &mut topo.links {
-                if topo.nodes[l.a].kind == NodeKind::Switch && topo.nodes[l.b].kind == NodeKind::Switch {
-                    l.rate_bps = fabric;
-                }
-            }
-            topo
-        }
-        "explicit" => {
-            let mut topo = Topology::default();
-            for (i, n) in t.nodes.iter().enumerate() {
-                let kind = match n.kind.as_str() {
-                    "host" => NodeKind::Host,
-                    "switch" => NodeKind::Switch,
-                    other => {
-                        return Err(ScenarioError::field(
-                            &format!("topology.nodes[{i}].kind"),
-                            format!("unknown node kind {other:?}; use \"host\" or \"switch\""),
-                        ))
-                    }
-                };
-                if topo.node(&n.name).is_some() {
+    let topo =
+        match t.kind.as_str() {
+            "star" => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
+            "two_switch" => Topology::two_switch(
+                count(t.hosts_a, "topology.hosts_a")?,
+                count(t.hosts_b, "topology.hosts_b")?,
+                rate_or(&t.rate_a, "topology.rate_a")?,
+                rate_or(&t.rate_b, "topology.rate_b")?,
+                rate_or(&t.uplink_rate, "topology.uplink_rate")?,
+                delay,
+            ),
+            "fat_tree" => {
+                let k = t.k.ok_or_else(|| {
+                    ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into())
+                })?;
+                if k < 2 || k % 2 == 1 || k > 64 {
                     return Err(ScenarioError::field(
-                        &format!("topology.nodes[{i}].name"),
-                        format!("duplicate node name {:?}", n.name),
+                        "topology.k",
+                        format!("must be an even number from 2 to 64, got {k}"),
                     ));
                 }
-                topo.add_node(n.name.clone(), kind);
+                let mut topo = Topology::fat_tree(k, host_rate, delay);
+                let fabric = rate_or(&t.fabric_rate, "topology.fabric_rate")?;
+                for l in &mut topo.links {
+                    if topo.nodes[l.a].kind == NodeKind::Switch && topo.nodes[l.b].kind == NodeKind::Switch {
+                        l.rate_bps = fabric;
+                    }
+                }
+                topo
             }
-            for (i, l) in t.links.iter().enumerate() {
-                let f = |s: &str| format!("topology.links[{i}].{s}");
-                let find = |name: &str, field: &str| {
-                    topo.node(name)
-                        .ok_or_else(|| ScenarioError::field(&f(field), format!("no node named {name:?}")))
-                };
-                let (a, b) = (find(&l.a, "a")?, find(&l.b, "b")?);
-                topo.links.push(LinkSpec {
-                    a,
-                    b,
-                    rate_bps: rate_bps(&l.rate, &f("rate"))?,
-                    delay: match l.delay_us {
-                        Some(d) => us(Some(d), &f("delay_us"), 0.0)?,
-                        None => delay,
-                    },
-                    buffer_a_bytes: l.buffer_a.as_ref().map(|q| bytes(q, &f("buffer_a"))).transpose()?,
-                    buffer_b_bytes: l.buffer_b.as_ref().map(|q| bytes(q, &f("buffer_b"))).transpose()?,
-                });
+            "explicit" => {
+                let mut topo = Topology::default();
+                for (i, n) in t.nodes.iter().enumerate() {
+                    let kind = match n.kind.as_str() {
+                        "host" => NodeKind::Host,
+                        "switch" => NodeKind::Switch,
+                        other => {
+                            return Err(ScenarioError::field(
+                                &format!("topology.nodes[{i}].kind"),
+                                format!("unknown node kind {other:?}; use \"host\" or \"switch\""),
+                            ))
+                        }
+                    };
+                    if topo.node(&n.name).is_some() {
+                        return Err(ScenarioError::field(
+                            &format!("topology.nodes[{i}].name"),
+                            format!("duplicate node name {:?}", n.name),
+                        ));
+                    }
+                    topo.add_node(n.name.clone(), kind);
+                }
+                for (i, l) in t.links.iter().enumerate() {
+                    let f = |s: &str| format!("topology.links[{i}].{s}");
+                    let find = |name: &str, field: &str| {
+                        topo.node(name)
+                            .ok_or_else(|| ScenarioError::field(&f(field), format!("no node named {name:?}")))
+                    };
+                    let (a, b) = (find(&l.a, "a")?, find(&l.b, "b")?);
+                    topo.links.push(LinkSpec {
+                        a,
+                        b,
+                        rate_bps: rate_bps(&l.rate, &f("rate"))?,
+                        delay: match l.delay_us {
+                            Some(d) => us(Some(d), &f("delay_us"), 0.0)?,
+                            None => delay,
+                        },
+                        buffer_a_bytes: l
+                            .buffer_a
+                            .as_ref()
+                            .map(|q| bytes(q, &f("buffer_a")))
+                            .transpose()?,
+                        buffer_b_bytes: l
+                            .buffer_b
+                            .as_ref()
+                            .map(|q| bytes(q, &f("buffer_b")))
+                            .transpose()?,
+                    });
+                }
+                if topo.hosts().is_empty() {
+                    return Err(ScenarioError::field(
+                        "topology.nodes",
+                        "needs at least one host".into(),
+                    ));
+                }
+                topo
             }
-            if topo.hosts().is_empty() {
-                return Err(ScenarioError::field("topology.nodes", "needs at least one host".into()));
-            }
-            topo
-        }
-        other => {
-            return Err(ScenarioError::field(
+            other => return Err(ScenarioError::field(
                 "topology.kind",
-                format!("unknown topology {other:?}; use \"star\", \"two_switch\", \"fat_tree\" or \"explicit\""),
-            ))
-        }
-    };
+                format!(
+                    "unknown topology {other:?}; use \"star\", \"two_switch\", \"fat_tree\" or \"explicit\""
+                ),
+            )),
+        };
     Ok(topo)
 }
 
@@ -185,7 +206,10 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(iw) = t.initial_cwnd_segments {
         if iw == 0 || iw > 1000 {
-            return Err(ScenarioError::field("tcp.initial_cwnd_segments", format!("must be 1..1000, got {iw}")));
+            return Err(ScenarioError::field(
+                "tcp.initial_cwnd_segments",
+                format!("must be 1..1000, got {iw}"),
+            ));
         }
         c.initial_cwnd_segments = iw;
     }
@@ -193,10 +217,16 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     c.rto_initial = ms(t.rto_initial_ms, "tcp.rto_initial_ms", 1000.0)?;
     c.rto_max = ms(t.rto_max_ms, "tcp.rto_max_ms", 60_000.0)?;
     if c.rto_max < c.rto_min || c.rto_max == Dur::ZERO {
-        return Err(ScenarioError::field("tcp.rto_max_ms", "must be positive and at least tcp.rto_min_ms".into()));
+        return Err(ScenarioError::field(
+            "tcp.rto_max_ms",
+            "must be positive and at least tcp.rto_min_ms".into(),
+        ));
     }
     if c.rto_initial == Dur::ZERO {
-        return Err(ScenarioError::field("tcp.rto_initial_ms", "must be positive".into()));
+        return Err(ScenarioError::field(
+            "tcp.rto_initial_ms",
+            "must be positive".into(),
+        ));
     }
     c.clock_granularity = us(t.clock_granularity_us, "tcp.clock_granularity_us", 1.0)?;
     c.delayed_ack = t.delayed_ack.unwrap_or(true);
@@ -204,14 +234,21 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     c.handshake = t.handshake.unwrap_or(true);
     if let Some(b) = t.rcv_buf_bytes {
         if b < c.mss_bytes as u64 {
-            return Err(ScenarioError::field("tcp.rcv_buf_bytes", format!("must be at least one MSS ({} B)", c.mss_bytes)));
+            return Err(ScenarioError::field(
+                "tcp.rcv_buf_bytes",
+                format!("must be at least one MSS ({} B)", c.mss_bytes),
+            ));
         }
         c.rcv_buf_bytes = b;
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
     if let Some(name) = &t.cc {
-        c.cc = CcKind::from_name(name)
-            .ok_or_else(|| ScenarioError::field("tcp.cc", format!("unknown congestion control {name:?}; use \"newreno\"")))?;
+        c.cc = CcKind::from_name(name).ok_or_else(|| {
+            ScenarioError::field(
+                "tcp.cc",
+                format!("unknown congestion control {name:?}; use \"newreno\""),
+            )
+        })?;
     }
     Ok(c)
 }
@@ -222,7 +259,10 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let seed = seed.or(sc.run.seed).unwrap_or(1);
     let mtu = sc.run.mtu_bytes.unwrap_or(1500);
     if !(576..=65_535).contains(&mtu) {
-        return Err(ScenarioError::field("run.mtu_bytes", format!("must be 576..65535, got {mtu}")));
+        return Err(ScenarioError::field(
+            "run.mtu_bytes",
+            format!("must be 576..65535, got {mtu}"),
+        ));
     }
     let topo = topology(&sc)?;
     let t = &sc.topology;
@@ -253,13 +293,19 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         add_apps(&mut sim, a, i, &host_names, seed, mtu)?;
     }
     if sc.apps.is_empty() {
-        return Err(ScenarioError::field("apps", "the scenario has no [[apps]]; add at least one".into()));
+        return Err(ScenarioError::field(
+            "apps",
+            "the scenario has no [[apps]]; add at least one".into(),
+        ));
     }
     if sim.stop_at.is_none() {
         if let Some(a) = sim.apps.iter().find(|a| a.endless()) {
             return Err(ScenarioError::field(
                 "run.duration_ms",
-                format!("is required: an app of kind \"{}\" has no end (give it bytes/count, or set a duration)", a.kind()),
+                format!(
+                    "is required: an app of kind \"{}\" has no end (give it bytes/count, or set a duration)",
+                    a.kind()
+                ),
             ));
         }
     }
@@ -288,14 +334,22 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         let net = &mut sim.core.net;
         let (f, t) = (net.node(from.trim()), net.node(to.trim()));
         let (Some(f), Some(t)) = (f, t) else {
-            return Err(ScenarioError::field(&field, format!("{c:?} names an unknown node")));
+            return Err(ScenarioError::field(
+                &field,
+                format!("{c:?} names an unknown node"),
+            ));
         };
         let port = net
             .port_between(f, t)
             .ok_or_else(|| ScenarioError::field(&field, format!("{c:?}: the two nodes are not linked")))?;
         let name = format!("{}-{}.pcap", from.trim(), to.trim());
         net.ports[port as usize].capture = Some(net.captures.len() as u32);
-        net.captures.push(CaptureBuffer::new(name, o.capture_snaplen, mtu, sim.core.tcp_cfg.header_bytes));
+        net.captures.push(CaptureBuffer::new(
+            name,
+            o.capture_snaplen,
+            mtu,
+            sim.core.tcp_cfg.header_bytes,
+        ));
     }
     Ok(Built {
         sim,
@@ -312,38 +366,72 @@ fn one_host(v: &Option<String>, field: &str, kind: &str, hosts: &[String]) -> Re
     Ok(0) // resolved to a node id by the caller
 }
 
-fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, mtu: u32) -> Result<(), ScenarioError> {
+fn add_apps(
+    sim: &mut Sim,
+    a: &AppSpec,
+    i: usize,
+    hosts: &[String],
+    seed: u64,
+    mtu: u32,
+) -> Result<(), ScenarioError> {
     let f = |s: &str| format!("apps[{i}].{s}");
     let kind = a.kind.as_str();
     let start = Time::ZERO + ms(a.start_ms, &f("start_ms"), 0.0)?;
     let node = |sim: &Sim, name: &str| sim.core.net.node(name).expect("validated host");
     let rng = |sim: &Sim| Rng::stream(seed, 1000 + sim.next_app_id() as u64);
     let allowed: &[&str] = match kind {
-        "incast" => &["client", "servers", "sru", "request", "rounds", "start_delay_max_us", "reuse_connections"],
-        "stripe" => &["client", "servers", "block", "total", "request", "start_delay_max_us", "reuse_connections"],
+        "incast" => &[
+            "client",
+            "servers",
+            "sru",
+            "request",
+            "rounds",
+            "start_delay_max_us",
+            "reuse_connections",
+        ],
+        "stripe" => &[
+            "client",
+            "servers",
+            "block",
+            "total",
+            "request",
+            "start_delay_max_us",
+            "reuse_connections",
+        ],
         "bulk" => &["src", "dst"],
         "transfer" => &["src", "dst", "bytes"],
-        "short_flows" => &["src", "dst", "parallel", "flow", "flows_per_sequence", "start_spread_us"],
+        "short_flows" => &[
+            "src",
+            "dst",
+            "parallel",
+            "flow",
+            "flows_per_sequence",
+            "start_spread_us",
+        ],
         "ping" => &["src", "dst", "interval_us", "count"],
         "udp" => &["src", "dst", "rate", "message", "count"],
-        other => {
-            return Err(ScenarioError::field(
-                &f("kind"),
-                format!("unknown app kind {other:?}; use incast, stripe, bulk, transfer, short_flows, ping or udp"),
-            ))
-        }
+        other => return Err(ScenarioError::field(
+            &f("kind"),
+            format!(
+                "unknown app kind {other:?}; use incast, stripe, bulk, transfer, short_flows, ping or udp"
+            ),
+        )),
     };
     check_fields(a, allowed, &f, kind)?;
     match kind {
         "incast" | "stripe" => {
             one_host(&a.client, &f("client"), kind, hosts)?;
             let client = node(sim, a.client.as_ref().expect("checked"));
-            let servers: Vec<u32> = select_hosts(req(&a.servers, &f("servers"), kind)?, hosts, &f("servers"))?
-                .iter()
-                .map(|n| node(sim, n))
-                .collect();
+            let servers: Vec<u32> =
+                select_hosts(req(&a.servers, &f("servers"), kind)?, hosts, &f("servers"))?
+                    .iter()
+                    .map(|n| node(sim, n))
+                    .collect();
             if servers.contains(&client) {
-                return Err(ScenarioError::field(&f("servers"), "must not include the client".into()));
+                return Err(ScenarioError::field(
+                    &f("servers"),
+                    "must not include the client".into(),
+                ));
             }
             let n = servers.len() as u64;
             let (sru_bytes, rounds) = if kind == "incast" {
@@ -353,18 +441,29 @@ fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, m
                 let block = bytes(req(&a.block, &f("block"), kind)?, &f("block"))?;
                 let total = bytes(req(&a.total, &f("total"), kind)?, &f("total"))?;
                 if block == 0 || total < block {
-                    return Err(ScenarioError::field(&f("total"), "must be at least one positive block".into()));
+                    return Err(ScenarioError::field(
+                        &f("total"),
+                        "must be at least one positive block".into(),
+                    ));
                 }
                 (block.div_ceil(n), total.div_ceil(block) as u32)
             };
             if sru_bytes == 0 || rounds == 0 {
-                return Err(ScenarioError::field(&f(if kind == "incast" { "sru" } else { "block" }), "must be positive (and rounds >= 1)".into()));
+                return Err(ScenarioError::field(
+                    &f(if kind == "incast" { "sru" } else { "block" }),
+                    "must be positive (and rounds >= 1)".into(),
+                ));
             }
             let cfg = IncastConfig {
                 client,
                 servers,
                 sru_bytes,
-                request_bytes: a.request.as_ref().map(|q| bytes(q, &f("request"))).transpose()?.unwrap_or(0),
+                request_bytes: a
+                    .request
+                    .as_ref()
+                    .map(|q| bytes(q, &f("request")))
+                    .transpose()?
+                    .unwrap_or(0),
                 rounds,
                 start_delay_max: us(a.start_delay_max_us, &f("start_delay_max_us"), 0.0)?,
                 reuse_connections: a.reuse_connections.unwrap_or(true),
@@ -382,7 +481,10 @@ fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, m
             for s in srcs {
                 let src = node(sim, &s);
                 if src == dst {
-                    return Err(ScenarioError::field(&f("src"), format!("{s:?} is also the destination")));
+                    return Err(ScenarioError::field(
+                        &f("src"),
+                        format!("{s:?} is also the destination"),
+                    ));
                 }
                 let id = sim.next_app_id();
                 let app = match kind {
@@ -404,7 +506,10 @@ fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, m
                             return Err(ScenarioError::field(&f("flow"), "must be positive".into()));
                         }
                         if parallel > 100_000 {
-                            return Err(ScenarioError::field(&f("parallel"), "must be at most 100000".into()));
+                            return Err(ScenarioError::field(
+                                &f("parallel"),
+                                "must be at most 100000".into(),
+                            ));
                         }
                         let cfg = ShortFlowsConfig {
                             src,
@@ -443,7 +548,10 @@ fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, m
                             None => 65_507,
                         };
                         if message_bytes == 0 || message_bytes > 65_507 {
-                            return Err(ScenarioError::field(&f("message"), format!("must be 1..65507 bytes (one UDP datagram), got {message_bytes}")));
+                            return Err(ScenarioError::field(
+                                &f("message"),
+                                format!("must be 1..65507 bytes (one UDP datagram), got {message_bytes}"),
+                            ));
                         }
                         App::Udp(UdpSource::new(
                             id,
@@ -466,7 +574,12 @@ fn add_apps(sim: &mut Sim, a: &AppSpec, i: usize, hosts: &[String], seed: u64, m
 }
 
 /// Reject fields that do not apply to the app's kind (they would be silently ignored).
-fn check_fields(a: &AppSpec, allowed: &[&str], f: &dyn Fn(&str) -> String, kind: &str) -> Result<(), ScenarioError> {
+fn check_fields(
+    a: &AppSpec,
+    allowed: &[&str],
+    f: &dyn Fn(&str) -> String,
+    kind: &str,
+) -> Result<(), ScenarioError> {
     let present: [(&str, bool); 22] = [
         ("client", a.client.is_some()),
         ("servers", a.servers.is_some()),
@@ -495,7 +608,10 @@ fn check_fields(a: &AppSpec, allowed: &[&str], f: &dyn Fn(&str) -> String, kind:
         if is_set && !allowed.contains(&name) {
             return Err(ScenarioError::field(
                 &f(name),
-                format!("does not apply to kind = \"{kind}\" (allowed: {})", allowed.join(", ")),
+                format!(
+                    "does not apply to kind = \"{kind}\" (allowed: {})",
+                    allowed.join(", ")
+                ),
             ));
         }
     }

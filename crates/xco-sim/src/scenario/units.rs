@@ -30,21 +30,30 @@ pub fn rate_bps(q: &Quantity, field: &str) -> Result<u64, ScenarioError> {
     let v = match q {
         Quantity::Num(v) => *v,
         Quantity::Text(s) => {
-            let (v, unit) = split_number(s)
-                .ok_or_else(|| bad(format!("cannot read {s:?} as a rate; write e.g. \"1Gbps\" or \"100Mbps\"")))?;
+            let (v, unit) = split_number(s).ok_or_else(|| {
+                bad(format!(
+                    "cannot read {s:?} as a rate; write e.g. \"1Gbps\" or \"100Mbps\""
+                ))
+            })?;
             let mult = match unit.as_str() {
                 "" | "bps" | "bit/s" | "b/s" => 1.0,
                 "k" | "kbps" | "kbit/s" | "kb/s" => 1e3,
                 "m" | "mbps" | "mbit/s" | "mb/s" => 1e6,
                 "g" | "gbps" | "gbit/s" | "gb/s" => 1e9,
                 "t" | "tbps" | "tbit/s" | "tb/s" => 1e12,
-                _ => return Err(bad(format!("unknown rate unit {unit:?} in {s:?}; use bps, Kbps, Mbps, Gbps or Tbps"))),
+                _ => {
+                    return Err(bad(format!(
+                        "unknown rate unit {unit:?} in {s:?}; use bps, Kbps, Mbps, Gbps or Tbps"
+                    )))
+                }
             };
             v * mult
         }
     };
     if !(v.is_finite() && v >= 1.0) {
-        return Err(bad(format!("must be a positive rate of at least 1 bit/s, got {v}")));
+        return Err(bad(format!(
+            "must be a positive rate of at least 1 bit/s, got {v}"
+        )));
     }
     Ok(v.round() as u64)
 }
@@ -55,8 +64,11 @@ pub fn bytes(q: &Quantity, field: &str) -> Result<u64, ScenarioError> {
     let v = match q {
         Quantity::Num(v) => *v,
         Quantity::Text(s) => {
-            let (v, unit) = split_number(s)
-                .ok_or_else(|| bad(format!("cannot read {s:?} as a size; write e.g. \"300KB\" or 300000")))?;
+            let (v, unit) = split_number(s).ok_or_else(|| {
+                bad(format!(
+                    "cannot read {s:?} as a size; write e.g. \"300KB\" or 300000"
+                ))
+            })?;
             let mult = match unit.as_str() {
                 "" | "b" | "bytes" => 1.0,
                 "kb" => 1e3,
@@ -65,7 +77,11 @@ pub fn bytes(q: &Quantity, field: &str) -> Result<u64, ScenarioError> {
                 "kib" => 1024.0,
                 "mib" => 1024.0 * 1024.0,
                 "gib" => 1024.0 * 1024.0 * 1024.0,
-                _ => return Err(bad(format!("unknown size unit {unit:?} in {s:?}; use B, KB, MB, GB, KiB, MiB or GiB"))),
+                _ => {
+                    return Err(bad(format!(
+                        "unknown size unit {unit:?} in {s:?}; use B, KB, MB, GB, KiB, MiB or GiB"
+                    )))
+                }
             };
             v * mult
         }
@@ -111,7 +127,10 @@ pub fn select_hosts(sel: &Hosts, host_names: &[String], field: &str) -> Result<V
             for i in na..=nb {
                 let name = format!("{pa}{i}");
                 if !host_names.contains(&name) {
-                    return Err(ScenarioError::field(field, format!("no host named {name:?} (from {s:?})")));
+                    return Err(ScenarioError::field(
+                        field,
+                        format!("no host named {name:?} (from {s:?})"),
+                    ));
                 }
                 out.push(name);
             }
@@ -135,7 +154,10 @@ fn split_index(s: &str) -> Option<(&str, u64)> {
 }
 
 fn range_err(field: &str, s: &str) -> ScenarioError {
-    ScenarioError::field(field, format!("{s:?} is not a range like \"a0..a31\" (same prefix, ascending)"))
+    ScenarioError::field(
+        field,
+        format!("{s:?} is not a range like \"a0..a31\" (same prefix, ascending)"),
+    )
 }
 
 #[cfg(test)]
@@ -162,7 +184,10 @@ mod tests {
         let sel = |h: Hosts| select_hosts(&h, &names, "apps[0].servers");
         assert_eq!(sel(Hosts::One("a0..a2".into())).unwrap(), vec!["a0", "a1", "a2"]);
         assert_eq!(sel(Hosts::One("a*".into())).unwrap().len(), 3);
-        assert_eq!(sel(Hosts::Many(vec!["b0".into(), "a1".into()])).unwrap(), vec!["b0", "a1"]);
+        assert_eq!(
+            sel(Hosts::Many(vec!["b0".into(), "a1".into()])).unwrap(),
+            vec!["b0", "a1"]
+        );
         let e = sel(Hosts::One("a0..a9".into())).unwrap_err().to_string();
         assert!(e.contains("apps[0].servers") && e.contains("a3"), "{e}");
     }

@@ -474,7 +474,8 @@ impl TcpEndpoint {
             if in_flight + len > wnd {
                 break;
             }
-            let frame = (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            let frame =
+                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
             if !core.net.nic_has_room(self.host, frame) {
                 core.net.block_until_room(self.host, self.id);
                 break;
@@ -504,7 +505,9 @@ impl TcpEndpoint {
     }
 
     fn advertised_window(&self, cfg: &TcpConfig) -> u32 {
-        cfg.rcv_buf_bytes.saturating_sub(self.ooo_bytes).min(u32::MAX as u64) as u32
+        cfg.rcv_buf_bytes
+            .saturating_sub(self.ooo_bytes)
+            .min(u32::MAX as u64) as u32
     }
 
     fn stamp(&mut self, core: &Core, flags: u8) -> Packet {

@@ -70,7 +70,12 @@ mod tests {
     fn rto_never_below_min() {
         let mut e = RttEstimator::new(Dur::from_secs(1));
         for _ in 0..50 {
-            e.sample(Dur::from_us(100), Dur::from_us(1), Dur::from_ms(200), Dur::from_secs(60));
+            e.sample(
+                Dur::from_us(100),
+                Dur::from_us(1),
+                Dur::from_ms(200),
+                Dur::from_secs(60),
+            );
         }
         assert_eq!(e.rto(), Dur::from_ms(200));
     }
