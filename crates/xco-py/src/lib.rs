@@ -1,1 +1,117 @@
+//! `xco._native`: the Python face of the Rust simulator.
+//!
+//! Thin on purpose: it parses nothing and decides nothing. Every call takes
+//! scenario text, releases the GIL while the simulator runs (so a thread
+//! pool runs sweeps on all cores), and hands back plain Python values: CSV
+//! text and bytes that the `xco` package turns into DataFrames and files.
 
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use xco_sim::bench::{self, BenchResult};
+use xco_sim::scenario::{self, ScenarioError};
+
+create_exception!(
+    _native,
+    ScenarioFileError,
+    PyValueError,
+    "A scenario that cannot be run; `.field` names the field at fault."
+);
+
+fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
+    let err = ScenarioFileError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("field", e.field.clone());
+    let _ = v.setattr("problem", e.message.clone());
+    err
+}
+
+/// Run a scenario (TOML text); `seed` overrides the file's seed.
+///
+/// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
+/// `samples`, `ports`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
+/// `seed`, `events`, `sim_end_s` and `stop_reason`.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None))]
+fn run_scenario<'py>(py: Python<'py>, text: &str, seed: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+    let owned = text.to_string();
+    let out = py
+        .detach(move || scenario::run_scenario(&owned, seed))
+        .map_err(|e| scenario_err(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("flows", out.flows_csv)?;
+    d.set_item("timeseries", out.timeseries_csv)?;
+    d.set_item("apps", out.apps_csv)?;
+    d.set_item("samples", out.samples_csv)?;
+    d.set_item("ports", out.ports_csv)?;
+    d.set_item("meta", out.meta_json)?;
+    let pcaps = PyList::empty(py);
+    for (name, bytes) in out.pcaps {
+        pcaps.append((name, PyBytes::new(py, &bytes)))?;
+    }
+    d.set_item("pcaps", pcaps)?;
+    d.set_item("seed", out.seed)?;
+    d.set_item("events", out.stats.events)?;
+    d.set_item("data_packet_hops", out.stats.data_packet_hops)?;
+    d.set_item("sim_end_s", out.stats.end.as_secs_f64())?;
+    d.set_item("stop_reason", out.stats.stop_reason)?;
+    Ok(d)
+}
+
+/// Check a scenario without running it; raises `ScenarioFileError`.
+#[pyfunction]
+fn validate(py: Python<'_>, text: &str) -> PyResult<()> {
+    scenario::build(text, None).map(|_| ()).map_err(|e| scenario_err(py, e))
+}
+
+fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &r.name)?;
+    d.set_item("wall_s", r.wall_s)?;
+    d.set_item("sim_s", r.sim_s)?;
+    d.set_item("events", r.events)?;
+    d.set_item("packet_hops", r.packet_hops)?;
+    d.set_item("events_per_s", r.events_per_s())?;
+    d.set_item("packet_hops_per_s", r.hops_per_s())?;
+    Ok(d)
+}
+
+/// Benchmark (a): the pdn-goodput NewReno sweep, timed inside Rust.
+#[pyfunction]
+#[pyo3(signature = (rounds=20))]
+fn bench_pdn(py: Python<'_>, rounds: u32) -> PyResult<Bound<'_, PyDict>> {
+    let r = py.detach(move || bench::pdn_sweep(rounds)).map_err(PyRuntimeError::new_err)?;
+    bench_dict(py, r)
+}
+
+/// Benchmark (b): the k-ary fat-tree TCP permutation, timed inside Rust.
+#[pyfunction]
+#[pyo3(signature = (k=8, sim_ms=10.0))]
+fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, PyDict>> {
+    if k < 2 || k % 2 == 1 || k > 64 {
+        return Err(PyValueError::new_err(format!("k must be an even number from 2 to 64, got {k}")));
+    }
+    let r = py
+        .detach(move || bench::fattree_permutation(k, sim_ms))
+        .map_err(PyRuntimeError::new_err)?;
+    bench_dict(py, r)
+}
+
+/// The text of benchmark scenario (a) at `n` servers, for inspection.
+#[pyfunction]
+fn bench_pdn_scenario(n: usize, rounds: u32) -> String {
+    bench::pdn_scenario(n, rounds)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ScenarioFileError", m.py().get_type::<ScenarioFileError>())?;
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_pdn, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_fattree, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;
+    Ok(())
+}

@@ -8,7 +8,6 @@
 //! checksum, so the TCP/UDP checksums are those of the real packet.)
 
 use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SYN};
-use crate::net::Framing;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
@@ -210,8 +209,7 @@ impl CaptureBuffer {
     }
 
     /// The capture as a pcap file.
-    pub fn to_pcap(&self, framing: &Framing) -> Vec<u8> {
-        let _ = framing;
+    pub fn to_pcap(&self) -> Vec<u8> {
         let header = PcapHeader {
             snaplen: self.snaplen.unwrap_or(65_535),
             datalink: DataLink::ETHERNET,

@@ -149,7 +149,7 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
         .net
         .captures
         .iter()
-        .map(|c| (c.name.clone(), c.to_pcap(&sim.core.net.framing)))
+        .map(|c| (c.name.clone(), c.to_pcap()))
         .collect();
     RunOutput {
         flows_csv: flows_csv(sim),

@@ -1,0 +1,195 @@
+"""The ``xco`` command. Run ``xco --help``, or ``xco COMMAND --help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+
+EPILOG = """\
+examples:
+  xco list                                   what can be reproduced
+  xco reproduce pdn-goodput --out results/   incast collapse sweep: CSV, PNG, summary
+  xco sim run scenarios/incast.toml --out out/ --seed 7
+  xco sim check my-scenario.toml             validate without running
+  xco bench sim                              simulator speed (events/s, packet-hops/s)
+
+Scenario files are TOML; see scenarios/ in the repository for commented
+examples. Every output records the seed; the same scenario and seed give
+byte-identical files.
+"""
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in an input file: exit code 2, no traceback."""
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .reproduce import REGISTRY
+
+    width = max(len(k) for k in REGISTRY)
+    print("reproductions (xco reproduce ID):")
+    for rid, r in sorted(REGISTRY.items()):
+        print(f"  {rid:<{width}}  {r.title}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproduce
+
+    try:
+        r = reproduce.get(args.id)
+    except KeyError as e:
+        raise UsageError(f"{e.args[0]}\n  (xco list shows them all)") from None
+    opts = reproduce.Options(
+        out=Path(args.out), full=args.full, jobs=args.jobs, seed=args.seed, progress=args.progress
+    )
+    t0 = time.perf_counter()
+    outcome = r.run(opts)
+    print(outcome.summary)
+    print()
+    print(f"wrote {len(outcome.files)} files to {opts.out}/ in {time.perf_counter() - t0:.1f} s:")
+    for f in outcome.files:
+        print(f"  {f}")
+    return 0
+
+
+def _read_scenario(path: str) -> str:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"scenario file {path!r} not found")
+    return p.read_text()
+
+
+def _cmd_sim_run(args: argparse.Namespace) -> int:
+    from . import sim
+
+    text = _read_scenario(args.scenario)
+    result = sim.run(text, seed=args.seed)
+    out = result.write(args.out)
+    m = result.meta
+    print(
+        f"{args.scenario}: seed {m['seed']}, simulated {m['sim_end_s']:.6f} s ({m['stop_reason']}), "
+        f"{m['events']:,} events in {result.wall_s:.2f} s"
+    )
+    for (app, kind), d in result.apps.groupby(["app", "kind"], sort=True):
+        figures = ", ".join(f"{r.metric}={r.value:.6g}" for r in d.itertuples())
+        print(f"  app {app} ({kind}): {figures}")
+    files = [f"{t}.csv" for t in sim.TABLES] + ["meta.json"] + [n for n, _ in result.pcaps]
+    print(f"wrote {', '.join(files)} to {out}/")
+    return 0
+
+
+def _cmd_sim_check(args: argparse.Namespace) -> int:
+    from . import scenario
+
+    scenario.validate(_read_scenario(args.scenario))
+    print(f"{args.scenario}: ok")
+    return 0
+
+
+def _cmd_bench_sim(args: argparse.Namespace) -> int:
+    from . import bench
+
+    ks = args.k or [8]
+    if args.all:
+        ks = [8, 12, 16]
+    results = bench.run(ks, sim_ms=args.sim_ms, rounds=args.rounds)
+    print(bench.report(results))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="xco",
+        description="Simulate and reproduce data-center congestion control: XCo, PDN, TCP Outcast, SICC.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"xco {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    sp = sub.add_parser("list", help="list the reproducible experiments")
+    sp.set_defaults(func=_cmd_list)
+
+    sp = sub.add_parser(
+        "reproduce",
+        help="run a paper experiment: CSV + PNG + summary",
+        description="Run one experiment of the catalogue (xco list) and write DIR/ID.csv, "
+        "DIR/ID.png, DIR/ID.txt and DIR/ID.meta.json.",
+    )
+    sp.add_argument("id", help="experiment id, e.g. pdn-goodput (see xco list)")
+    sp.add_argument("--out", default="results", help="output directory (default: results)")
+    sp.add_argument(
+        "--full", action="store_true", help="the paper's full sweep (slower) instead of the quick one"
+    )
+    sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
+    sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
+    sp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: on a terminal)",
+    )
+    sp.set_defaults(func=_cmd_reproduce)
+
+    sim_p = sub.add_parser("sim", help="run or check a scenario file")
+    sim_sub = sim_p.add_subparsers(dest="sim_command", metavar="ACTION")
+    sim_sub.required = True
+    sp = sim_sub.add_parser(
+        "run",
+        help="run a scenario and write its tables",
+        description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
+        "ports.csv, meta.json (and pcaps of captured links) into --out.",
+    )
+    sp.add_argument("scenario", help="scenario file (TOML)")
+    sp.add_argument("--out", required=True, help="output directory")
+    sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    sp.set_defaults(func=_cmd_sim_run)
+    sp = sim_sub.add_parser("check", help="validate a scenario without running it")
+    sp.add_argument("scenario", help="scenario file (TOML)")
+    sp.set_defaults(func=_cmd_sim_check)
+
+    bench_p = sub.add_parser("bench", help="benchmarks")
+    bench_sub = bench_p.add_subparsers(dest="bench_command", metavar="TARGET")
+    bench_sub.required = True
+    sp = bench_sub.add_parser(
+        "sim",
+        help="simulator speed: (a) pdn-goodput sweep, (b) fat-tree TCP permutation",
+        description="(a) the pdn-goodput NewReno sweep (15 points x 20 rounds); (b) a k-ary fat-tree "
+        "TCP permutation: 100 Gb/s links, 1 us per link, 8-packet drop-tail queues, 10 ms simulated. "
+        "Prints wall time, simulated time, events/s and packet-hops/s.",
+    )
+    sp.add_argument("--k", type=int, action="append", help="fat-tree k for (b); repeatable (default 8)")
+    sp.add_argument("--all", action="store_true", help="k = 8, 12 and 16")
+    sp.add_argument("--sim-ms", type=float, default=10.0, help="simulated ms for (b) (default 10)")
+    sp.add_argument("--rounds", type=int, default=20, help="incast rounds for (a) (default 20)")
+    sp.set_defaults(func=_cmd_bench_sim)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .scenario import ScenarioError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        where = f" in {args.scenario}" if getattr(args, "scenario", None) else ""
+        print(f"xco: scenario error{where}: {e}", file=sys.stderr)
+        return 2
+    except UsageError as e:
+        print(f"xco: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("xco: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

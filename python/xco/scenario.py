@@ -1,0 +1,76 @@
+"""Scenario input: a path to a TOML file, TOML text, or a dict.
+
+Errors in a scenario raise :class:`ScenarioError` whose ``field`` names the
+field at fault (``topology.host_rate``) and ``problem`` says what is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from . import _native
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 only
+    import tomli as tomllib
+
+ScenarioError = _native.ScenarioFileError
+"""Raised for a scenario that cannot be run; ``.field`` and ``.problem`` say why."""
+
+ScenarioLike = str | Path | dict
+
+
+def to_text(scenario: ScenarioLike) -> str:
+    """Return the TOML text of ``scenario`` (a path, TOML text or a dict)."""
+    if isinstance(scenario, dict):
+        return tomli_w.dumps(scenario)
+    if isinstance(scenario, Path):
+        return scenario.read_text()
+    if isinstance(scenario, str):
+        if "\n" not in scenario and scenario.strip().endswith(".toml"):
+            return Path(scenario).read_text()
+        return scenario
+    raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read a scenario file into a dict (to change it before running)."""
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def parse(text: str) -> dict[str, Any]:
+    """Parse scenario text into a dict."""
+    return tomllib.loads(text)
+
+
+def with_changes(base: dict[str, Any], **sections: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``base`` with keys of the named sections replaced.
+
+    ``with_changes(s, topology={"hosts_a": 32})`` changes one field; the
+    special section ``app0`` (``app1``, ...) changes the first (second, ...)
+    ``[[apps]]`` entry.
+    """
+    out = copy.deepcopy(base)
+    for name, changes in sections.items():
+        if name.startswith("app") and name[3:].isdigit():
+            target = out["apps"][int(name[3:])]
+        else:
+            target = out.setdefault(name, {})
+        for k, v in changes.items():
+            if v is None:
+                target.pop(k, None)
+            else:
+                target[k] = v
+    return out
+
+
+def validate(scenario: ScenarioLike) -> None:
+    """Raise :class:`ScenarioError` if ``scenario`` cannot be run."""
+    _native.validate(to_text(scenario))

@@ -1,0 +1,57 @@
+"""Bad input gets a clear error naming the field, exit code 2, and no traceback."""
+
+import pytest
+
+GOOD = """
+[topology]
+kind = "star"
+hosts = 2
+[[apps]]
+kind = "transfer"
+src = "h0"
+dst = "h1"
+bytes = 100000
+"""
+
+CASES = [
+    (GOOD.replace("hosts = 2", "hosts = 2\nspeed = 3"), "speed"),
+    (GOOD.replace("hosts = 2", 'hosts = 2\nhost_rate = "-1Gbps"'), "topology.host_rate"),
+    (GOOD.replace('"star"', '"hypercube"'), "topology.kind"),
+    (GOOD.replace('dst = "h1"', 'dst = "h7"'), "apps[0].dst"),
+    ("this is = not toml [", "invalid scenario"),
+]
+
+
+@pytest.mark.parametrize("text,needle", CASES)
+def test_bad_scenario_names_the_field_and_exits_2(tmp_path, cli, text, needle):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    for args in (["sim", "run", str(path), "--out", str(tmp_path / "out")], ["sim", "check", str(path)]):
+        r = cli(*args)
+        assert r.returncode == 2, r.stderr
+        assert needle in r.stderr
+        assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    assert not (tmp_path / "out").exists(), "nothing is written for a bad scenario"
+
+
+def test_missing_file_and_unknown_reproduction_exit_2(tmp_path, cli):
+    r = cli("sim", "run", str(tmp_path / "nope.toml"), "--out", str(tmp_path))
+    assert r.returncode == 2 and "not found" in r.stderr and "Traceback" not in r.stderr
+    r = cli("reproduce", "no-such-experiment", "--out", str(tmp_path))
+    assert r.returncode == 2 and "pdn-goodput" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_good_scenario_checks_ok(tmp_path, cli):
+    path = tmp_path / "good.toml"
+    path.write_text(GOOD)
+    r = cli("sim", "check", str(path))
+    assert r.returncode == 0 and "ok" in r.stdout
+
+
+def test_help_teaches(cli):
+    r = cli("--help")
+    assert r.returncode == 0
+    for word in ("reproduce", "sim run", "bench sim", "seed"):
+        assert word in r.stdout
+    r = cli("reproduce", "--help")
+    assert "--full" in r.stdout and "--out" in r.stdout
