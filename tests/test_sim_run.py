@@ -150,3 +150,13 @@ def test_tshark_verifies_tcp_checksums_with_full_snaplen(tmp_path):
     assert out.returncode == 0, out.stderr
     status = [line.split("\t")[0] for line in out.stdout.strip().splitlines()]
     assert len(status) > 50 and all(s == "1" for s in status), "every TCP checksum is good"
+
+
+def test_every_example_scenario_is_valid(cli):
+    from conftest import REPO
+
+    files = sorted((REPO / "scenarios").glob("*.toml"))
+    assert len(files) >= 5
+    for f in files:
+        r = cli("sim", "check", str(f))
+        assert r.returncode == 0, f"{f.name}: {r.stderr}"

@@ -62,7 +62,9 @@ fn run_scenario<'py>(py: Python<'py>, text: &str, seed: Option<u64>) -> PyResult
 /// Check a scenario without running it; raises `ScenarioFileError`.
 #[pyfunction]
 fn validate(py: Python<'_>, text: &str) -> PyResult<()> {
-    scenario::build(text, None).map(|_| ()).map_err(|e| scenario_err(py, e))
+    scenario::build(text, None)
+        .map(|_| ())
+        .map_err(|e| scenario_err(py, e))
 }
 
 fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDict>> {
@@ -81,7 +83,9 @@ fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDic
 #[pyfunction]
 #[pyo3(signature = (rounds=20))]
 fn bench_pdn(py: Python<'_>, rounds: u32) -> PyResult<Bound<'_, PyDict>> {
-    let r = py.detach(move || bench::pdn_sweep(rounds)).map_err(PyRuntimeError::new_err)?;
+    let r = py
+        .detach(move || bench::pdn_sweep(rounds))
+        .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }
 
@@ -90,7 +94,9 @@ fn bench_pdn(py: Python<'_>, rounds: u32) -> PyResult<Bound<'_, PyDict>> {
 #[pyo3(signature = (k=8, sim_ms=10.0))]
 fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, PyDict>> {
     if k < 2 || k % 2 == 1 || k > 64 {
-        return Err(PyValueError::new_err(format!("k must be an even number from 2 to 64, got {k}")));
+        return Err(PyValueError::new_err(format!(
+            "k must be an even number from 2 to 64, got {k}"
+        )));
     }
     let r = py
         .detach(move || bench::fattree_permutation(k, sim_ms))

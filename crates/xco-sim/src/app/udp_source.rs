@@ -1,4 +1,7 @@
 //! UDP messages at a set payload rate or flat out (line rate of the NIC).
+//!
+//! The first message leaves at a random phase within one message gap after
+//! the start (seeded), then messages follow at exactly the configured rate.
 
 use super::{AppNote, Env, Metric};
 use crate::engine::Event;
@@ -6,7 +9,7 @@ use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::sim::Core;
 use crate::stats::{FlowKind, FlowStats};
 use crate::udp::{fragment_sizes, UdpSink};
-use xco_core::{Dur, Time};
+use xco_core::{Dur, Rng, Time};
 
 /// Configuration of a UDP source.
 #[derive(Clone, Debug)]
@@ -36,11 +39,12 @@ pub struct UdpSource {
     gap: Dur,
     sent: u64,
     started: Time,
+    rng: Rng,
 }
 
 impl UdpSource {
-    /// The app with id `id`.
-    pub fn new(id: u32, cfg: UdpConfig) -> UdpSource {
+    /// The app with id `id`; `rng` draws its start phase.
+    pub fn new(id: u32, cfg: UdpConfig, rng: Rng) -> UdpSource {
         let frags = fragment_sizes(cfg.message_bytes, cfg.mtu_bytes).collect();
         UdpSource {
             id,
@@ -52,6 +56,7 @@ impl UdpSource {
             gap: Dur::ZERO,
             sent: 0,
             started: Time::ZERO,
+            rng,
         }
     }
 
@@ -86,7 +91,17 @@ impl UdpSource {
                 Dur::serialization(wire, port.rate_bps)
             }
         };
-        self.send_message(core);
+        // a random phase within one message gap: senders started "together"
+        // are not locked to the same picosecond (which would make one of them
+        // win every freed buffer slot)
+        let phase = Dur(self.rng.below(self.gap.ps().max(1)));
+        core.ev.schedule(
+            core.now + phase,
+            Event::App {
+                app: self.id,
+                token: 1,
+            },
+        );
         Ok(())
     }
 

@@ -101,99 +101,100 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             )),
         }
     };
-    let topo =
-        match t.kind.as_str() {
-            "star" => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
-            "two_switch" => Topology::two_switch(
-                count(t.hosts_a, "topology.hosts_a")?,
-                count(t.hosts_b, "topology.hosts_b")?,
-                rate_or(&t.rate_a, "topology.rate_a")?,
-                rate_or(&t.rate_b, "topology.rate_b")?,
-                rate_or(&t.uplink_rate, "topology.uplink_rate")?,
-                delay,
-            ),
-            "fat_tree" => {
-                let k = t.k.ok_or_else(|| {
-                    ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into())
-                })?;
-                if k < 2 || k % 2 == 1 || k > 64 {
-                    return Err(ScenarioError::field(
-                        "topology.k",
-                        format!("must be an even number from 2 to 64, got {k}"),
-                    ));
-                }
-                let mut topo = Topology::fat_tree(k, host_rate, delay);
-                let fabric = rate_or(&t.fabric_rate, "topology.fabric_rate")?;
-                for l in &mut topo.links {
-                    if topo.nodes[l.a].kind == NodeKind::Switch && topo.nodes[l.b].kind == NodeKind::Switch {
-                        l.rate_bps = fabric;
-                    }
-                }
-                topo
+    let topo = match t.kind.as_str() {
+        "star" => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
+        "two_switch" => Topology::two_switch(
+            count(t.hosts_a, "topology.hosts_a")?,
+            count(t.hosts_b, "topology.hosts_b")?,
+            rate_or(&t.rate_a, "topology.rate_a")?,
+            rate_or(&t.rate_b, "topology.rate_b")?,
+            rate_or(&t.uplink_rate, "topology.uplink_rate")?,
+            delay,
+        ),
+        "fat_tree" => {
+            let k = t.k.ok_or_else(|| {
+                ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into())
+            })?;
+            if k < 2 || k % 2 == 1 || k > 64 {
+                return Err(ScenarioError::field(
+                    "topology.k",
+                    format!("must be an even number from 2 to 64, got {k}"),
+                ));
             }
-            "explicit" => {
-                let mut topo = Topology::default();
-                for (i, n) in t.nodes.iter().enumerate() {
-                    let kind = match n.kind.as_str() {
-                        "host" => NodeKind::Host,
-                        "switch" => NodeKind::Switch,
-                        other => {
-                            return Err(ScenarioError::field(
-                                &format!("topology.nodes[{i}].kind"),
-                                format!("unknown node kind {other:?}; use \"host\" or \"switch\""),
-                            ))
-                        }
-                    };
-                    if topo.node(&n.name).is_some() {
+            let mut topo = Topology::fat_tree(k, host_rate, delay);
+            let fabric = rate_or(&t.fabric_rate, "topology.fabric_rate")?;
+            for l in &mut topo.links {
+                if topo.nodes[l.a].kind == NodeKind::Switch && topo.nodes[l.b].kind == NodeKind::Switch {
+                    l.rate_bps = fabric;
+                }
+            }
+            topo
+        }
+        "explicit" => {
+            let mut topo = Topology::default();
+            for (i, n) in t.nodes.iter().enumerate() {
+                let kind = match n.kind.as_str() {
+                    "host" => NodeKind::Host,
+                    "switch" => NodeKind::Switch,
+                    other => {
                         return Err(ScenarioError::field(
-                            &format!("topology.nodes[{i}].name"),
-                            format!("duplicate node name {:?}", n.name),
-                        ));
+                            &format!("topology.nodes[{i}].kind"),
+                            format!("unknown node kind {other:?}; use \"host\" or \"switch\""),
+                        ))
                     }
-                    topo.add_node(n.name.clone(), kind);
-                }
-                for (i, l) in t.links.iter().enumerate() {
-                    let f = |s: &str| format!("topology.links[{i}].{s}");
-                    let find = |name: &str, field: &str| {
-                        topo.node(name)
-                            .ok_or_else(|| ScenarioError::field(&f(field), format!("no node named {name:?}")))
-                    };
-                    let (a, b) = (find(&l.a, "a")?, find(&l.b, "b")?);
-                    topo.links.push(LinkSpec {
-                        a,
-                        b,
-                        rate_bps: rate_bps(&l.rate, &f("rate"))?,
-                        delay: match l.delay_us {
-                            Some(d) => us(Some(d), &f("delay_us"), 0.0)?,
-                            None => delay,
-                        },
-                        buffer_a_bytes: l
-                            .buffer_a
-                            .as_ref()
-                            .map(|q| bytes(q, &f("buffer_a")))
-                            .transpose()?,
-                        buffer_b_bytes: l
-                            .buffer_b
-                            .as_ref()
-                            .map(|q| bytes(q, &f("buffer_b")))
-                            .transpose()?,
-                    });
-                }
-                if topo.hosts().is_empty() {
+                };
+                if topo.node(&n.name).is_some() {
                     return Err(ScenarioError::field(
-                        "topology.nodes",
-                        "needs at least one host".into(),
+                        &format!("topology.nodes[{i}].name"),
+                        format!("duplicate node name {:?}", n.name),
                     ));
                 }
-                topo
+                topo.add_node(n.name.clone(), kind);
             }
-            other => return Err(ScenarioError::field(
+            for (i, l) in t.links.iter().enumerate() {
+                let f = |s: &str| format!("topology.links[{i}].{s}");
+                let find = |name: &str, field: &str| {
+                    topo.node(name)
+                        .ok_or_else(|| ScenarioError::field(&f(field), format!("no node named {name:?}")))
+                };
+                let (a, b) = (find(&l.a, "a")?, find(&l.b, "b")?);
+                topo.links.push(LinkSpec {
+                    a,
+                    b,
+                    rate_bps: rate_bps(&l.rate, &f("rate"))?,
+                    delay: match l.delay_us {
+                        Some(d) => us(Some(d), &f("delay_us"), 0.0)?,
+                        None => delay,
+                    },
+                    buffer_a_bytes: l
+                        .buffer_a
+                        .as_ref()
+                        .map(|q| bytes(q, &f("buffer_a")))
+                        .transpose()?,
+                    buffer_b_bytes: l
+                        .buffer_b
+                        .as_ref()
+                        .map(|q| bytes(q, &f("buffer_b")))
+                        .transpose()?,
+                });
+            }
+            if topo.hosts().is_empty() {
+                return Err(ScenarioError::field(
+                    "topology.nodes",
+                    "needs at least one host".into(),
+                ));
+            }
+            topo
+        }
+        other => {
+            return Err(ScenarioError::field(
                 "topology.kind",
                 format!(
                     "unknown topology {other:?}; use \"star\", \"two_switch\", \"fat_tree\" or \"explicit\""
                 ),
-            )),
-        };
+            ))
+        }
+    };
     Ok(topo)
 }
 
@@ -410,12 +411,14 @@ fn add_apps(
         ],
         "ping" => &["src", "dst", "interval_us", "count"],
         "udp" => &["src", "dst", "rate", "message", "count"],
-        other => return Err(ScenarioError::field(
-            &f("kind"),
-            format!(
+        other => {
+            return Err(ScenarioError::field(
+                &f("kind"),
+                format!(
                 "unknown app kind {other:?}; use incast, stripe, bulk, transfer, short_flows, ping or udp"
             ),
-        )),
+            ))
+        }
     };
     check_fields(a, allowed, &f, kind)?;
     match kind {
@@ -563,6 +566,7 @@ fn add_apps(
                                 count: a.count,
                                 mtu_bytes: mtu,
                             },
+                            rng(sim),
                         ))
                     }
                 };

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Run every check and test: Rust (rustfmt, clippy -D warnings, unit and
+# integration tests) and Python (ruff, pytest). Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")"
+bash scripts/setup.sh
+echo "== rustfmt";  cargo fmt --all --check
+echo "== clippy";   cargo clippy -q --workspace --all-targets --release -- -D warnings
+echo "== cargo test"; cargo test -q --workspace --exclude xco-py --release
+echo "== ruff";     ruff check python tests && ruff format --check python tests
+echo "== pytest";   python3 -m pytest -q tests
