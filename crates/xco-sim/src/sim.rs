@@ -207,13 +207,11 @@ impl Sim {
                     self.at_host(pkt);
                 }
             }
-            Event::PortDepart(port) => {
-                core.net.on_depart(core.now, &mut core.ev, port);
-                if !core.net.wakeups.is_empty() {
-                    let woken = std::mem::take(&mut core.net.wakeups);
-                    for &ep in &woken {
-                        self.tcp.eps[ep as usize].output(core);
-                    }
+            Event::NicRoom(host) => {
+                core.net.on_nic_room(host);
+                let woken = std::mem::take(&mut core.net.wakeups);
+                for &ep in &woken {
+                    self.tcp.eps[ep as usize].output(core);
                 }
             }
             Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
@@ -329,13 +327,12 @@ impl Sim {
                 if self.port_sampling == PortSampling::Switches && !from_switch {
                     continue;
                 }
-                use crate::net::qdisc::QueueDiscipline;
                 self.samples.push(SampleRow {
                     t: now,
                     entity: "port",
                     id: id as u32,
                     throughput_mbps: 0.0,
-                    queue_bytes: p.qdisc.backlog_bytes(),
+                    queue_bytes: p.backlog_bytes(now),
                     drops: p.stats.bin_drops,
                 });
                 p.stats.bin_drops = 0;

@@ -53,7 +53,7 @@ timeseries_bin_us = 0
     let h4 = net.node("h4").unwrap();
     let s0 = net.node("s0").unwrap();
     let port = &net.ports[net.port_between(s0, h4).unwrap() as usize];
-    let util = port.stats.tx_bytes as f64 * 8.0 / (port.rate_bps as f64 * sim.core.now.as_secs_f64());
+    let util = port.stats.delivered_bytes as f64 * 8.0 / (port.rate_bps as f64 * sim.core.now.as_secs_f64());
     assert!(util > 0.9, "bottleneck utilisation {util:.3}");
     assert!(
         port.stats.dropped_packets > 0,

@@ -26,8 +26,9 @@ use xco_core::Time;
 pub enum Event {
     /// The head packet of port `0`'s pipe reaches the far end of the link.
     PipeArrive(u32),
-    /// Port `0` finishes serialising a packet and may start the next one.
-    PortDepart(u32),
+    /// The oldest packet waiting in host `0`'s NIC queue starts serialising
+    /// (wakes TCP senders blocked on a full NIC queue).
+    NicRoom(u32),
     /// Retransmission-timer check of TCP endpoint `0`.
     TcpRto(u32),
     /// Delayed-ACK timer check of TCP endpoint `0`.
@@ -72,7 +73,7 @@ impl Entry {
     fn new(time: u64, event: Event) -> Entry {
         let (tag, a, b): (u64, u32, u32) = match event {
             Event::PipeArrive(x) => (0, x, 0),
-            Event::PortDepart(x) => (1, x, 0),
+            Event::NicRoom(x) => (1, x, 0),
             Event::TcpRto(x) => (2, x, 0),
             Event::TcpDelack(x) => (3, x, 0),
             Event::App { app, token } => (4, app, token),
@@ -94,7 +95,7 @@ impl Entry {
         let b = (self.packed >> 35) as u32;
         match self.packed & 7 {
             0 => Event::PipeArrive(a),
-            1 => Event::PortDepart(a),
+            1 => Event::NicRoom(a),
             2 => Event::TcpRto(a),
             3 => Event::TcpDelack(a),
             4 => Event::App { app: a, token: b },

@@ -2,12 +2,14 @@
 //! serialisation at line rate, propagation delay, and store-and-forward
 //! switches that follow precomputed routes.
 //!
-//! A port is a queue, a serialiser and a pipe. An arriving packet starts
-//! serialising at once if the port is idle, otherwise it waits in the
-//! [`Qdisc`]; only a port with waiting packets has a pending departure event.
-//! When serialisation starts the packet enters the pipe with its arrival time
-//! at the far end; only the pipe's head packet has a pending arrival event.
-//! A packet crossing an idle link therefore costs one event per hop.
+//! A port is a FIFO buffer, a serialiser and a pipe. Because the port is
+//! FIFO, an admitted packet's serialisation slot is known the moment it
+//! arrives (right after everything admitted before it), so it enters the pipe
+//! at once, stamped with its arrival time at the far end. The bytes still
+//! waiting to start serialising are tracked in a small list of (start time,
+//! bytes) that is trimmed lazily whenever the backlog is asked for. Only the
+//! pipe's head packet has a pending arrival event, and a port never needs a
+//! departure event: one event per packet per hop.
 
 pub mod egress;
 pub mod packet;
@@ -20,7 +22,7 @@ use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
 use egress::Egress;
 use packet::{Packet, PacketPool, PktId};
-use qdisc::{DropTail, Qdisc, QueueDiscipline};
+use qdisc::{DropTail, Qdisc, QueueDiscipline, Verdict};
 use routing::{Graph, RouteTable, Routing};
 use std::collections::VecDeque;
 use topology::{NodeKind, Topology};
@@ -51,10 +53,10 @@ pub struct PortStats {
     pub arrived_bytes: u64,
     /// Frames offered.
     pub arrived_packets: u64,
-    /// Frame bytes put on the wire.
-    pub tx_bytes: u64,
-    /// Frames put on the wire.
-    pub tx_packets: u64,
+    /// Frame bytes admitted (on the wire, being serialised or waiting).
+    pub admitted_bytes: u64,
+    /// Frames admitted.
+    pub admitted_packets: u64,
     /// Frame bytes dropped by the queue discipline.
     pub dropped_bytes: u64,
     /// Frames dropped.
@@ -79,14 +81,16 @@ pub struct Port {
     ps_per_byte_q32: u64,
     /// One-way propagation delay.
     pub delay: Dur,
-    /// The buffer.
+    /// The admission discipline.
     pub qdisc: Qdisc,
     /// Buffer size in bytes (as configured).
     pub buffer_bytes: u64,
-    /// When the packet being serialised is done.
+    /// When the last admitted packet finishes serialising.
     pub busy_until: Time,
-    depart_pending: bool,
-    /// Packets on the wire: (arrival time at `to`, packet).
+    /// Admitted packets not yet serialising: (start time, frame bytes).
+    waiting: VecDeque<(Time, u32)>,
+    waiting_bytes: u64,
+    /// Admitted packets in order: (arrival time at `to`, packet).
     pipe: VecDeque<(Time, PktId)>,
     /// Counters.
     pub stats: PortStats,
@@ -100,9 +104,25 @@ impl Port {
     pub fn serialization(&self, wire_bytes: u32) -> Dur {
         Dur(((wire_bytes as u128 * self.ps_per_byte_q32 as u128) >> 32) as u64)
     }
-    /// Packets on the wire now.
+    /// Admitted packets not yet at the far end (waiting, serialising or propagating).
     pub fn in_pipe(&self) -> impl Iterator<Item = PktId> + '_ {
         self.pipe.iter().map(|&(_, p)| p)
+    }
+    /// Bytes waiting to start serialising at `now`.
+    #[inline]
+    pub fn backlog_bytes(&mut self, now: Time) -> u64 {
+        while let Some(&(start, bytes)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes as u64;
+        }
+        self.waiting_bytes
+    }
+    /// Start time of the oldest packet still waiting, if any.
+    fn next_start(&self) -> Option<Time> {
+        self.waiting.front().map(|&(t, _)| t)
     }
 }
 
@@ -153,6 +173,8 @@ pub struct Net {
     pub data_packet_hops: u64,
     /// Per host: TCP endpoints waiting for room in the NIC queue.
     blocked: Vec<Vec<u32>>,
+    /// Per host: a room check is scheduled.
+    room_event: Vec<bool>,
     /// Endpoints whose NIC queue drained (the driver wakes them after the event).
     pub wakeups: Vec<u32>,
 }
@@ -202,7 +224,8 @@ impl Net {
                     qdisc: Qdisc::DropTail(DropTail::new(buffer_bytes)),
                     buffer_bytes,
                     busy_until: Time::ZERO,
-                    depart_pending: false,
+                    waiting: VecDeque::new(),
+                    waiting_bytes: 0,
                     pipe: VecDeque::new(),
                     stats: PortStats::default(),
                     capture: None,
@@ -240,6 +263,7 @@ impl Net {
             captures: Vec::new(),
             data_packet_hops: 0,
             blocked: vec![Vec::new(); n],
+            room_event: vec![false; n],
             wakeups: Vec::new(),
         })
     }
@@ -280,29 +304,38 @@ impl Net {
         }
     }
 
-    /// Offer `pkt` to output `port`.
+    /// Offer `pkt` to output `port`: admit it into its serialisation slot or drop it.
     #[inline]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId) {
         let bytes = self.frame_bytes(&self.pool[pkt]);
+        let gap = self.framing.gap_bytes;
         let pt = &mut self.ports[port as usize];
         pt.stats.arrived_bytes += bytes as u64;
         pt.stats.arrived_packets += 1;
-        if pt.busy_until <= now && pt.qdisc.backlog_packets() == 0 {
-            self.start_tx(now, ev, port, pkt, bytes);
-            return;
-        }
-        match pt.qdisc.enqueue(pkt, bytes, now) {
-            None => {
-                let backlog = pt.qdisc.backlog_bytes();
-                if backlog > pt.stats.max_backlog_bytes {
-                    pt.stats.max_backlog_bytes = backlog;
-                }
-                if !pt.depart_pending {
-                    pt.depart_pending = true;
-                    ev.schedule(pt.busy_until, Event::PortDepart(port));
-                }
+        let start = if pt.busy_until <= now {
+            now // idle: nothing is waiting either
+        } else {
+            let backlog = pt.backlog_bytes(now);
+            if pt.qdisc.admit(now, bytes, backlog) == Verdict::Drop {
+                self.drop_packet(port, pkt);
+                return;
             }
-            Some(victim) => self.drop_packet(port, victim),
+            pt.waiting.push_back((pt.busy_until, bytes));
+            pt.waiting_bytes += bytes as u64;
+            pt.stats.max_backlog_bytes = pt.stats.max_backlog_bytes.max(pt.waiting_bytes);
+            pt.busy_until
+        };
+        let done = start + pt.serialization(bytes + gap);
+        pt.busy_until = done;
+        let arrive = done + pt.delay;
+        if pt.pipe.is_empty() {
+            ev.schedule(arrive, Event::PipeArrive(port));
+        }
+        pt.pipe.push_back((arrive, pkt));
+        pt.stats.admitted_bytes += bytes as u64;
+        pt.stats.admitted_packets += 1;
+        if let Some(c) = pt.capture {
+            self.captures[c as usize].record(start, &self.pool[pkt]);
         }
     }
 
@@ -319,61 +352,38 @@ impl Net {
         self.pool.release(pkt);
     }
 
-    #[inline]
-    fn start_tx(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId, frame_bytes: u32) {
-        let gap = self.framing.gap_bytes;
-        let pt = &mut self.ports[port as usize];
-        let done = now + pt.serialization(frame_bytes + gap);
-        pt.busy_until = done;
-        let arrive = done + pt.delay;
-        if pt.pipe.is_empty() {
-            ev.schedule(arrive, Event::PipeArrive(port));
-        }
-        pt.pipe.push_back((arrive, pkt));
-        pt.stats.tx_bytes += frame_bytes as u64;
-        pt.stats.tx_packets += 1;
-        if let Some(c) = pt.capture {
-            self.captures[c as usize].record(now, &self.pool[pkt]);
-        }
-    }
-
-    /// Port `port` finished serialising: start the next waiting packet.
-    #[inline]
-    pub fn on_depart(&mut self, now: Time, ev: &mut EventQueue, port: u32) {
-        let pt = &mut self.ports[port as usize];
-        pt.depart_pending = false;
-        if let Some((pkt, bytes)) = pt.qdisc.dequeue(now) {
-            self.start_tx(now, ev, port, pkt, bytes);
-            let pt = &mut self.ports[port as usize];
-            if pt.qdisc.backlog_packets() > 0 {
-                pt.depart_pending = true;
-                ev.schedule(pt.busy_until, Event::PortDepart(port));
-            }
-            let from = pt.from as usize;
-            if !self.blocked[from].is_empty() && self.nic_has_room(from as u32, 0) {
-                self.wakeups.append(&mut self.blocked[from]);
-            }
-        }
-    }
-
     /// True if host `host`'s NIC queue can take `frame_bytes` more of TCP data
     /// and still keep room for ACKs and retransmissions (four MTU-sized frames).
     ///
     /// TCP never loses packets in its own host's queue (Linux's TCP Small
     /// Queues block the socket instead); this is the check that blocks it.
     #[inline]
-    pub fn nic_has_room(&self, host: u32, frame_bytes: u32) -> bool {
-        let pt = &self.ports[self.nodes[host as usize].nic as usize];
+    pub fn nic_has_room(&mut self, now: Time, host: u32, frame_bytes: u32) -> bool {
+        let pt = &mut self.ports[self.nodes[host as usize].nic as usize];
         let headroom = 4 * 9_100u64.min(pt.buffer_bytes / 8);
-        pt.qdisc.backlog_bytes() + frame_bytes as u64 + headroom <= pt.buffer_bytes
+        pt.backlog_bytes(now) + frame_bytes as u64 + headroom <= pt.buffer_bytes
     }
 
-    /// Remember that TCP endpoint `ep` on `host` waits for room in the NIC queue.
-    pub fn block_until_room(&mut self, host: u32, ep: u32) {
+    /// TCP endpoint `ep` on `host` waits for room in the NIC queue: it is
+    /// woken (through [`Net::wakeups`]) when the oldest waiting packet starts.
+    pub fn block_until_room(&mut self, ev: &mut EventQueue, host: u32, ep: u32) {
         let b = &mut self.blocked[host as usize];
         if !b.contains(&ep) {
             b.push(ep);
         }
+        if !self.room_event[host as usize] {
+            let nic = self.nodes[host as usize].nic as usize;
+            if let Some(t) = self.ports[nic].next_start() {
+                self.room_event[host as usize] = true;
+                ev.schedule(t, Event::NicRoom(host));
+            }
+        }
+    }
+
+    /// The room check of `host` fired: queue its blocked endpoints for waking.
+    pub fn on_nic_room(&mut self, host: u32) {
+        self.room_event[host as usize] = false;
+        self.wakeups.append(&mut self.blocked[host as usize]);
     }
 
     /// The head packet of `port`'s pipe arrives; returns it if it reached a host.
@@ -421,10 +431,10 @@ impl Net {
     /// tool support); returns them in order, released from the pool.
     pub fn take_packets(&mut self, port: u32) -> Vec<Packet> {
         let pt = &mut self.ports[port as usize];
-        let mut ids: Vec<PktId> = pt.pipe.drain(..).map(|(_, p)| p).collect();
-        while let Some((p, _)) = pt.qdisc.dequeue(Time::ZERO) {
-            ids.push(p);
-        }
+        pt.waiting.clear();
+        pt.waiting_bytes = 0;
+        pt.busy_until = Time::ZERO;
+        let ids: Vec<PktId> = pt.pipe.drain(..).map(|(_, p)| p).collect();
         ids.into_iter()
             .map(|id| {
                 let p = self.pool[id];

@@ -1,105 +1,92 @@
 //! Queue disciplines: what a port's buffer does with an arriving packet.
 //!
-//! [`QueueDiscipline`] is the extension point for RED, SFQ, ECN marking and
-//! PDN's drop notification; [`Qdisc`] dispatches over the implemented ones
-//! with a `match` (no virtual call on the packet path).
+//! Ports are FIFO: a packet that is admitted is assigned its serialisation
+//! slot at once (after everything admitted before it), so a port needs no
+//! departure events. What varies between disciplines is the *admission*
+//! decision at arrival, given the bytes waiting at that instant: drop-tail
+//! now; RED, ECN marking and PDN's drop notification are further
+//! implementations of [`QueueDiscipline`] (they too decide at arrival).
+//! Disciplines that reorder packets at departure (SFQ) need a scheduler that
+//! picks at dequeue time; they will come as a port mode of their own.
 
-use super::packet::PktId;
-use std::collections::VecDeque;
 use xco_core::Time;
 
-/// The contract every queue discipline meets.
-pub trait QueueDiscipline {
-    /// Offer `pkt` of `frame_bytes` at `now`; returns the packet to drop, if
-    /// any (the arriving one for drop-tail; another one for push-out schemes).
-    fn enqueue(&mut self, pkt: PktId, frame_bytes: u32, now: Time) -> Option<PktId>;
-    /// The next packet to transmit and its frame bytes.
-    fn dequeue(&mut self, now: Time) -> Option<(PktId, u32)>;
-    /// Bytes waiting (not counting the packet being serialised).
-    fn backlog_bytes(&self) -> u64;
-    /// Packets waiting.
-    fn backlog_packets(&self) -> usize;
-    /// Ids of waiting packets (for conservation checks).
-    fn packets(&self) -> Vec<PktId>;
+/// What happens to an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Queue it behind everything admitted before.
+    Admit,
+    /// Drop it.
+    Drop,
 }
 
-/// First-in first-out with a byte limit; arrivals that do not fit are dropped.
+/// The contract of an admission discipline.
+pub trait QueueDiscipline {
+    /// Decide on a frame of `frame_bytes` arriving at `now` while
+    /// `backlog_bytes` wait (the frame being serialised is not counted).
+    fn admit(&mut self, now: Time, frame_bytes: u32, backlog_bytes: u64) -> Verdict;
+    /// The buffer size in bytes.
+    fn limit_bytes(&self) -> u64;
+}
+
+/// Admit while the frame fits in the buffer; drop arrivals that do not fit.
+#[derive(Clone, Debug)]
 pub struct DropTail {
     limit_bytes: u64,
-    bytes: u64,
-    fifo: VecDeque<(PktId, u32)>,
 }
 
 impl DropTail {
     /// A drop-tail buffer of `limit_bytes`.
     pub fn new(limit_bytes: u64) -> DropTail {
-        DropTail {
-            limit_bytes,
-            bytes: 0,
-            fifo: VecDeque::new(),
-        }
+        DropTail { limit_bytes }
     }
 }
 
 impl QueueDiscipline for DropTail {
     #[inline]
-    fn enqueue(&mut self, pkt: PktId, frame_bytes: u32, _now: Time) -> Option<PktId> {
-        if self.bytes + frame_bytes as u64 > self.limit_bytes {
-            return Some(pkt);
+    fn admit(&mut self, _now: Time, frame_bytes: u32, backlog_bytes: u64) -> Verdict {
+        if backlog_bytes + frame_bytes as u64 > self.limit_bytes {
+            Verdict::Drop
+        } else {
+            Verdict::Admit
         }
-        self.bytes += frame_bytes as u64;
-        self.fifo.push_back((pkt, frame_bytes));
-        None
     }
-    #[inline]
-    fn dequeue(&mut self, _now: Time) -> Option<(PktId, u32)> {
-        let (p, b) = self.fifo.pop_front()?;
-        self.bytes -= b as u64;
-        Some((p, b))
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn backlog_packets(&self) -> usize {
-        self.fifo.len()
-    }
-    fn packets(&self) -> Vec<PktId> {
-        self.fifo.iter().map(|&(p, _)| p).collect()
+    fn limit_bytes(&self) -> u64 {
+        self.limit_bytes
     }
 }
 
-/// The queue disciplines a port can run.
+/// The disciplines a port can run (a `match`, not a virtual call, on the packet path).
+#[derive(Clone, Debug)]
 pub enum Qdisc {
-    /// Byte-limited FIFO dropping arrivals that do not fit.
+    /// Byte-limited drop-tail.
     DropTail(DropTail),
-}
-
-macro_rules! each {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            Qdisc::DropTail($q) => $e,
-        }
-    };
 }
 
 impl QueueDiscipline for Qdisc {
     #[inline]
-    fn enqueue(&mut self, pkt: PktId, frame_bytes: u32, now: Time) -> Option<PktId> {
-        each!(self, q => q.enqueue(pkt, frame_bytes, now))
+    fn admit(&mut self, now: Time, frame_bytes: u32, backlog_bytes: u64) -> Verdict {
+        match self {
+            Qdisc::DropTail(q) => q.admit(now, frame_bytes, backlog_bytes),
+        }
     }
-    #[inline]
-    fn dequeue(&mut self, now: Time) -> Option<(PktId, u32)> {
-        each!(self, q => q.dequeue(now))
+    fn limit_bytes(&self) -> u64 {
+        match self {
+            Qdisc::DropTail(q) => q.limit_bytes(),
+        }
     }
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        each!(self, q => q.backlog_bytes())
-    }
-    #[inline]
-    fn backlog_packets(&self) -> usize {
-        each!(self, q => q.backlog_packets())
-    }
-    fn packets(&self) -> Vec<PktId> {
-        each!(self, q => q.packets())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drop_tail_admits_exactly_up_to_the_limit() {
+        let mut q = DropTail::new(3000);
+        assert_eq!(q.admit(Time(0), 1500, 0), Verdict::Admit);
+        assert_eq!(q.admit(Time(0), 1500, 1500), Verdict::Admit);
+        assert_eq!(q.admit(Time(0), 1, 3000), Verdict::Drop);
+        assert_eq!(q.admit(Time(0), 1501, 1500), Verdict::Drop);
     }
 }

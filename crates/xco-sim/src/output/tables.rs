@@ -86,13 +86,18 @@ fn timeseries_csv(sim: &Sim) -> String {
 
 fn ports_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
-    let secs = sim.core.now.as_secs_f64();
+    let now = sim.core.now;
+    let secs = now.as_secs_f64();
     let mut s = String::from(
-        "port,from,to,rate_bps,buffer_bytes,tx_bytes,tx_packets,dropped_bytes,dropped_packets,max_queue_bytes,utilization\n",
+        "port,from,to,rate_bps,buffer_bytes,admitted_bytes,admitted_packets,dropped_bytes,dropped_packets,max_queue_bytes,utilization\n",
     );
     for (i, p) in net.ports.iter().enumerate() {
+        // bytes whose serialisation ended by `now` (admitted ones may still wait)
+        let busy = p.busy_until.saturating_since(now);
+        let unsent_bits = (busy.as_secs_f64() * p.rate_bps as f64).min(p.stats.admitted_bytes as f64 * 8.0);
+        let sent_bytes = (p.stats.admitted_bytes as f64 - unsent_bits / 8.0).max(0.0);
         let util = if secs > 0.0 {
-            p.stats.tx_bytes as f64 * 8.0 / (p.rate_bps as f64 * secs)
+            (sent_bytes * 8.0 / (p.rate_bps as f64 * secs)).min(1.0)
         } else {
             0.0
         };
@@ -103,8 +108,8 @@ fn ports_csv(sim: &Sim) -> String {
             net.name(p.to),
             p.rate_bps,
             p.buffer_bytes,
-            p.stats.tx_bytes,
-            p.stats.tx_packets,
+            p.stats.admitted_bytes,
+            p.stats.admitted_packets,
             p.stats.dropped_bytes,
             p.stats.dropped_packets,
             p.stats.max_backlog_bytes,

@@ -476,8 +476,8 @@ impl TcpEndpoint {
             }
             let frame =
                 (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
-            if !core.net.nic_has_room(self.host, frame) {
-                core.net.block_until_room(self.host, self.id);
+            if !core.net.nic_has_room(core.now, self.host, frame) {
+                core.net.block_until_room(&mut core.ev, self.host, self.id);
                 break;
             }
             let seq = self.snd_nxt;
