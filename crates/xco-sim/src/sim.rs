@@ -99,10 +99,26 @@ pub struct Sim {
 impl Sim {
     /// A simulation over `net` with TCP settings `tcp_cfg` and `seed`.
     pub fn new(net: Net, tcp_cfg: TcpConfig, seed: u64) -> Sim {
+        // wheel buckets of about half the shortest frame time (an ACK on the
+        // fastest link), a horizon of two link crossings of a jumbo frame
+        let ack_frame = tcp_cfg.header_bytes + net.framing.frame_overhead_bytes + net.framing.gap_bytes;
+        let jumbo = 9000 + net.framing.frame_overhead_bytes + net.framing.gap_bytes;
+        let bucket_ps = net
+            .ports
+            .iter()
+            .map(|p| p.serialization(ack_frame).ps() / 2)
+            .min()
+            .unwrap_or(1000);
+        let horizon_ps = net
+            .ports
+            .iter()
+            .map(|p| 2 * (p.delay + p.serialization(jumbo)).ps())
+            .max()
+            .unwrap_or(1_000_000);
         Sim {
             core: Core {
                 now: Time::ZERO,
-                ev: EventQueue::new(),
+                ev: EventQueue::for_timescale(bucket_ps, horizon_ps),
                 net,
                 notes: Vec::new(),
                 tcp_cfg,

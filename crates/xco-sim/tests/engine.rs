@@ -3,7 +3,12 @@ use xco_sim::engine::{Event, EventQueue};
 
 #[test]
 fn equal_time_events_pop_in_insertion_order() {
-    let mut q = EventQueue::new();
+    for q in queues() {
+        equal_times(q);
+    }
+}
+
+fn equal_times(mut q: EventQueue) {
     q.schedule(Time(10), Event::Probe(100));
     for i in 0..50 {
         q.schedule(Time(5), Event::Probe(i));
@@ -19,9 +24,14 @@ fn equal_time_events_pop_in_insertion_order() {
 
 #[test]
 fn times_pop_in_order_whatever_the_insertion_order() {
-    let mut q = EventQueue::new();
+    for q in queues() {
+        any_insertion_order(q);
+    }
+}
+
+fn any_insertion_order(mut q: EventQueue) {
     let mut rng = xco_core::Rng::new(3);
-    let mut times: Vec<u64> = (0..2000).map(|_| rng.below(500)).collect();
+    let mut times: Vec<u64> = (0..2000).map(|_| rng.below(5000)).collect();
     for (i, &t) in times.iter().enumerate() {
         q.schedule(Time(t), Event::Probe(i as u32));
     }
@@ -35,10 +45,48 @@ fn times_pop_in_order_whatever_the_insertion_order() {
     times.clear();
 }
 
+/// Queues with very different wheels: the default, a tiny one (most events
+/// overflow and buckets wrap around constantly) and a coarse one (crowded buckets).
+fn queues() -> Vec<EventQueue> {
+    vec![
+        EventQueue::new(),
+        EventQueue::with_wheel(2, 6),
+        EventQueue::with_wheel(12, 8),
+    ]
+}
+
 #[test]
 fn interleaved_pushes_and_pops_keep_time_then_insertion_order() {
+    for q in queues() {
+        interleaved(q);
+    }
+}
+
+#[test]
+fn peeking_then_scheduling_earlier_keeps_order() {
+    // a driver peeks at the next event, stops short of it, then schedules
+    // events before it (what `Sim::run_until` and tools do)
+    for mut q in queues() {
+        q.schedule(Time(1_000_000), Event::Probe(1));
+        q.schedule(Time(5), Event::Probe(0));
+        assert_eq!(q.pop(), Some((Time(5), Event::Probe(0))));
+        assert_eq!(q.peek_time(), Some(Time(1_000_000)));
+        q.schedule(Time(10), Event::Probe(2));
+        q.schedule(Time(10), Event::Probe(3));
+        q.schedule(Time(999_999), Event::Probe(4));
+        q.schedule(Time(1_000_000), Event::Probe(5));
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop())
+            .map(|(_, e)| match e {
+                Event::Probe(i) => i,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(order, vec![2, 3, 4, 1, 5]);
+    }
+}
+
+fn interleaved(mut q: EventQueue) {
     // the simulator pattern: pop an event, schedule a few at or after its time
-    let mut q = EventQueue::new();
     let mut rng = xco_core::Rng::new(11);
     let mut tag = 0u32;
     let mut reference: Vec<(u64, u32)> = Vec::new();
@@ -64,7 +112,7 @@ fn interleaved_pushes_and_pops_keep_time_then_insertion_order() {
         n += 1;
         if n < 20_000 {
             for _ in 0..rng.below(3) + if q.is_empty() { 1 } else { 0 } {
-                let dt = [0, 0, 1, 7, 100, 1 << 20][rng.below(6) as usize];
+                let dt = [0, 0, 1, 7, 100, 3000, 1 << 20, 1 << 34][rng.below(8) as usize];
                 q.schedule(Time(t.0 + dt), Event::Probe(tag));
                 order.insert(tag, seq);
                 seq += 1;

@@ -1,15 +1,20 @@
 //! The discrete-event engine: a clock and one ordered queue of events.
 //!
-//! Events are ordered by `(time, sequence number)`: two events at the same
+//! Events are ordered by `(time, insertion)`: two events at the same
 //! picosecond pop in the order they were scheduled, so runs are
 //! deterministic. Event payloads are small `Copy` values naming the element
-//! that acts ([`Event`]); there are no boxed closures on the packet path.
+//! that acts ([`Event`]), packed into 16-byte queue entries; there are no
+//! boxed closures on the packet path.
 //!
-//! Elements keep at most one pending event each (a busy port schedules only
-//! its next departure, a pipe only its head packet's arrival, a TCP endpoint
-//! one retransmission event whose deadline it moves by writing a field).
-//! Timers that really must be withdrawn use [`EventQueue::cancel`].
+//! Elements keep at most one pending event each (a pipe schedules only its
+//! head packet's arrival, a TCP endpoint one retransmission event whose
+//! deadline it moves by writing a field). Timers that really must be
+//! withdrawn use [`EventQueue::schedule_cancellable`] and
+//! [`EventQueue::cancel`].
 
+mod entry;
 mod queue;
+mod radix;
 
 pub use queue::{Event, EventQueue, TimerKey};
+pub use radix::RadixHeap;

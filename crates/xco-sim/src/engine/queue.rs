@@ -1,24 +1,22 @@
-//! The event queue: a radix heap over integer time with FIFO buckets.
+//! The event queue: a time wheel for the near future, a radix heap beyond.
 //!
-//! Simulated time never goes backwards, so the queue is *monotone*: nothing
-//! is ever scheduled before the last event popped. A radix heap exploits
-//! that: an entry sits in the bucket given by the highest bit in which its
-//! time differs from the last popped time; pushing is a bit scan and a
-//! `Vec::push`, popping refills bucket 0 from the lowest non-empty bucket.
-//! Each bucket is kept in push order and refills preserve that order, so
-//! events at equal times pop in the order they were scheduled — the
-//! `(time, sequence number)` order of a classic heap, without storing or
-//! comparing sequence numbers.
-//!
-//! One refinement keeps the constant small: when the lowest non-empty bucket
-//! holds only a few entries it is not redistributed bit by bit; it is
-//! stable-sorted once into the *run*, a sorted vector that pops in order.
-//! Entries scheduled later inside the run's time range are inserted into it
-//! in order (after entries of equal time), so the FIFO rule still holds.
+//! Almost every event of a packet simulation lands within one link delay of
+//! the present (a packet arriving at the far end of a link). Those go into a
+//! wheel of `2^shift`-picosecond buckets spanning a horizon chosen from the
+//! network (a few propagation delays): pushing is an index computation and a
+//! `Vec::push`. When the clock reaches a bucket, its handful of entries are
+//! stable-sorted into the *run*, which pops in order. Events beyond the
+//! horizon (timers) wait in a [`RadixHeap`] and move into the wheel the
+//! moment their bucket enters the horizon — before anything else can be
+//! pushed into that bucket — so events at equal times pop in the order they
+//! were scheduled: the `(time, sequence number)` order of a classic heap,
+//! without storing sequence numbers.
 //!
 //! Cancellable timers go through a small slab with generation counters:
 //! cancelling is O(1) and a cancelled timer is skipped when it comes up.
 
+use super::entry::{sort_by_time, Entry};
+use super::radix::RadixHeap;
 use xco_core::Time;
 
 /// What happens when an event fires; each variant names the element that acts.
@@ -61,84 +59,20 @@ pub struct TimerKey {
     generation: u32,
 }
 
-/// A queue entry: time and the event packed into one word (16 bytes in all).
-#[derive(Clone, Copy)]
-struct Entry {
-    time: u64,
-    packed: u64,
-}
-
-impl Entry {
-    #[inline(always)]
-    fn new(time: u64, event: Event) -> Entry {
-        let (tag, a, b): (u64, u32, u32) = match event {
-            Event::PipeArrive(x) => (0, x, 0),
-            Event::NicRoom(x) => (1, x, 0),
-            Event::TcpRto(x) => (2, x, 0),
-            Event::TcpDelack(x) => (3, x, 0),
-            Event::App { app, token } => (4, app, token),
-            Event::Sample => (5, 0, 0),
-            Event::Probe(x) => (6, x, 0),
-            Event::Timer { slot, generation } => (7, slot, generation),
-        };
-        // tag: 3 bits; a: 32 bits; b: 29 bits (app tokens and timer generations fit)
-        debug_assert!(b < 1 << 29, "event payload too large");
-        Entry {
-            time,
-            packed: tag | (a as u64) << 3 | ((b as u64) & ((1 << 29) - 1)) << 35,
-        }
-    }
-
-    #[inline(always)]
-    fn event(&self) -> Event {
-        let a = (self.packed >> 3) as u32;
-        let b = (self.packed >> 35) as u32;
-        match self.packed & 7 {
-            0 => Event::PipeArrive(a),
-            1 => Event::NicRoom(a),
-            2 => Event::TcpRto(a),
-            3 => Event::TcpDelack(a),
-            4 => Event::App { app: a, token: b },
-            5 => Event::Sample,
-            6 => Event::Probe(a),
-            _ => Event::Timer {
-                slot: a,
-                generation: b,
-            },
-        }
-    }
-}
-
-/// Stable insertion sort by time: buckets are small and nearly sorted.
-#[inline]
-fn sort_by_time(v: &mut [Entry]) {
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1].time > x.time {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
-    }
-}
-
-const BUCKETS: usize = 65;
-/// Buckets up to this size become a sorted run instead of being redistributed.
-const RUN_MAX: usize = 32;
+const GENERATION_MASK: u32 = (1 << 29) - 1;
 
 /// Pending events in `(time, insertion)` order.
 pub struct EventQueue {
+    shift: u32,
+    mask: u64,
     buckets: Vec<Vec<Entry>>,
-    /// The sorted run (entries whose bucket is below `run_level`).
+    /// Bit per bucket slot: non-empty.
+    occupied: Vec<u64>,
+    /// Absolute index (time >> shift) of the bucket loaded into `run`.
+    cur: u64,
     run: Vec<Entry>,
-    /// Read position in the run.
     head: usize,
-    /// New entries whose bucket is below this level belong in the run.
-    run_level: usize,
-    /// Bit `i` set when bucket `i` is non-empty.
-    nonempty: u128,
-    last: u64,
+    overflow: RadixHeap,
     len: usize,
     popped: u64,
     slots: Vec<(u32, Option<Event>)>,
@@ -152,15 +86,29 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
-    /// An empty queue.
+    /// An empty queue with 1.024 ns buckets and a 4096-bucket horizon.
     pub fn new() -> EventQueue {
+        EventQueue::with_wheel(10, 12)
+    }
+
+    /// An empty queue with `2^shift` ps buckets and `2^log2_buckets` of them.
+    ///
+    /// Panics if `log2_buckets` is not in 6..=20 or `shift` over 40.
+    pub fn with_wheel(shift: u32, log2_buckets: u32) -> EventQueue {
+        assert!(
+            (6..=20).contains(&log2_buckets) && shift <= 40,
+            "unreasonable wheel"
+        );
+        let n = 1usize << log2_buckets;
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            shift,
+            mask: (n - 1) as u64,
+            buckets: (0..n).map(|_| Vec::new()).collect(),
+            occupied: vec![0; n / 64],
+            cur: 0,
             run: Vec::new(),
             head: 0,
-            run_level: 0,
-            nonempty: 0,
-            last: 0,
+            overflow: RadixHeap::new(),
             len: 0,
             popped: 0,
             slots: Vec::new(),
@@ -168,33 +116,61 @@ impl EventQueue {
         }
     }
 
+    /// A queue whose buckets are about `bucket_ps` wide and whose horizon
+    /// spans at least `horizon_ps`: buckets of a few events each, and nearly
+    /// every event within the horizon.
+    pub fn for_timescale(bucket_ps: u64, horizon_ps: u64) -> EventQueue {
+        let shift = 63 - bucket_ps.max(1).leading_zeros(); // floor(log2)
+        let buckets = (horizon_ps >> shift).max(1).next_power_of_two();
+        let log2 = buckets.trailing_zeros().clamp(8, 16);
+        EventQueue::with_wheel(shift.min(40), log2)
+    }
+
+    /// Rebuild the queue with another wheel, keeping every pending event and
+    /// its order (for tests and tools that compare configurations).
+    pub fn rewheel(&mut self, shift: u32, log2_buckets: u32) {
+        let mut fresh = EventQueue::with_wheel(shift, log2_buckets);
+        while let Some(e) = self.pop_entry() {
+            fresh.push(e);
+        }
+        fresh.slots = std::mem::take(&mut self.slots);
+        fresh.free_slots = std::mem::take(&mut self.free_slots);
+        fresh.popped = self.popped;
+        *self = fresh;
+    }
+
     #[inline(always)]
-    fn bucket_of(&self, time: u64) -> usize {
-        let x = time ^ self.last;
-        if x == 0 {
-            0
+    fn n(&self) -> u64 {
+        self.mask + 1
+    }
+
+    #[inline(always)]
+    fn put_in_bucket(&mut self, b: u64, e: Entry) {
+        let slot = (b & self.mask) as usize;
+        self.buckets[slot].push(e);
+        self.occupied[slot / 64] |= 1 << (slot % 64);
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        self.len += 1;
+        let b = e.time >> self.shift;
+        if b <= self.cur {
+            // the bucket being popped (or earlier, after a peek): keep the run sorted
+            let rest = &self.run[self.head..];
+            let at = self.head + rest.partition_point(|x| x.time <= e.time);
+            self.run.insert(at, e);
+        } else if b < self.cur + self.n() {
+            self.put_in_bucket(b, e);
         } else {
-            64 - x.leading_zeros() as usize
+            self.overflow.push(e);
         }
     }
 
     /// Schedule `event` at `time`, which must not be before the last popped event.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let t = time.0;
-        self.len += 1;
-        // `peek_time` may have moved `last` past the clock; anything earlier
-        // than `last` precedes every bucket and belongs in the run
-        let b = if t < self.last { 0 } else { self.bucket_of(t) };
-        if b < self.run_level || t < self.last {
-            // inside the run's range: insert after every entry of time <= t
-            let rest = &self.run[self.head..];
-            let at = self.head + rest.partition_point(|e| e.time <= t);
-            self.run.insert(at, Entry::new(t, event));
-            return;
-        }
-        self.buckets[b].push(Entry::new(t, event));
-        self.nonempty |= 1u128 << b;
+        self.push(Entry::new(time.0, event));
     }
 
     /// Schedule `event` at `time` so that it can be withdrawn with [`cancel`](Self::cancel).
@@ -206,7 +182,7 @@ impl EventQueue {
                 (self.slots.len() - 1) as u32
             }
         };
-        let generation = self.slots[slot as usize].0 & ((1 << 29) - 1);
+        let generation = self.slots[slot as usize].0;
         self.slots[slot as usize].1 = Some(event);
         self.schedule(time, Event::Timer { slot, generation });
         TimerKey { slot, generation }
@@ -233,7 +209,7 @@ impl EventQueue {
                 let s = &mut self.slots[slot as usize];
                 debug_assert_eq!(s.0, generation);
                 let live = s.1.take();
-                s.0 = (s.0 + 1) & ((1 << 29) - 1);
+                s.0 = (s.0 + 1) & GENERATION_MASK;
                 self.free_slots.push(slot);
                 match live {
                     Some(ev) => {
@@ -248,57 +224,90 @@ impl EventQueue {
         }
     }
 
-    /// Make the run non-empty from the lowest non-empty bucket; false if nothing is pending.
-    fn refill(&mut self) -> bool {
+    /// The next occupied bucket after `cur` (absolute index), if the wheel has any.
+    fn next_occupied(&self) -> Option<u64> {
+        let n = self.n();
+        let words = self.occupied.len();
+        let start = ((self.cur + 1) & self.mask) as usize;
+        let (w0, bit0) = (start / 64, start % 64);
+        // the first word from bit0 on, then whole words, then the first word's low bits
+        let first = self.occupied[w0] & (!0u64 << bit0);
+        let found = if first != 0 {
+            Some(w0 * 64 + first.trailing_zeros() as usize)
+        } else {
+            (1..=words).find_map(|k| {
+                let w = (w0 + k) % words;
+                let mut bits = self.occupied[w];
+                if k == words {
+                    bits &= !(!0u64 << bit0); // wrapped back to the first word
+                }
+                (bits != 0).then(|| w * 64 + bits.trailing_zeros() as usize)
+            })
+        }?;
+        let dist = (found as u64).wrapping_sub(start as u64) & self.mask;
+        debug_assert!(dist < n);
+        Some(self.cur + 1 + dist)
+    }
+
+    /// Load the next non-empty bucket into the run; false if nothing is pending.
+    fn advance(&mut self) -> bool {
         self.run.clear();
         self.head = 0;
-        self.run_level = 0;
-        loop {
-            if self.nonempty == 0 {
-                return false;
+        let next = match (self.next_occupied(), self.overflow.peek_time()) {
+            (Some(b), Some(t)) => b.min(t >> self.shift),
+            (Some(b), None) => b,
+            (None, Some(t)) => t >> self.shift,
+            (None, None) => return false,
+        };
+        self.cur = next;
+        // buckets newly inside the horizon take their overflow entries now,
+        // before anything else can be pushed into them
+        let end = self.cur + self.n();
+        while let Some(t) = self.overflow.peek_time() {
+            if t >> self.shift >= end {
+                break;
             }
-            let i = self.nonempty.trailing_zeros() as usize;
-            let mut moved = std::mem::take(&mut self.buckets[i]);
-            self.nonempty &= !(1u128 << i);
-            let min = moved.iter().map(|e| e.time).min().expect("non-empty bucket");
-            self.last = min;
-            if moved.len() <= RUN_MAX || i == 0 {
-                // entries of equal time are in push order: a stable sort keeps it
-                sort_by_time(&mut moved);
-                std::mem::swap(&mut self.run, &mut moved);
-                self.buckets[i] = moved;
-                self.run_level = i;
-                return true;
+            let e = self.overflow.pop().expect("peeked");
+            if e.time >> self.shift == self.cur {
+                self.run.push(e);
+            } else {
+                self.put_in_bucket(e.time >> self.shift, e);
             }
-            for e in moved.drain(..) {
-                let b = self.bucket_of(e.time);
-                debug_assert!(b < i);
-                self.buckets[b].push(e);
-                self.nonempty |= 1u128 << b;
-            }
-            // keep the allocation for the next time this bucket fills
-            self.buckets[i] = moved;
         }
+        let slot = (self.cur & self.mask) as usize;
+        let mut b = std::mem::take(&mut self.buckets[slot]);
+        self.occupied[slot / 64] &= !(1 << (slot % 64));
+        if self.run.is_empty() {
+            std::mem::swap(&mut self.run, &mut b);
+        } else {
+            // overflow entries of this bucket were scheduled before the direct ones
+            self.run.extend_from_slice(&b);
+            b.clear();
+        }
+        self.buckets[slot] = b;
+        sort_by_time(&mut self.run);
+        true
     }
 
     #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
-        if self.head >= self.run.len() && !self.refill() {
-            return None;
+        while self.head >= self.run.len() {
+            if !self.advance() {
+                return None;
+            }
         }
         let e = self.run[self.head];
         self.head += 1;
         self.len -= 1;
-        if e.time > self.last {
-            self.last = e.time;
-        }
         Some(e)
     }
 
     /// Time of the earliest pending event (cancelled ones included).
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.head >= self.run.len() && !self.refill() {
-            return None;
+        while self.head >= self.run.len() {
+            if !self.advance() {
+                return None;
+            }
         }
         Some(Time(self.run[self.head].time))
     }
