@@ -53,9 +53,14 @@ impl Entry {
     }
 }
 
-/// Stable insertion sort by time: buckets are small and nearly sorted.
+/// Stable sort by time: insertion sort for the usual handful of nearly
+/// sorted entries, the standard stable sort beyond that.
 #[inline]
 pub fn sort_by_time(v: &mut [Entry]) {
+    if v.len() > 24 {
+        v.sort_by_key(|e| e.time);
+        return;
+    }
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;

@@ -77,7 +77,17 @@ pub struct EventQueue {
     popped: u64,
     slots: Vec<(u32, Option<Event>)>,
     free_slots: Vec<u32>,
+    /// Buckets loaded and entries they held since the last density check.
+    loads: u32,
+    loaded_entries: u64,
 }
+
+/// Buckets loaded between two density checks.
+const DENSITY_WINDOW: u32 = 4096;
+/// Mean entries per loaded bucket above which buckets are halved.
+const DENSITY_MAX: u64 = 24;
+/// The finest wheel the adaptation goes to.
+const MAX_LOG2_BUCKETS: u32 = 16;
 
 impl Default for EventQueue {
     fn default() -> Self {
@@ -113,6 +123,8 @@ impl EventQueue {
             popped: 0,
             slots: Vec::new(),
             free_slots: Vec::new(),
+            loads: 0,
+            loaded_entries: 0,
         }
     }
 
@@ -130,6 +142,11 @@ impl EventQueue {
     /// its order (for tests and tools that compare configurations).
     pub fn rewheel(&mut self, shift: u32, log2_buckets: u32) {
         let mut fresh = EventQueue::with_wheel(shift, log2_buckets);
+        // start the new wheel where this one stands, so entries land in buckets
+        fresh.cur = match self.peek_time() {
+            Some(t) => (t.0 >> shift).saturating_sub(1),
+            None => 0,
+        };
         while let Some(e) = self.pop_entry() {
             fresh.push(e);
         }
@@ -286,6 +303,18 @@ impl EventQueue {
         }
         self.buckets[slot] = b;
         sort_by_time(&mut self.run);
+        self.loads += 1;
+        self.loaded_entries += self.run.len() as u64;
+        if self.loads == DENSITY_WINDOW {
+            let crowded = self.loaded_entries > DENSITY_MAX * DENSITY_WINDOW as u64;
+            self.loads = 0;
+            self.loaded_entries = 0;
+            let log2 = self.mask.count_ones();
+            if crowded && self.shift > 0 && log2 < MAX_LOG2_BUCKETS {
+                // crowded buckets: halve their width, keep the horizon
+                self.rewheel(self.shift - 1, log2 + 1);
+            }
+        }
         true
     }
 
