@@ -14,9 +14,13 @@
 //!   independent named streams, so adding a random draw in one component
 //!   never shifts the draws of another.
 //!
-//! The XCo scheduler and the control wire format live here too once built.
+//! - [`sched`] — the XCo scheduler (Algorithm 1 and the rate-limit and
+//!   hybrid forms), pushed events in, directives pulled out.
+//!
+//! The control wire format will live here too.
 
 pub mod rng;
+pub mod sched;
 pub mod time;
 
 pub use rng::Rng;

@@ -1,0 +1,596 @@
+//! The XCo controller's scheduling logic, free of I/O and clocks.
+//!
+//! Input is pushed with `handle_*(now, ...)`; output is pulled with
+//! [`Scheduler::poll_directive`] (call until `None` after every `handle_*`)
+//! and [`Scheduler::poll_timeout`] (the next instant [`Scheduler::handle_timeout`]
+//! must be called). The simulator calls it with virtual time, the controller
+//! daemon from a runtime timer: both get the same decisions.
+//!
+//! Timeslice scheduling is Algorithm 1 of the XCo spec, with the parts the
+//! paper omits "for clarity": the traversal order of nodes and of each node's
+//! destinations rotates — round robin: an event's node order starts after the
+//! node served first by the previous event, a node's destination order after
+//! the destination it asked for first and was granted (iSLIP's pointer rule)
+//! — so no schedule repeats forever and no flow starves, an affected node that is already sending is preempted in
+//! favour of the newly computed destination, nodes active for less than
+//! `min_active` are not disturbed, and a node leaves the affected set once
+//! considered and never re-enters once scheduled (the loop terminates).
+
+use super::directive::{Directive, DirectiveKind};
+use super::topology::{LinkId, SchedTopology};
+use crate::time::{Dur, Time};
+use std::cmp::Reverse;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
+
+type DetMap<K, V> = HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+
+/// The directive form the controller issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One destination per slice at full line rate (the paper's main form).
+    Timeslice,
+    /// Per V2V flow rates: the tightest link on the path shared equally by its senders.
+    RateLimit,
+    /// Timeslices with a rate inside the slice: a host faster than a
+    /// bottleneck on its path is scheduled at the bottleneck's rate.
+    Hybrid,
+}
+
+/// Scheduler settings.
+#[derive(Clone, Debug)]
+pub struct SchedConfig {
+    /// Directive form.
+    pub mode: Mode,
+    /// Timeslice length (1–10 ms in the paper); also the refresh period of rates.
+    pub slice: Dur,
+    /// Nodes active for less than this are not preempted.
+    pub min_active: Dur,
+    /// A host whose feedback stops for this long is dropped (`None`: never).
+    pub feedback_timeout: Option<Dur>,
+}
+
+impl Default for SchedConfig {
+    fn default() -> SchedConfig {
+        SchedConfig {
+            mode: Mode::Timeslice,
+            slice: Dur::from_ms(2),
+            min_active: Dur::from_us(200),
+            feedback_timeout: None,
+        }
+    }
+}
+
+/// Counters for metrics.
+#[derive(Clone, Debug, Default)]
+pub struct SchedStats {
+    /// Scheduling events handled (runs of Algorithm 1 or rate recomputations).
+    pub events: u64,
+    /// Directives issued.
+    pub directives: u64,
+    /// Nodes considered inside Algorithm 1, summed over events.
+    pub nodes_considered: u64,
+    /// Hosts dropped for missing feedback.
+    pub hosts_timed_out: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Node {
+    joined: bool,
+    /// B_x, sorted.
+    backlog: Vec<u32>,
+    /// D_x.
+    dest: Option<u32>,
+    /// P_{x,D_x}.
+    path: Box<[LinkId]>,
+    /// What x adds to alpha on its path, bit/s.
+    contrib_bps: u64,
+    active_since: Time,
+    expires: Time,
+    rot: u32,
+    last_feedback: Time,
+    last_directive: Time,
+    epoch: u64,
+    rates: Vec<(u32, u64)>,
+}
+
+/// The controller's scheduler. See the module documentation.
+pub struct Scheduler {
+    cfg: SchedConfig,
+    topo: SchedTopology,
+    nodes: Vec<Node>,
+    /// beta: per link, hosts with a backlogged destination through it (and how many).
+    beta: Vec<DetMap<u32, u32>>,
+    /// alpha: admitted capacity per link, bit/s.
+    alpha_bps: Vec<u64>,
+    /// alpha: active senders per link.
+    alpha_n: Vec<u32>,
+    rr: u32,
+    expiries: BinaryHeap<Reverse<(Time, u32)>>,
+    next_tick: Time,
+    out: VecDeque<Directive>,
+    stats: SchedStats,
+    in_n: Vec<bool>,
+}
+
+impl Scheduler {
+    /// A scheduler for `topo`; hosts join with [`handle_join`](Self::handle_join)
+    /// or implicitly with their first backlog report.
+    pub fn new(topo: SchedTopology, cfg: SchedConfig) -> Scheduler {
+        let h = topo.hosts();
+        let l = topo.link_bps.len();
+        Scheduler {
+            cfg,
+            nodes: vec![Node::default(); h],
+            beta: (0..l).map(|_| DetMap::default()).collect(),
+            alpha_bps: vec![0; l],
+            alpha_n: vec![0; l],
+            rr: 0,
+            expiries: BinaryHeap::new(),
+            next_tick: Time::NEVER,
+            out: VecDeque::new(),
+            stats: SchedStats::default(),
+            in_n: vec![false; h],
+            topo,
+        }
+    }
+
+    /// Settings.
+    pub fn config(&self) -> &SchedConfig {
+        &self.cfg
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SchedStats {
+        &self.stats
+    }
+
+    /// Capacity admitted on link `l` now, bit/s (sum over its active senders).
+    pub fn admitted_bps(&self, l: LinkId) -> u64 {
+        self.alpha_bps[l as usize]
+    }
+
+    /// Senders currently admitted on link `l`.
+    pub fn active_senders(&self, l: LinkId) -> u32 {
+        self.alpha_n[l as usize]
+    }
+
+    /// Capacity of link `l`, bit/s.
+    pub fn link_bps(&self, l: LinkId) -> u64 {
+        self.topo.link_bps[l as usize]
+    }
+
+    /// Number of links.
+    pub fn links(&self) -> usize {
+        self.alpha_bps.len()
+    }
+
+    /// D_x: where host `x` may send now.
+    pub fn dest(&self, x: u32) -> Option<u32> {
+        self.nodes[x as usize].dest
+    }
+
+    /// B_x: the destinations host `x` has reported backlogged.
+    pub fn backlog(&self, x: u32) -> &[u32] {
+        &self.nodes[x as usize].backlog
+    }
+
+    /// True if host `x` is registered.
+    pub fn joined(&self, x: u32) -> bool {
+        self.nodes[x as usize].joined
+    }
+
+    /// P_sd as the scheduler sees it.
+    pub fn path(&mut self, s: u32, d: u32) -> Vec<LinkId> {
+        self.topo.path(s, d).to_vec()
+    }
+
+    // ------------------------------------------------------------------
+    // input
+
+    /// Host `x` registers (again: after a controller restart its soft state is rebuilt from reports).
+    pub fn handle_join(&mut self, now: Time, x: u32) {
+        let n = &mut self.nodes[x as usize];
+        n.joined = true;
+        n.last_feedback = now;
+        if self.next_tick == Time::NEVER {
+            self.next_tick = now + self.cfg.slice;
+        }
+    }
+
+    /// Host `x` is alive (periodic feedback).
+    pub fn handle_feedback(&mut self, now: Time, x: u32) {
+        if !self.nodes[x as usize].joined {
+            self.handle_join(now, x);
+        }
+        self.nodes[x as usize].last_feedback = now;
+    }
+
+    /// Host `x` leaves: its flows are no longer scheduled.
+    pub fn handle_leave(&mut self, now: Time, x: u32) {
+        if !self.nodes[x as usize].joined {
+            return;
+        }
+        let freed = self.release(x);
+        self.set_backlog(x, &[]);
+        self.nodes[x as usize].joined = false;
+        self.after_change(now, &[x], &freed);
+    }
+
+    /// Host `x` reports B_x, the destinations it has backlogged traffic for.
+    ///
+    /// Per the spec a report that turns an empty backlog non-empty is a
+    /// scheduling event; other reports update B_x and the contention groups.
+    pub fn handle_backlog(&mut self, now: Time, x: u32, dests: &[u32]) {
+        if !self.nodes[x as usize].joined {
+            self.handle_join(now, x);
+        }
+        self.nodes[x as usize].last_feedback = now;
+        let mut want: Vec<u32> = dests
+            .iter()
+            .copied()
+            .filter(|&d| d != x && (d as usize) < self.nodes.len())
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        let was_empty = self.nodes[x as usize].backlog.is_empty();
+        if want == self.nodes[x as usize].backlog {
+            return;
+        }
+        self.set_backlog(x, &want);
+        match self.cfg.mode {
+            Mode::RateLimit => self.recompute_rates(now, &[x]),
+            _ => {
+                let n = &self.nodes[x as usize];
+                if let Some(d) = n.dest {
+                    if !n.backlog.contains(&d) {
+                        // its destination is no longer backlogged: as a give-back
+                        let freed = self.release(x);
+                        self.algorithm1(now, &[x], &freed);
+                        return;
+                    }
+                }
+                if was_empty && !want.is_empty() {
+                    self.algorithm1(now, &[x], &[]); // event 3
+                }
+            }
+        }
+    }
+
+    /// Host `x` gives back the rest of its slice to `dest` (work conservation, event 2).
+    pub fn handle_giveback(&mut self, now: Time, x: u32, dest: u32) {
+        self.nodes[x as usize].last_feedback = now;
+        if self.nodes[x as usize].dest != Some(dest) {
+            return; // stale: that slice already ended
+        }
+        let freed = self.release(x);
+        let rest: Vec<u32> = self.nodes[x as usize]
+            .backlog
+            .iter()
+            .copied()
+            .filter(|&d| d != dest)
+            .collect();
+        self.set_backlog(x, &rest);
+        self.algorithm1(now, &[x], &freed);
+    }
+
+    /// Handle everything due at `now`: slice expiries (event 1), the periodic
+    /// tick (keep-alive directives, rate refresh), feedback timeouts.
+    pub fn handle_timeout(&mut self, now: Time) {
+        // feedback timeouts
+        if let Some(limit) = self.cfg.feedback_timeout {
+            let dead: Vec<u32> = (0..self.nodes.len() as u32)
+                .filter(|&x| {
+                    let n = &self.nodes[x as usize];
+                    n.joined && now.saturating_since(n.last_feedback) > limit
+                })
+                .collect();
+            for x in dead {
+                self.stats.hosts_timed_out += 1;
+                self.handle_leave(now, x);
+            }
+        }
+        // slice expiries that fall due together are one event whose triggers are all of them
+        let mut triggers = Vec::new();
+        let mut freed = Vec::new();
+        while let Some(&Reverse((t, x))) = self.expiries.peek() {
+            if t > now {
+                break;
+            }
+            self.expiries.pop();
+            let n = &self.nodes[x as usize];
+            if n.dest.is_some() && n.expires == t {
+                freed.extend(self.release(x));
+                triggers.push(x);
+            }
+        }
+        if !triggers.is_empty() {
+            self.algorithm1(now, &triggers, &freed);
+        }
+        if now >= self.next_tick {
+            self.tick(now);
+            self.next_tick = now + self.cfg.slice;
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // output
+
+    /// The next directive to send, if any.
+    pub fn poll_directive(&mut self) -> Option<Directive> {
+        self.out.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let exp = self.expiries.peek().map(|r| r.0 .0);
+        let tick = (self.next_tick != Time::NEVER).then_some(self.next_tick);
+        match (exp, tick) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // state changes
+
+    fn set_backlog(&mut self, x: u32, want: &[u32]) {
+        let old = std::mem::take(&mut self.nodes[x as usize].backlog);
+        for &d in old.iter().filter(|d| !want.contains(d)) {
+            for &l in self.topo.path(x, d).to_vec().iter() {
+                let m = &mut self.beta[l as usize];
+                if let Some(c) = m.get_mut(&x) {
+                    *c -= 1;
+                    if *c == 0 {
+                        m.remove(&x);
+                    }
+                }
+            }
+        }
+        for &d in want.iter().filter(|d| !old.contains(d)) {
+            for &l in self.topo.path(x, d).to_vec().iter() {
+                *self.beta[l as usize].entry(x).or_insert(0) += 1;
+            }
+        }
+        self.nodes[x as usize].backlog = want.to_vec();
+    }
+
+    /// End x's transmission: remove it from alpha; returns the links it freed.
+    fn release(&mut self, x: u32) -> Vec<LinkId> {
+        let n = &mut self.nodes[x as usize];
+        if n.dest.take().is_none() {
+            return Vec::new();
+        }
+        let path = std::mem::take(&mut n.path);
+        for &l in path.iter() {
+            self.alpha_bps[l as usize] -= n.contrib_bps;
+            self.alpha_n[l as usize] -= 1;
+        }
+        n.contrib_bps = 0;
+        path.into_vec()
+    }
+
+    fn after_change(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
+        match self.cfg.mode {
+            Mode::RateLimit => self.recompute_rates(now, triggers),
+            _ => self.algorithm1(now, triggers, freed),
+        }
+    }
+
+    fn eligible(&self, now: Time, y: u32) -> bool {
+        let n = &self.nodes[y as usize];
+        n.joined
+            && !self.in_n[y as usize]
+            && (n.dest.is_none() || now.saturating_since(n.active_since) >= self.cfg.min_active)
+    }
+
+    fn contribution(&self, x: u32, path: &[LinkId]) -> u64 {
+        let cx = self.topo.host_bps[x as usize];
+        match self.cfg.mode {
+            Mode::Hybrid => path
+                .iter()
+                .map(|&l| self.topo.link_bps[l as usize])
+                .fold(cx, u64::min),
+            _ => cx,
+        }
+    }
+
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`.
+    fn feasible(&self, x: u32, path: &[LinkId], c: u64) -> bool {
+        let n = &self.nodes[x as usize];
+        path.iter().all(|&l| {
+            let mut load = self.alpha_bps[l as usize];
+            if n.path.contains(&l) {
+                load -= n.contrib_bps; // x is already counted there
+            }
+            load + c <= self.topo.link_bps[l as usize]
+        })
+    }
+
+    /// Algorithm 1 for the trigger nodes (already released from alpha, with
+    /// their give-backs applied), whose transmissions freed `freed`.
+    fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
+        self.stats.events += 1;
+        // round robin: this event's traversal starts after the node that was
+        // served first by the previous one
+        let h = self.nodes.len() as u32;
+        let rr = self.rr % h.max(1);
+        let key = |y: u32| (y + h - rr) % h;
+        let mut a: BTreeSet<(u32, u32)> = BTreeSet::new();
+        let mut links: Vec<LinkId> = freed.to_vec();
+        for &t in triggers {
+            let ds = self.nodes[t as usize].backlog.clone();
+            for d in ds {
+                links.extend_from_slice(self.topo.path(t, d));
+            }
+        }
+        links.sort_unstable();
+        links.dedup();
+        for &l in &links {
+            for &y in self.beta[l as usize].keys() {
+                if self.eligible(now, y) {
+                    a.insert((key(y), y));
+                }
+            }
+        }
+        let mut scheduled: Vec<u32> = Vec::new();
+        while let Some((_, x)) = a.pop_first() {
+            self.stats.nodes_considered += 1;
+            let nb = self.nodes[x as usize].backlog.len();
+            if nb == 0 {
+                continue;
+            }
+            // destinations in round robin, pointer moved only when the
+            // preferred destination is granted (as in iSLIP): a destination
+            // that lost to contention stays first in line
+            let start = self.nodes[x as usize].rot as usize % nb;
+            let mut chosen = None;
+            for i in 0..nb {
+                let j = (start + i) % nb;
+                let d = self.nodes[x as usize].backlog[j];
+                let path = self.topo.path_vec(x, d);
+                if path.is_empty() {
+                    continue;
+                }
+                let c = self.contribution(x, &path);
+                if self.feasible(x, &path, c) {
+                    chosen = Some((d, path, c));
+                    if i == 0 {
+                        self.nodes[x as usize].rot = (j + 1) as u32;
+                    }
+                    break;
+                }
+            }
+            let Some((d, path, c)) = chosen else { continue };
+            // preempt x's old transmission; capacity it frees affects more nodes
+            let old_dest = self.nodes[x as usize].dest;
+            let old_path = std::mem::take(&mut self.nodes[x as usize].path);
+            let old_c = self.nodes[x as usize].contrib_bps;
+            for &l in old_path.iter() {
+                self.alpha_bps[l as usize] -= old_c;
+                self.alpha_n[l as usize] -= 1;
+            }
+            self.in_n[x as usize] = true;
+            for &l in old_path.iter().filter(|l| !path.contains(l)) {
+                for &y in self.beta[l as usize].keys() {
+                    if self.eligible(now, y) {
+                        a.insert((key(y), y));
+                    }
+                }
+            }
+            for &l in path.iter() {
+                self.alpha_bps[l as usize] += c;
+                self.alpha_n[l as usize] += 1;
+            }
+            let n = &mut self.nodes[x as usize];
+            if old_dest != Some(d) {
+                n.active_since = now;
+            }
+            n.dest = Some(d);
+            n.path = path;
+            n.contrib_bps = c;
+            if scheduled.is_empty() {
+                self.rr = (x + 1) % h;
+            }
+            scheduled.push(x);
+        }
+
+        for x in scheduled {
+            self.in_n[x as usize] = false;
+            let slice = self.cfg.slice;
+            let hybrid = self.cfg.mode == Mode::Hybrid;
+            let n = &mut self.nodes[x as usize];
+            n.expires = now + slice;
+            self.expiries.push(Reverse((n.expires, x)));
+            let kind = DirectiveKind::Slice {
+                dest: n.dest,
+                len: slice,
+                rate_bps: hybrid.then_some(n.contrib_bps),
+            };
+            self.emit(now, x, kind);
+        }
+    }
+
+    fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
+        let n = &mut self.nodes[x as usize];
+        n.epoch += 1;
+        n.last_directive = now;
+        self.stats.directives += 1;
+        self.out.push_back(Directive {
+            host: x,
+            epoch: n.epoch,
+            kind,
+        });
+    }
+
+    /// Rate-limit form: rate of V2V flow (x, d) = min over P_xd of C_ij / |beta_ij|, at most C_x.
+    fn recompute_rates(&mut self, now: Time, triggers: &[u32]) {
+        self.stats.events += 1;
+        let mut affected: BTreeSet<u32> = triggers.iter().copied().collect();
+        for &t in triggers {
+            let ds = self.nodes[t as usize].backlog.clone();
+            for d in ds {
+                for &l in self.topo.path(t, d).to_vec().iter() {
+                    affected.extend(self.beta[l as usize].keys().copied());
+                }
+            }
+        }
+        for x in affected {
+            self.send_rates(now, x, false);
+        }
+    }
+
+    fn rates_of(&mut self, x: u32) -> Vec<(u32, u64)> {
+        let cx = self.topo.host_bps[x as usize];
+        let ds = self.nodes[x as usize].backlog.clone();
+        ds.into_iter()
+            .map(|d| {
+                let r = self
+                    .topo
+                    .path(x, d)
+                    .to_vec()
+                    .iter()
+                    .map(|&l| self.topo.link_bps[l as usize] / self.beta[l as usize].len().max(1) as u64)
+                    .fold(cx, u64::min);
+                (d, r)
+            })
+            .collect()
+    }
+
+    fn send_rates(&mut self, now: Time, x: u32, refresh: bool) {
+        if !self.nodes[x as usize].joined {
+            return;
+        }
+        let rates = self.rates_of(x);
+        if refresh || rates != self.nodes[x as usize].rates {
+            self.nodes[x as usize].rates = rates.clone();
+            self.emit(now, x, DirectiveKind::Rates { rates });
+        }
+    }
+
+    /// Periodic work: in the rate form, refresh every backlogged host's rates;
+    /// in the slice forms, tell backlogged hosts without a slice to keep
+    /// waiting (so their fail-open timers see a live controller).
+    fn tick(&mut self, now: Time) {
+        for x in 0..self.nodes.len() as u32 {
+            let n = &self.nodes[x as usize];
+            if !n.joined || n.backlog.is_empty() {
+                continue;
+            }
+            match self.cfg.mode {
+                Mode::RateLimit => self.send_rates(now, x, true),
+                _ => {
+                    if n.dest.is_none() && now.saturating_since(n.last_directive) >= self.cfg.slice {
+                        let kind = DirectiveKind::Slice {
+                            dest: None,
+                            len: self.cfg.slice,
+                            rate_bps: None,
+                        };
+                        self.emit(now, x, kind);
+                    }
+                }
+            }
+        }
+    }
+}
