@@ -4,9 +4,11 @@
 //! - [`engine`] — integer-time event queue ordered by `(time, seq)`.
 //! - [`net`] — packets (pooled, headers only), output-queued ports with
 //!   pluggable queue disciplines, links, switches, topologies, routing, and the
-//!   host egress layer where XCo's local coordinator will sit.
+//!   host egress layer (`sim::Core::send`) where XCo's coordinator sits.
 //! - [`tcp`] and [`udp`] — transports: RFC 5681/6582/6298 TCP with a
 //!   congestion-control trait; UDP messages split into fragments.
+//! - [`xco`] — XCo: the controller (the `xco-core` scheduler) on a host and a
+//!   local coordinator in every coordinated host's egress path.
 //! - [`app`] — traffic: incast and striped reads, bulk transfers, short-flow
 //!   sequences, pings, UDP sources.
 //! - [`sim`] — the driver that pops events and hands them out.
@@ -30,5 +32,6 @@ pub mod sim;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
+pub mod xco;
 
 pub use scenario::{run_scenario, RunOutput, ScenarioError};

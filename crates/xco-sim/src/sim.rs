@@ -8,6 +8,7 @@ use crate::net::Net;
 use crate::tcp::table::TcpTable;
 use crate::tcp::TcpConfig;
 use crate::udp::UdpSink;
+use crate::xco::XcoSim;
 use xco_core::{Dur, Time};
 
 /// What every element may touch while handling an event.
@@ -26,6 +27,43 @@ pub struct Core {
     pub seed: u64,
     /// UDP receivers.
     pub udp_sinks: Vec<UdpSink>,
+    /// XCo's controller and coordinators, when the scenario runs XCo.
+    pub xco: Option<Box<XcoSim>>,
+}
+
+impl Core {
+    /// The host egress layer: a packet leaves its transport. With XCo the
+    /// host's local coordinator decides when it reaches the NIC; otherwise it
+    /// goes straight to the NIC queue.
+    #[inline]
+    pub fn send(&mut self, pkt: u32) {
+        match self.xco.as_mut() {
+            Some(x) if x.coordinates(self.net.pool[pkt].src) => {
+                self.net.count_sent(pkt);
+                x.offer(self.now, &mut self.ev, &mut self.net, pkt);
+            }
+            _ => self.net.host_send(self.now, &mut self.ev, pkt),
+        }
+    }
+
+    /// True if TCP on `host` may hand a data segment of `frame` bytes for
+    /// `dst` to the egress layer (TCP blocks rather than losing packets at its
+    /// own host, as Linux's TCP Small Queues do).
+    #[inline]
+    pub fn egress_has_room(&mut self, host: u32, dst: u32, frame: u32) -> bool {
+        match self.xco.as_ref() {
+            Some(x) if x.coordinates(host) => x.has_room(host, dst, frame),
+            _ => self.net.nic_has_room(self.now, host, frame),
+        }
+    }
+
+    /// TCP endpoint `ep` on `host` waits until the egress layer has room.
+    pub fn egress_block(&mut self, host: u32, ep: u32) {
+        match self.xco.as_mut() {
+            Some(x) if x.coordinates(host) => x.block(host, ep),
+            _ => self.net.block_until_room(&mut self.ev, host, ep),
+        }
+    }
 }
 
 /// One time-series row: a flow's throughput or a port's queue in one bin.
@@ -124,6 +162,7 @@ impl Sim {
                 tcp_cfg,
                 seed,
                 udp_sinks: Vec::new(),
+                xco: None,
             },
             tcp: TcpTable::default(),
             apps: Vec::new(),
@@ -225,9 +264,23 @@ impl Sim {
             }
             Event::NicRoom(host) => {
                 core.net.on_nic_room(host);
-                let woken = std::mem::take(&mut core.net.wakeups);
-                for &ep in &woken {
-                    self.tcp.eps[ep as usize].output(core);
+                if let Some(x) = core.xco.as_mut() {
+                    x.on_nic_room(core.now, &mut core.ev, &mut core.net, host);
+                }
+            }
+            Event::Coordinator(host) => {
+                if let Some(x) = core.xco.as_mut() {
+                    x.on_coordinator_timer(core.now, &mut core.ev, &mut core.net, host);
+                }
+            }
+            Event::Controller => {
+                if let Some(x) = core.xco.as_mut() {
+                    x.on_controller_timer(core.now, &mut core.ev, &mut core.net);
+                }
+            }
+            Event::ControlMessage(slot) => {
+                if let Some(x) = core.xco.as_mut() {
+                    x.on_message(core.now, &mut core.ev, &mut core.net, slot);
                 }
             }
             Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
@@ -247,6 +300,12 @@ impl Sim {
             }
             Event::Sample => self.sample(),
             Event::Probe(_) | Event::Timer { .. } => {}
+        }
+        if !self.core.net.wakeups.is_empty() {
+            let woken = std::mem::take(&mut self.core.net.wakeups);
+            for &ep in &woken {
+                self.tcp.eps[ep as usize].output(&mut self.core);
+            }
         }
         Ok(())
     }
@@ -277,6 +336,12 @@ impl Sim {
                 q.src = p.dst;
                 q.dst = p.src;
                 core.net.host_send(core.now, &mut core.ev, pkt);
+            }
+            PktKind::Control => {
+                core.net.release(pkt);
+                if let Some(x) = core.xco.as_mut() {
+                    x.on_message(core.now, &mut core.ev, &mut core.net, p.seq as u32);
+                }
             }
             PktKind::PingReply => {
                 core.net.release(pkt);

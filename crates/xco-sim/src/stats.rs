@@ -11,6 +11,8 @@ pub enum FlowKind {
     Udp,
     /// ICMP echo probes.
     Ping,
+    /// XCo control messages.
+    Control,
 }
 
 impl FlowKind {
@@ -20,6 +22,7 @@ impl FlowKind {
             FlowKind::Tcp => "tcp",
             FlowKind::Udp => "udp",
             FlowKind::Ping => "ping",
+            FlowKind::Control => "control",
         }
     }
 }

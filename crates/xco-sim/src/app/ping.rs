@@ -82,7 +82,7 @@ impl Ping {
         };
         self.sent += 1;
         let id = core.net.alloc(p);
-        core.net.host_send(core.now, &mut core.ev, id);
+        core.send(id);
         if self.cfg.count.is_none_or(|c| self.sent < c) {
             core.ev.schedule(
                 core.now + self.cfg.interval,

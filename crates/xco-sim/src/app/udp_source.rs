@@ -128,7 +128,7 @@ impl UdpSource {
                 ..Packet::EMPTY
             };
             let id = core.net.alloc(p);
-            core.net.host_send(core.now, &mut core.ev, id);
+            core.send(id);
         }
         self.sent += 1;
         let f = &mut core.net.flows[self.flow as usize];

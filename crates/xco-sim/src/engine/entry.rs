@@ -23,21 +23,24 @@ impl Entry {
             Event::Sample => (5, 0, 0),
             Event::Probe(x) => (6, x, 0),
             Event::Timer { slot, generation } => (7, slot, generation),
+            Event::Coordinator(x) => (8, x, 0),
+            Event::Controller => (9, 0, 0),
+            Event::ControlMessage(x) => (10, x, 0),
         };
-        // tag: 3 bits; a: 32 bits; b: 29 bits (app tokens and timer generations fit)
-        debug_assert!(b < 1 << 29, "event payload too large");
+        // tag: 4 bits; a: 32 bits; b: 28 bits (app tokens and timer generations fit)
+        debug_assert!(b < 1 << 28, "event payload too large");
         Entry {
             time,
-            packed: tag | (a as u64) << 3 | ((b as u64) & ((1 << 29) - 1)) << 35,
+            packed: tag | (a as u64) << 4 | ((b as u64) & ((1 << 28) - 1)) << 36,
         }
     }
 
     #[inline(always)]
     /// Unpack the event.
     pub fn event(&self) -> Event {
-        let a = (self.packed >> 3) as u32;
-        let b = (self.packed >> 35) as u32;
-        match self.packed & 7 {
+        let a = (self.packed >> 4) as u32;
+        let b = (self.packed >> 36) as u32;
+        match self.packed & 15 {
             0 => Event::PipeArrive(a),
             1 => Event::NicRoom(a),
             2 => Event::TcpRto(a),
@@ -45,10 +48,13 @@ impl Entry {
             4 => Event::App { app: a, token: b },
             5 => Event::Sample,
             6 => Event::Probe(a),
-            _ => Event::Timer {
+            7 => Event::Timer {
                 slot: a,
                 generation: b,
             },
+            8 => Event::Coordinator(a),
+            9 => Event::Controller,
+            _ => Event::ControlMessage(a),
         }
     }
 }
@@ -69,5 +75,38 @@ pub fn sort_by_time(v: &mut [Entry]) {
             j -= 1;
         }
         v[j] = x;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_survives_packing() {
+        let all = [
+            Event::PipeArrive(u32::MAX),
+            Event::NicRoom(7),
+            Event::TcpRto(123_456),
+            Event::TcpDelack(0),
+            Event::App {
+                app: u32::MAX,
+                token: (1 << 28) - 1,
+            },
+            Event::Sample,
+            Event::Probe(42),
+            Event::Timer {
+                slot: 9,
+                generation: 77,
+            },
+            Event::Coordinator(5),
+            Event::Controller,
+            Event::ControlMessage(31),
+        ];
+        for e in all {
+            let x = Entry::new(u64::MAX - 1, e);
+            assert_eq!(x.event(), e);
+            assert_eq!(x.time, u64::MAX - 1);
+        }
     }
 }

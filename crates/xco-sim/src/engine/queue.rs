@@ -31,7 +31,7 @@ pub enum Event {
     TcpRto(u32),
     /// Delayed-ACK timer check of TCP endpoint `0`.
     TcpDelack(u32),
-    /// A timer of application `app`, with an app-defined `token` (below 2^29).
+    /// A timer of application `app`, with an app-defined `token` (below 2^28).
     App {
         /// Application index.
         app: u32,
@@ -42,6 +42,12 @@ pub enum Event {
     Sample,
     /// A test or tool event carrying a tag (never produced by the model).
     Probe(u32),
+    /// XCo: the local coordinator of host node `0` has work due.
+    Coordinator(u32),
+    /// XCo: the controller's scheduler has work due.
+    Controller,
+    /// XCo: an out-of-band control message (slot `0`) reaches its receiver.
+    ControlMessage(u32),
     /// Internal: a cancellable timer, resolved through the slab.
     #[doc(hidden)]
     Timer {
@@ -59,7 +65,7 @@ pub struct TimerKey {
     generation: u32,
 }
 
-const GENERATION_MASK: u32 = (1 << 29) - 1;
+const GENERATION_MASK: u32 = (1 << 28) - 1;
 
 /// Pending events in `(time, insertion)` order.
 pub struct EventQueue {

@@ -11,7 +11,6 @@
 //! pipe's head packet has a pending arrival event, and a port never needs a
 //! departure event: one event per packet per hop.
 
-pub mod egress;
 pub mod packet;
 pub mod qdisc;
 pub mod routing;
@@ -20,7 +19,6 @@ pub mod topology;
 use crate::engine::{Event, EventQueue};
 use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
-use egress::Egress;
 use packet::{Packet, PacketPool, PktId};
 use qdisc::{DropTail, Qdisc, QueueDiscipline, Verdict};
 use routing::{Graph, RouteTable, Routing};
@@ -165,8 +163,8 @@ pub struct Net {
     pub framing: Framing,
     /// Per-flow statistics.
     pub flows: Vec<FlowStats>,
-    /// Per-host egress layer (indexed by node).
-    pub egress: Vec<Egress>,
+    /// Route every flow of a host pair the same way (XCo schedules per host pair).
+    pub pair_routing: bool,
     /// Captured packets per captured port.
     pub captures: Vec<CaptureBuffer>,
     /// Data packets (payload > 0) that crossed a link.
@@ -177,6 +175,11 @@ pub struct Net {
     room_event: Vec<bool>,
     /// Endpoints whose NIC queue drained (the driver wakes them after the event).
     pub wakeups: Vec<u32>,
+}
+
+/// The ECMP hash of every flow between hosts `src` and `dst` under pair routing.
+pub fn pair_hash(src: u32, dst: u32) -> u64 {
+    xco_core::rng::mix64(0x9A1E_5EED, (src as u64) << 32 | dst as u64)
 }
 
 /// Why a network could not be built from a topology.
@@ -249,7 +252,7 @@ impl Net {
             return Err(NetError(format!("host {} has no link", h.name)));
         }
         Ok(Net {
-            egress: vec![Egress::Direct; n],
+            pair_routing: false,
             nodes,
             kinds,
             out,
@@ -268,8 +271,14 @@ impl Net {
         })
     }
 
-    /// Offset of a route from host `src` to host `dst` for a flow with `flow_hash`.
+    /// Offset of a route from host `src` to host `dst` for a flow with
+    /// `flow_hash` (ignored with `pair_routing`: then one path per host pair).
     pub fn route(&mut self, src: u32, dst: u32, flow_hash: u64) -> Result<u32, NetError> {
+        let flow_hash = if self.pair_routing {
+            pair_hash(src, dst)
+        } else {
+            flow_hash
+        };
         let g = Graph {
             kinds: &self.kinds,
             out: &self.out,
@@ -290,18 +299,44 @@ impl Net {
         p.ip_bytes + self.framing.frame_overhead_bytes
     }
 
-    /// Hand a packet a host's transport built to the host's egress layer.
+    /// Count `pkt` as sent by its flow (it left its transport).
+    #[inline]
+    pub fn count_sent(&mut self, pkt: PktId) {
+        let p = &self.pool[pkt];
+        self.flows[p.flow as usize].wire_bytes_sent += p.ip_bytes as u64;
+    }
+
+    /// Send a packet a host's transport built straight to the host's NIC.
     #[inline]
     pub fn host_send(&mut self, now: Time, ev: &mut EventQueue, pkt: PktId) {
+        self.count_sent(pkt);
+        let nic = self.nodes[self.pool[pkt].src as usize].nic;
+        self.enqueue(now, ev, nic, pkt);
+    }
+
+    /// Drop `pkt` at its own host (a full XCo V2V queue), counted against its flow.
+    pub fn drop_at_host(&mut self, pkt: PktId) {
         let p = &self.pool[pkt];
-        let host = p.src as usize;
-        self.flows[p.flow as usize].wire_bytes_sent += p.ip_bytes as u64;
-        match self.egress[host] {
-            Egress::Direct => {
-                let nic = self.nodes[host].nic;
-                self.enqueue(now, ev, nic, pkt);
+        let f = &mut self.flows[p.flow as usize];
+        f.wire_bytes_dropped += p.ip_bytes as u64;
+        f.wire_packets_dropped += 1;
+        self.pool.release(pkt);
+    }
+
+    /// Ask for a `NicRoom` event when `host`'s oldest waiting packet starts.
+    pub fn wait_for_room(&mut self, ev: &mut EventQueue, host: u32) {
+        if !self.room_event[host as usize] {
+            let nic = self.nodes[host as usize].nic as usize;
+            if let Some(t) = self.ports[nic].next_start() {
+                self.room_event[host as usize] = true;
+                ev.schedule(t, Event::NicRoom(host));
             }
         }
+    }
+
+    /// Node kinds and out-links (port, neighbour), for models that route like the network.
+    pub fn wiring(&self) -> (Vec<NodeKind>, Vec<Vec<(u32, u32)>>) {
+        (self.kinds.clone(), self.out.clone())
     }
 
     /// Offer `pkt` to output `port`: admit it into its serialisation slot or drop it.
@@ -371,13 +406,7 @@ impl Net {
         if !b.contains(&ep) {
             b.push(ep);
         }
-        if !self.room_event[host as usize] {
-            let nic = self.nodes[host as usize].nic as usize;
-            if let Some(t) = self.ports[nic].next_start() {
-                self.room_event[host as usize] = true;
-                ev.schedule(t, Event::NicRoom(host));
-            }
-        }
+        self.wait_for_room(ev, host);
     }
 
     /// The room check of `host` fired: queue its blocked endpoints for waking.

@@ -15,6 +15,8 @@ pub enum PktKind {
     PingRequest,
     /// ICMP echo reply.
     PingReply,
+    /// An XCo control message (its content is in the control plane, slot `seq`).
+    Control,
 }
 
 /// TCP flag: SYN.

@@ -104,6 +104,7 @@ impl CaptureBuffer {
                 (17u8, more | offset_units)
             }
             PktKind::PingRequest | PktKind::PingReply => (1u8, 0x4000u16),
+            PktKind::Control => (17u8, 0x4000u16),
         };
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
@@ -183,6 +184,13 @@ impl CaptureBuffer {
                 let c = checksum_finish(checksum_add(pseudo, &t));
                 t[16..18].copy_from_slice(&c.to_be_bytes());
                 f.extend_from_slice(&t);
+            }
+            PktKind::Control => {
+                let mut u = [0u8; 8];
+                u[0..2].copy_from_slice(&4790u16.to_be_bytes()); // the XCo control port
+                u[2..4].copy_from_slice(&4790u16.to_be_bytes());
+                u[4..6].copy_from_slice(&((p.ip_bytes - 20) as u16).to_be_bytes());
+                f.extend_from_slice(&u);
             }
             PktKind::Udp => {
                 if p.ack == 0 {

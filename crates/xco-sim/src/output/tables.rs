@@ -33,8 +33,8 @@ msgs_sent,msgs_delivered,rtt_us_mean,rtt_us_max\n",
         let _ = writeln!(
             s,
             "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            f.app,
-            sim.apps[f.app as usize].kind(),
+            if f.app == u32::MAX { -1 } else { f.app as i64 },
+            sim.apps.get(f.app as usize).map_or("xco", |a| a.kind()),
             f.role,
             f.kind.name(),
             net.name(f.src),
@@ -137,6 +137,15 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
             let _ = writeln!(samples_csv, "{i},{},{x},{v}", a.kind());
         }
         summaries.push((i as u32, a.kind(), m));
+    }
+    if let Some(x) = &sim.core.xco {
+        // the XCo control plane reports as one more "app"
+        let i = sim.apps.len();
+        let m = x.summary();
+        for (k, v) in &m {
+            let _ = writeln!(apps_csv, "{i},xco,{k},{v}");
+        }
+        summaries.push((i as u32, "xco", m));
     }
     let meta_json = format!(
         "{{\n  \"xco_version\": {},\n  \"scenario\": {},\n  \"seed\": {},\n  \"sim_end_s\": {},\n  \"events\": {},\n  \"data_packet_hops\": {},\n  \"stop_reason\": {},\n  \"scenario_toml\": {}\n}}\n",

@@ -13,6 +13,8 @@ use crate::output::tables;
 use crate::sim::{PortSampling, RunStats, Sim};
 use crate::tcp::cc::CcKind;
 use crate::tcp::TcpConfig;
+use crate::xco::{XcoConfig, XcoSim};
+use xco_core::sched::Mode;
 use xco_core::{Dur, Rng, Time};
 
 /// A scenario ready to run.
@@ -278,10 +280,19 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         },
         framing: Framing::default(),
     };
-    let net = Net::new(&topo, cfg, Box::new(ShortestPathEcmp::default()))
+    let mut net = Net::new(&topo, cfg, Box::new(ShortestPathEcmp::default()))
         .map_err(|e| ScenarioError::field("topology", e.0))?;
+    net.pair_routing = sc.xco.is_some();
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
+    if let Some(x) = &sc.xco {
+        let host_names: Vec<String> = topo.hosts().iter().map(|&i| topo.nodes[i].name.clone()).collect();
+        let cfg = xco_config(x, &sim, &host_names)?;
+        let core = &mut sim.core;
+        let mut plane = XcoSim::new(&mut core.net, cfg, Time::ZERO);
+        plane.start(Time::ZERO, &mut core.ev, &mut core.net);
+        core.xco = Some(Box::new(plane));
+    }
     if let Some(d) = sc.run.duration_ms {
         let d = ms(Some(d), "run.duration_ms", 0.0)?;
         if d == Dur::ZERO {
@@ -356,6 +367,97 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         sim,
         seed,
         name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
+    })
+}
+
+fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &[String]) -> Result<XcoConfig, ScenarioError> {
+    let f = |s: &str| format!("xco.{s}");
+    let mode = match x.mode.as_deref().unwrap_or("timeslice") {
+        "timeslice" => Mode::Timeslice,
+        "ratelimit" => Mode::RateLimit,
+        "hybrid" => Mode::Hybrid,
+        other => {
+            return Err(ScenarioError::field(
+                &f("mode"),
+                format!("unknown mode {other:?}; use \"timeslice\", \"ratelimit\" or \"hybrid\""),
+            ))
+        }
+    };
+    let slice = ms(x.slice_ms, &f("slice_ms"), 2.0)?;
+    if slice == Dur::ZERO {
+        return Err(ScenarioError::field(&f("slice_ms"), "must be positive".into()));
+    }
+    if !hosts.contains(&x.controller) {
+        return Err(ScenarioError::field(
+            &f("controller"),
+            format!("no host named {:?}", x.controller),
+        ));
+    }
+    let controller = sim.core.net.node(&x.controller).expect("host exists");
+    let out_of_band = match x.control.as_deref().unwrap_or("inband") {
+        "inband" => {
+            if x.control_latency_us.is_some() {
+                return Err(ScenarioError::field(
+                    &f("control_latency_us"),
+                    "applies only to control = \"outofband\"".into(),
+                ));
+            }
+            None
+        }
+        "outofband" => Some(us(x.control_latency_us, &f("control_latency_us"), 20.0)?),
+        other => {
+            return Err(ScenarioError::field(
+                &f("control"),
+                format!("unknown control channel {other:?}; use \"inband\" or \"outofband\""),
+            ))
+        }
+    };
+    let mut coordinated = vec![false; sim.core.net.nodes.len()];
+    let chosen: Vec<String> = match &x.hosts {
+        Some(sel) => select_hosts(sel, hosts, &f("hosts"))?,
+        None => hosts.iter().filter(|h| **h != x.controller).cloned().collect(),
+    };
+    for h in chosen {
+        coordinated[sim.core.net.node(&h).expect("host exists") as usize] = true;
+    }
+    let work_conservation = x.work_conservation.unwrap_or(true);
+    if !work_conservation && x.hysteresis_us.is_some() {
+        return Err(ScenarioError::field(
+            &f("hysteresis_us"),
+            "applies only with work_conservation = true".into(),
+        ));
+    }
+    Ok(XcoConfig {
+        mode,
+        slice,
+        min_active: us(x.min_active_us, &f("min_active_us"), 100.0)?,
+        giveback_hysteresis: if work_conservation {
+            Some(us(x.hysteresis_us, &f("hysteresis_us"), 50.0)?)
+        } else {
+            None
+        },
+        controller,
+        out_of_band,
+        bypass_flow_bytes: x.bypass_flow_bytes.unwrap_or(0),
+        fail_open_after: ms(
+            x.fail_open_after_ms,
+            &f("fail_open_after_ms"),
+            5.0 * slice.as_secs_f64() * 1e3,
+        )?,
+        v2v_queue_bytes: match &x.v2v_queue {
+            Some(q) => bytes(q, &f("v2v_queue"))?,
+            None => 4_000_000,
+        },
+        report_interval: ms(
+            x.report_interval_ms,
+            &f("report_interval_ms"),
+            4.0 * slice.as_secs_f64() * 1e3,
+        )?,
+        coordinated,
+        controller_stop: x
+            .controller_stop_ms
+            .map(|v| ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))
+            .transpose()?,
     })
 }
 

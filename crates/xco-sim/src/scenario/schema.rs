@@ -24,6 +24,42 @@ pub struct Scenario {
     /// What to write.
     #[serde(default)]
     pub output: OutputSpec,
+    /// XCo coordination (absent: none).
+    pub xco: Option<XcoSpec>,
+}
+
+/// `[xco]`: run the XCo controller and local coordinators.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XcoSpec {
+    /// `timeslice` (default), `ratelimit` or `hybrid`.
+    pub mode: Option<String>,
+    /// Timeslice length, ms (default 2).
+    pub slice_ms: Option<f64>,
+    /// Scheduler's minimum active time before preemption, us (default 100).
+    pub min_active_us: Option<f64>,
+    /// Give unused slices back (default true).
+    pub work_conservation: Option<bool>,
+    /// Give-back hysteresis, us (default 50).
+    pub hysteresis_us: Option<f64>,
+    /// Host running the controller (required).
+    pub controller: String,
+    /// `inband` (default: control packets cross the simulated network) or `outofband`.
+    pub control: Option<String>,
+    /// Out-of-band control latency, us (default 20).
+    pub control_latency_us: Option<f64>,
+    /// Flows that have written at most this many bytes bypass coordination (default 0).
+    pub bypass_flow_bytes: Option<u64>,
+    /// Fail open after this long without a directive while backlogged, ms (default 5 slices).
+    pub fail_open_after_ms: Option<f64>,
+    /// Per-destination queue limit at each host (default "4MB").
+    pub v2v_queue: Option<Quantity>,
+    /// Period of backlog/heartbeat reports, ms (default 4 slices).
+    pub report_interval_ms: Option<f64>,
+    /// Hosts that run a coordinator (default: every host but the controller).
+    pub hosts: Option<Hosts>,
+    /// Stop the controller at this time, ms (to exercise fail-open).
+    pub controller_stop_ms: Option<f64>,
 }
 
 /// `[run]`

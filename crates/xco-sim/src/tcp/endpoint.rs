@@ -476,8 +476,8 @@ impl TcpEndpoint {
             }
             let frame =
                 (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
-            if !core.net.nic_has_room(core.now, self.host, frame) {
-                core.net.block_until_room(&mut core.ev, self.host, self.id);
+            if !core.egress_has_room(self.host, self.peer_host, frame) {
+                core.egress_block(self.host, self.id);
                 break;
             }
             let seq = self.snd_nxt;
@@ -546,7 +546,7 @@ impl TcpEndpoint {
         self.acked_now();
         self.last_send = core.now;
         let id = core.net.alloc(p);
-        core.net.host_send(core.now, &mut core.ev, id);
+        core.send(id);
     }
 
     fn send_control(&mut self, core: &mut Core, flags: u8) {
@@ -560,7 +560,7 @@ impl TcpEndpoint {
         }
         self.acked_now();
         let id = core.net.alloc(p);
-        core.net.host_send(core.now, &mut core.ev, id);
+        core.send(id);
     }
 
     // ------------------------------------------------------------------
