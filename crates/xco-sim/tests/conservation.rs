@@ -8,7 +8,8 @@ fn check_conservation(text: &str) -> (u64, u64) {
     let mut b = build(text, None).unwrap();
     b.sim.run().unwrap();
     let now = b.sim.core.now;
-    let net = &mut b.sim.core.net;
+    let core = &mut b.sim.core;
+    let net = &mut core.net;
     // every live packet is held by exactly one port (waiting, serialising or propagating)
     let mut in_flight: HashMap<u32, u64> = HashMap::new();
     let mut held = 0usize;
@@ -47,6 +48,12 @@ fn check_conservation(text: &str) -> (u64, u64) {
         waiting_somewhere,
         "the test must stop with packets waiting in a queue"
     );
+    // packets an XCo coordinator holds at their own host are in flight too
+    let at_hosts = core.xco.as_ref().map(|x| x.held_packets()).unwrap_or_default();
+    for &id in &at_hosts {
+        *in_flight.entry(net.pool[id].flow).or_default() += net.pool[id].ip_bytes as u64;
+    }
+    held += at_hosts.len();
     assert_eq!(held, net.pool.live(), "packets leaked from the pool");
     let mut drops = 0;
     for (i, f) in net.flows.iter().enumerate() {
@@ -92,4 +99,30 @@ interval_us = 100
 "#;
     let (dropped, _) = check_conservation(text);
     assert!(dropped > 0);
+}
+
+#[test]
+fn bytes_are_conserved_under_xco_with_packets_held_at_hosts() {
+    let text = r#"
+[run]
+duration_ms = 7.3
+[topology]
+kind = "star"
+hosts = 6
+switch_buffer = "64KB"
+[[apps]]
+kind = "udp"
+src = "h0..h2"
+dst = "h4"
+[[apps]]
+kind = "bulk"
+src = "h3"
+dst = "h4"
+[xco]
+controller = "h5"
+slice_ms = 1
+v2v_queue = "200KB"
+"#;
+    let (dropped, in_flight) = check_conservation(text);
+    assert!(dropped > 0 && in_flight > 0);
 }

@@ -9,3 +9,4 @@ mod incast;
 mod scenario_errors;
 mod sharing;
 mod tcp_reactions;
+mod xco;

@@ -143,3 +143,16 @@ timeseries_bin_us = 0
 "#
     )
 }
+
+/// Metric `name` of the XCo control plane after the run.
+pub fn xco_metric(sim: &Sim, name: &str) -> f64 {
+    sim.core
+        .xco
+        .as_ref()
+        .expect("the scenario runs XCo")
+        .summary()
+        .into_iter()
+        .find(|(k, _)| *k == name)
+        .unwrap_or_else(|| panic!("no XCo metric {name}"))
+        .1
+}

@@ -1,0 +1,177 @@
+//! XCo in the simulator, end to end: what the spec says coordination does.
+
+use crate::support::{metric, run, xco_metric};
+
+/// 5 senders into one 1 Gb/s port: `udp` of them UDP flat out, the rest TCP;
+/// a controller on h6. `xco` is the [xco] section (empty: no coordination).
+fn udp_vs_tcp(udp: usize, xco: &str, extra: &str) -> String {
+    let mut s = format!(
+        r#"[run]
+duration_ms = 300
+[topology]
+kind = "star"
+hosts = 7
+host_rate = "1Gbps"
+link_delay_us = 5
+switch_buffer = "128KB"
+[output]
+timeseries_bin_us = 10000
+{extra}
+"#
+    );
+    if udp > 0 {
+        s += &format!(
+            "[[apps]]\nkind = \"udp\"\nsrc = \"h0..h{}\"\ndst = \"h5\"\n",
+            udp - 1
+        );
+    }
+    if udp < 5 {
+        s += &format!("[[apps]]\nkind = \"bulk\"\nsrc = \"h{udp}..h4\"\ndst = \"h5\"\n");
+    }
+    if !xco.is_empty() {
+        s += &format!("[xco]\ncontroller = \"h6\"\n{xco}\n");
+    }
+    s
+}
+
+/// Sum of metric over apps of a kind.
+fn total(sim: &xco_sim::sim::Sim, kind: &str, name: &str) -> f64 {
+    (0..sim.apps.len())
+        .filter(|&i| sim.apps[i].kind() == kind)
+        .map(|i| metric(sim, i, name))
+        .sum()
+}
+
+#[test]
+fn timeslices_keep_the_link_full_and_tcp_alive_against_udp() {
+    let none = run(&udp_vs_tcp(4, "", ""));
+    let ts = run(&udp_vs_tcp(4, "mode = \"timeslice\"\nslice_ms = 2", ""));
+    let tcp_none = total(&none, "bulk", "goodput_mbps");
+    let tcp_ts = total(&ts, "bulk", "goodput_mbps");
+    let all_ts = tcp_ts + total(&ts, "udp", "goodput_mbps");
+    assert!(
+        tcp_none < 10.0,
+        "without XCo UDP starves TCP: {tcp_none:.1} Mbit/s"
+    );
+    assert!(
+        total(&none, "udp", "goodput_mbps") < 50.0,
+        "and UDP messages lose fragments"
+    );
+    assert!(
+        all_ts > 850.0,
+        "timeslices keep application throughput above 85% of the link: {all_ts:.1}"
+    );
+    assert!(tcp_ts > 100.0, "and the TCP flow above 100 Mbit/s: {tcp_ts:.1}");
+}
+
+#[test]
+fn rate_limits_land_between_no_coordination_and_timeslices() {
+    let all =
+        |sim: &xco_sim::sim::Sim| total(sim, "bulk", "goodput_mbps") + total(sim, "udp", "goodput_mbps");
+    let none = run(&udp_vs_tcp(4, "", ""));
+    let rl = run(&udp_vs_tcp(4, "mode = \"ratelimit\"\nslice_ms = 2", ""));
+    let ts = run(&udp_vs_tcp(4, "mode = \"timeslice\"\nslice_ms = 2", ""));
+    let tcp = total(&rl, "bulk", "goodput_mbps");
+    assert!(tcp > 100.0, "TCP keeps a share under rate limits: {tcp:.1}");
+    // UDP sources overflow their own host queues at 1/5 of the link, losing fragments there
+    assert!(
+        all(&none) < all(&rl) && all(&rl) < all(&ts),
+        "none {:.1} < rate limit {:.1} < timeslice {:.1}",
+        all(&none),
+        all(&rl),
+        all(&ts)
+    );
+}
+
+#[test]
+fn work_conservation_gives_slow_senders_unused_slices_to_the_others() {
+    // 5 UDP senders over one bottleneck: 3 at 50 Mbit/s, 2 flat out (xco-workconserve)
+    let scen = |wc: bool| {
+        let mut s = udp_vs_tcp(5, &format!("slice_ms = 2\nwork_conservation = {wc}"), "");
+        s = s.replace(
+            "[[apps]]\nkind = \"udp\"\nsrc = \"h0..h4\"\ndst = \"h5\"\n",
+            "[[apps]]\nkind = \"udp\"\nsrc = \"h0..h2\"\ndst = \"h5\"\nrate = \"50Mbps\"\n\
+             [[apps]]\nkind = \"udp\"\nsrc = \"h3..h4\"\ndst = \"h5\"\n",
+        );
+        run(&s)
+    };
+    let with = scen(true);
+    let without = scen(false);
+    let fast = |sim: &xco_sim::sim::Sim| metric(sim, 3, "goodput_mbps") + metric(sim, 4, "goodput_mbps");
+    assert!(
+        fast(&with) > 1.4 * fast(&without),
+        "unlimited senders get the slow senders' spare slices: {:.1} vs {:.1}",
+        fast(&with),
+        fast(&without)
+    );
+    assert!(xco_metric(&with, "givebacks") > 10.0);
+    assert_eq!(xco_metric(&without, "givebacks"), 0.0);
+}
+
+#[test]
+fn hosts_fail_open_when_the_controller_goes_silent() {
+    let s = udp_vs_tcp(
+        0,
+        "slice_ms = 2\ncontroller_stop_ms = 100\nfail_open_after_ms = 10",
+        "",
+    );
+    let sim = run(&s);
+    assert!(
+        xco_metric(&sim, "fail_opens") >= 5.0,
+        "every coordinated sender failed open"
+    );
+    // after the controller stopped (100 ms) plus the fail-open delay, traffic still flows
+    let net = &sim.core.net;
+    let h5 = net.node("h5").unwrap();
+    let port = net.port_between(net.node("s0").unwrap(), h5).unwrap();
+    let late: u64 = sim
+        .samples
+        .iter()
+        .filter(|r| r.entity == "flow" && r.t.as_secs_f64() > 0.15)
+        .map(|r| (r.throughput_mbps * 1e6) as u64)
+        .sum();
+    assert!(late > 0, "flows carry data after failing open");
+    assert!(net.ports[port as usize].stats.delivered_bytes > 0);
+}
+
+#[test]
+fn coordination_beats_no_coordination_for_striped_incast() {
+    let scen = |n: usize, xco: &str| {
+        format!(
+            r#"[run]
+mtu_bytes = 9000
+[topology]
+kind = "star"
+hosts = {hosts}
+link_delay_us = 5
+switch_buffer = "128KB"
+[tcp]
+rto_min_ms = 200
+[[apps]]
+kind = "stripe"
+client = "h0"
+servers = "h1..h{n}"
+block = "1MB"
+total = "16MB"
+[output]
+timeseries_bin_us = 0
+{xco}
+"#,
+            hosts = n + 2,
+        )
+    };
+    let n = 16;
+    let none = metric(&run(&scen(n, "")), 0, "goodput_mbps");
+    let ts = metric(
+        &run(&scen(
+            n,
+            &format!("[xco]\ncontroller = \"h{}\"\nslice_ms = 2", n + 1),
+        )),
+        0,
+        "goodput_mbps",
+    );
+    assert!(
+        ts > 2.0 * none,
+        "timeslices avoid the incast collapse: {ts:.1} vs {none:.1} Mbit/s"
+    );
+}
