@@ -25,13 +25,14 @@ def lines(
     logy: bool = False,
     hline: tuple[float, str] | None = None,
     order: list[str] | None = None,
+    marker: str | None = "o",
 ) -> Path:
     """One line per value of ``series``: ``y`` against ``x``, saved as PNG at ``path``."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
     names = order or list(dict.fromkeys(df[series]))
     for name in names:
         d = df[df[series] == name].sort_values(x)
-        ax.plot(d[x], d[y], marker="o", markersize=3, linewidth=1.5, label=str(name))
+        ax.plot(d[x], d[y], marker=marker, markersize=3, linewidth=1.5, label=str(name))
     if hline is not None:
         ax.axhline(hline[0], color="grey", linestyle="--", linewidth=1, label=hline[1])
     if logy:
@@ -40,6 +41,43 @@ def lines(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
+    ax.legend()
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def bars(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    series: str,
+    path: Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    note: str = "",
+) -> Path:
+    """Grouped bars: one group per value of ``x``, one bar per ``series``."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    groups = list(dict.fromkeys(df[x]))
+    names = list(dict.fromkeys(df[series]))
+    width = 0.8 / max(1, len(names))
+    for i, name in enumerate(names):
+        d = df[df[series] == name].set_index(x)
+        vals = [float(d[y].get(g, 0.0)) for g in groups]
+        ax.bar([j + i * width for j in range(len(groups))], vals, width=width, label=str(name))
+    ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(groups))])
+    ax.set_xticklabels([str(g) for g in groups])
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
     ax.legend()
     if note:
         fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")

@@ -70,4 +70,4 @@ def get(rid: str) -> Reproduction:
     return REGISTRY[rid]
 
 
-from . import pdn  # noqa: E402,F401  (registers its reproductions)
+from . import pdn, xco_paper  # noqa: E402,F401  (they register their reproductions)
