@@ -151,3 +151,121 @@ pub fn fattree_permutation(k: usize, sim_ms: f64) -> Result<BenchResult, String>
         packet_hops: st.data_packet_hops,
     })
 }
+
+/// Figures of the scheduler benchmark.
+#[derive(Clone, Debug)]
+pub struct SchedBench {
+    /// Fat-tree k.
+    pub k: u32,
+    /// Hosts.
+    pub hosts: u32,
+    /// Scheduling calls timed (reports, give-backs, slot boundaries).
+    pub events: u64,
+    /// Calls per wall-clock second.
+    pub events_per_s: f64,
+    /// Median time per call, microseconds.
+    pub p50_us: f64,
+    /// 99th percentile time per call, microseconds.
+    pub p99_us: f64,
+    /// Median time to process one slot boundary (all expiries of a slot), microseconds.
+    pub slot_p50_us: f64,
+    /// 99th percentile slot-boundary time, microseconds.
+    pub slot_p99_us: f64,
+    /// Worst slot-boundary time, microseconds.
+    pub max_slot_us: f64,
+    /// Mean senders scheduled per slot.
+    pub mean_active: f64,
+}
+
+/// The XCo scheduler on a k-ary fat-tree (10 Gb/s everywhere, 1 ms
+/// timeslices) under random backlog churn for `slots` slots: at each slot a
+/// few percent of hosts report a new backlog (1–3 random destinations), some
+/// active senders give their slice back, and the slot boundary expires every
+/// slice. Every scheduler call is timed.
+pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
+    use xco_core::sched::{FatTreePaths, Mode, SchedConfig, SchedTopology, Scheduler};
+    use xco_core::{Dur, Rng, Time};
+    let paths = FatTreePaths::new(k);
+    let hosts = paths.hosts();
+    let links = paths.links() as usize;
+    let g10 = 10_000_000_000;
+    let topo = SchedTopology::new(vec![g10; hosts as usize], vec![g10; links], Box::new(paths));
+    let mut s = Scheduler::new(
+        topo,
+        SchedConfig {
+            mode: Mode::Timeslice,
+            slice: Dur::from_ms(1),
+            min_active: Dur::from_us(50),
+            feedback_timeout: None,
+        },
+    );
+    let mut rng = Rng::new(seed);
+    let mut times: Vec<f64> = Vec::new();
+    let mut slot_times: Vec<f64> = Vec::new();
+    let mut active_sum = 0u64;
+    let timed = |f: &mut dyn FnMut(), times: &mut Vec<f64>| {
+        let t0 = Instant::now();
+        f();
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        times.push(us);
+        us
+    };
+    let random_dests = |rng: &mut Rng, x: u32| -> Vec<u32> {
+        let n = 1 + rng.below(3);
+        (0..n)
+            .map(|_| (x + 1 + rng.below(hosts as u64 - 1) as u32) % hosts)
+            .collect()
+    };
+    // everybody starts backlogged
+    for x in 0..hosts {
+        let ds = random_dests(&mut rng, x);
+        timed(&mut || s.handle_backlog(Time::ZERO, x, &ds), &mut times);
+        while s.poll_directive().is_some() {}
+    }
+    let wall0 = Instant::now();
+    let before = times.len();
+    for slot in 1..=slots {
+        let slot_start = Time::ZERO + Dur::from_ms(slot as u64);
+        // churn inside the slot
+        let churn = (hosts / 32).max(1);
+        for i in 0..churn {
+            let now = slot_start + Dur::from_us(1 + (i as u64 * 900) / churn as u64);
+            let x = rng.below(hosts as u64) as u32;
+            if rng.below(2) == 0 {
+                if let Some(d) = s.dest(x) {
+                    timed(&mut || s.handle_giveback(now, x, d), &mut times);
+                }
+            } else {
+                let ds = random_dests(&mut rng, x);
+                timed(&mut || s.handle_backlog(now, x, &[]), &mut times);
+                timed(&mut || s.handle_backlog(now, x, &ds), &mut times);
+            }
+            while s.poll_directive().is_some() {}
+        }
+        // the slot boundary: every slice granted a slot ago expires together
+        let end = slot_start + Dur::from_ms(1);
+        let us = timed(&mut || s.handle_timeout(end), &mut times);
+        slot_times.push(us);
+        while s.poll_directive().is_some() {}
+        active_sum += (0..hosts).filter(|&x| s.dest(x).is_some()).count() as u64;
+    }
+    let wall = wall0.elapsed().as_secs_f64();
+    let events = (times.len() - before) as u64;
+    let mut sorted = times[before..].to_vec();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| sorted[((p * sorted.len() as f64) as usize).min(sorted.len() - 1)];
+    slot_times.sort_by(|a, b| a.total_cmp(b));
+    let sq = |p: f64| slot_times[((p * slot_times.len() as f64) as usize).min(slot_times.len() - 1)];
+    SchedBench {
+        k,
+        hosts,
+        events,
+        events_per_s: events as f64 / wall,
+        p50_us: q(0.5),
+        p99_us: q(0.99),
+        slot_p50_us: sq(0.5),
+        slot_p99_us: sq(0.99),
+        max_slot_us: sq(1.0),
+        mean_active: active_sum as f64 / slots as f64,
+    }
+}

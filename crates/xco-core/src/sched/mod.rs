@@ -14,4 +14,4 @@ pub mod topology;
 
 pub use directive::{Directive, DirectiveKind};
 pub use scheduler::{Mode, SchedConfig, SchedStats, Scheduler};
-pub use topology::{BfsPaths, FatTreePaths, LinkId, PathProvider, SchedTopology};
+pub use topology::{BfsPaths, FatTreePaths, LinkId, PathProvider, PathRef, SchedTopology};

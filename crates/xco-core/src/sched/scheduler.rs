@@ -17,14 +17,9 @@
 //! considered and never re-enters once scheduled (the loop terminates).
 
 use super::directive::{Directive, DirectiveKind};
-use super::topology::{LinkId, SchedTopology};
+use super::topology::{LinkId, PathRef, SchedTopology};
 use crate::time::{Dur, Time};
-use std::cmp::Reverse;
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
-
-type DetMap<K, V> = HashMap<K, V, BuildHasherDefault<DefaultHasher>>;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,10 +75,12 @@ struct Node {
     joined: bool,
     /// B_x, sorted.
     backlog: Vec<u32>,
+    /// P_xd of each destination in `backlog`.
+    bpaths: Vec<PathRef>,
     /// D_x.
     dest: Option<u32>,
     /// P_{x,D_x}.
-    path: Box<[LinkId]>,
+    path: PathRef,
     /// What x adds to alpha on its path, bit/s.
     contrib_bps: u64,
     active_since: Time,
@@ -100,18 +97,29 @@ pub struct Scheduler {
     cfg: SchedConfig,
     topo: SchedTopology,
     nodes: Vec<Node>,
-    /// beta: per link, hosts with a backlogged destination through it (and how many).
-    beta: Vec<DetMap<u32, u32>>,
+    /// beta: per link, hosts with a backlogged destination through it (and how
+    /// many). Small vectors: a link's group averages a few hosts, and
+    /// Algorithm 1 mostly iterates them.
+    beta: Vec<Vec<(u32, u32)>>,
     /// alpha: admitted capacity per link, bit/s.
     alpha_bps: Vec<u64>,
     /// alpha: active senders per link.
     alpha_n: Vec<u32>,
     rr: u32,
-    expiries: BinaryHeap<Reverse<(Time, u32)>>,
+    /// (expiry, node) in expiry order: every slice has the same length and
+    /// slices are granted in time order, so a FIFO keeps them sorted.
+    expiries: VecDeque<(Time, u32)>,
     next_tick: Time,
     out: VecDeque<Directive>,
     stats: SchedStats,
     in_n: Vec<bool>,
+    /// Membership of the affected set A: `a_stamp[y] == stamp` while y is in A.
+    a_stamp: Vec<u32>,
+    /// Links already collected in this event: `link_stamp[l] == stamp`.
+    link_stamp: Vec<u32>,
+    /// The affected set A, kept between events to reuse its memory.
+    a_set: AffectedSet,
+    stamp: u32,
 }
 
 impl Scheduler {
@@ -123,15 +131,19 @@ impl Scheduler {
         Scheduler {
             cfg,
             nodes: vec![Node::default(); h],
-            beta: (0..l).map(|_| DetMap::default()).collect(),
+            beta: vec![Vec::new(); l],
             alpha_bps: vec![0; l],
             alpha_n: vec![0; l],
             rr: 0,
-            expiries: BinaryHeap::new(),
+            expiries: VecDeque::new(),
             next_tick: Time::NEVER,
             out: VecDeque::new(),
             stats: SchedStats::default(),
             in_n: vec![false; h],
+            a_stamp: vec![0; h],
+            link_stamp: vec![0; l],
+            a_set: AffectedSet::default(),
+            stamp: 0,
             topo,
         }
     }
@@ -294,11 +306,11 @@ impl Scheduler {
         // slice expiries that fall due together are one event whose triggers are all of them
         let mut triggers = Vec::new();
         let mut freed = Vec::new();
-        while let Some(&Reverse((t, x))) = self.expiries.peek() {
+        while let Some(&(t, x)) = self.expiries.front() {
             if t > now {
                 break;
             }
-            self.expiries.pop();
+            self.expiries.pop_front();
             let n = &self.nodes[x as usize];
             if n.dest.is_some() && n.expires == t {
                 freed.extend(self.release(x));
@@ -324,7 +336,7 @@ impl Scheduler {
 
     /// When [`handle_timeout`](Self::handle_timeout) must next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let exp = self.expiries.peek().map(|r| r.0 .0);
+        let exp = self.expiries.front().map(|r| r.0);
         let tick = (self.next_tick != Time::NEVER).then_some(self.next_tick);
         match (exp, tick) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -337,23 +349,38 @@ impl Scheduler {
 
     fn set_backlog(&mut self, x: u32, want: &[u32]) {
         let old = std::mem::take(&mut self.nodes[x as usize].backlog);
-        for &d in old.iter().filter(|d| !want.contains(d)) {
-            for &l in self.topo.path(x, d).to_vec().iter() {
+        let old_paths = std::mem::take(&mut self.nodes[x as usize].bpaths);
+        for (&d, &r) in old.iter().zip(&old_paths) {
+            if want.contains(&d) {
+                continue;
+            }
+            for &l in self.topo.links(r) {
                 let m = &mut self.beta[l as usize];
-                if let Some(c) = m.get_mut(&x) {
-                    *c -= 1;
-                    if *c == 0 {
-                        m.remove(&x);
+                if let Some(i) = m.iter().position(|&(y, _)| y == x) {
+                    m[i].1 -= 1;
+                    if m[i].1 == 0 {
+                        m.swap_remove(i);
                     }
                 }
             }
         }
-        for &d in want.iter().filter(|d| !old.contains(d)) {
-            for &l in self.topo.path(x, d).to_vec().iter() {
-                *self.beta[l as usize].entry(x).or_insert(0) += 1;
+        let mut paths = Vec::with_capacity(want.len());
+        for &d in want {
+            let r = self.topo.path_ref(x, d);
+            paths.push(r);
+            if !old.contains(&d) {
+                for &l in self.topo.links(r) {
+                    let m = &mut self.beta[l as usize];
+                    match m.iter_mut().find(|(y, _)| *y == x) {
+                        Some(e) => e.1 += 1,
+                        None => m.push((x, 1)),
+                    }
+                }
             }
         }
-        self.nodes[x as usize].backlog = want.to_vec();
+        let n = &mut self.nodes[x as usize];
+        n.backlog = want.to_vec();
+        n.bpaths = paths;
     }
 
     /// End x's transmission: remove it from alpha; returns the links it freed.
@@ -363,12 +390,13 @@ impl Scheduler {
             return Vec::new();
         }
         let path = std::mem::take(&mut n.path);
-        for &l in path.iter() {
-            self.alpha_bps[l as usize] -= n.contrib_bps;
+        let c = std::mem::take(&mut n.contrib_bps);
+        let links = self.topo.links(path);
+        for &l in links {
+            self.alpha_bps[l as usize] -= c;
             self.alpha_n[l as usize] -= 1;
         }
-        n.contrib_bps = 0;
-        path.into_vec()
+        links.to_vec()
     }
 
     fn after_change(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
@@ -385,10 +413,12 @@ impl Scheduler {
             && (n.dest.is_none() || now.saturating_since(n.active_since) >= self.cfg.min_active)
     }
 
-    fn contribution(&self, x: u32, path: &[LinkId]) -> u64 {
+    fn contribution(&self, x: u32, path: PathRef) -> u64 {
         let cx = self.topo.host_bps[x as usize];
         match self.cfg.mode {
-            Mode::Hybrid => path
+            Mode::Hybrid => self
+                .topo
+                .links(path)
                 .iter()
                 .map(|&l| self.topo.link_bps[l as usize])
                 .fold(cx, u64::min),
@@ -397,15 +427,29 @@ impl Scheduler {
     }
 
     /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`.
-    fn feasible(&self, x: u32, path: &[LinkId], c: u64) -> bool {
+    fn feasible(&self, x: u32, path: PathRef, c: u64) -> bool {
         let n = &self.nodes[x as usize];
-        path.iter().all(|&l| {
+        let own = self.topo.links(n.path);
+        self.topo.links(path).iter().all(|&l| {
             let mut load = self.alpha_bps[l as usize];
-            if n.path.contains(&l) {
+            if own.contains(&l) {
                 load -= n.contrib_bps; // x is already counted there
             }
             load + c <= self.topo.link_bps[l as usize]
         })
+    }
+
+    /// Add the eligible members of beta on `links` to the affected set A.
+    fn affect(&mut self, now: Time, links: &[LinkId], a: &mut AffectedSet, rr: u32) {
+        let h = self.nodes.len() as u32;
+        for &l in links {
+            for &(y, _) in &self.beta[l as usize] {
+                if self.a_stamp[y as usize] != self.stamp && self.eligible(now, y) {
+                    self.a_stamp[y as usize] = self.stamp;
+                    a.insert((y + h - rr) % h);
+                }
+            }
+        }
     }
 
     /// Algorithm 1 for the trigger nodes (already released from alpha, with
@@ -416,26 +460,32 @@ impl Scheduler {
         // served first by the previous one
         let h = self.nodes.len() as u32;
         let rr = self.rr % h.max(1);
-        let key = |y: u32| (y + h - rr) % h;
-        let mut a: BTreeSet<(u32, u32)> = BTreeSet::new();
-        let mut links: Vec<LinkId> = freed.to_vec();
-        for &t in triggers {
-            let ds = self.nodes[t as usize].backlog.clone();
-            for d in ds {
-                links.extend_from_slice(self.topo.path(t, d));
+        self.stamp = self.stamp.wrapping_add(1).max(1);
+        let mut a = std::mem::take(&mut self.a_set);
+        a.reset(h as usize);
+        let mut links: Vec<LinkId> = Vec::new();
+        let stamp = self.stamp;
+        let mut collect = |l: LinkId, link_stamp: &mut Vec<u32>| {
+            if link_stamp[l as usize] != stamp {
+                link_stamp[l as usize] = stamp;
+                links.push(l);
             }
+        };
+        for &l in freed {
+            collect(l, &mut self.link_stamp);
         }
-        links.sort_unstable();
-        links.dedup();
-        for &l in &links {
-            for &y in self.beta[l as usize].keys() {
-                if self.eligible(now, y) {
-                    a.insert((key(y), y));
+        for &t in triggers {
+            for &r in &self.nodes[t as usize].bpaths {
+                for &l in self.topo.links(r) {
+                    collect(l, &mut self.link_stamp);
                 }
             }
         }
+        self.affect(now, &links, &mut a, rr);
         let mut scheduled: Vec<u32> = Vec::new();
-        while let Some((_, x)) = a.pop_first() {
+        while let Some(key) = a.pop_min() {
+            let x = (key + rr) % h;
+            self.a_stamp[x as usize] = 0;
             self.stats.nodes_considered += 1;
             let nb = self.nodes[x as usize].backlog.len();
             if nb == 0 {
@@ -448,14 +498,13 @@ impl Scheduler {
             let mut chosen = None;
             for i in 0..nb {
                 let j = (start + i) % nb;
-                let d = self.nodes[x as usize].backlog[j];
-                let path = self.topo.path_vec(x, d);
-                if path.is_empty() {
+                let r = self.nodes[x as usize].bpaths[j];
+                if r.is_empty() {
                     continue;
                 }
-                let c = self.contribution(x, &path);
-                if self.feasible(x, &path, c) {
-                    chosen = Some((d, path, c));
+                let c = self.contribution(x, r);
+                if self.feasible(x, r, c) {
+                    chosen = Some((self.nodes[x as usize].backlog[j], r, c));
                     if i == 0 {
                         self.nodes[x as usize].rot = (j + 1) as u32;
                     }
@@ -465,21 +514,23 @@ impl Scheduler {
             let Some((d, path, c)) = chosen else { continue };
             // preempt x's old transmission; capacity it frees affects more nodes
             let old_dest = self.nodes[x as usize].dest;
-            let old_path = std::mem::take(&mut self.nodes[x as usize].path);
+            let old_path = self.nodes[x as usize].path;
             let old_c = self.nodes[x as usize].contrib_bps;
-            for &l in old_path.iter() {
+            for &l in self.topo.links(old_path) {
                 self.alpha_bps[l as usize] -= old_c;
                 self.alpha_n[l as usize] -= 1;
             }
             self.in_n[x as usize] = true;
-            for &l in old_path.iter().filter(|l| !path.contains(l)) {
-                for &y in self.beta[l as usize].keys() {
-                    if self.eligible(now, y) {
-                        a.insert((key(y), y));
-                    }
-                }
-            }
-            for &l in path.iter() {
+            let new_links = self.topo.links(path).to_vec();
+            let freed_now: Vec<LinkId> = self
+                .topo
+                .links(old_path)
+                .iter()
+                .copied()
+                .filter(|l| !new_links.contains(l))
+                .collect();
+            self.affect(now, &freed_now, &mut a, rr);
+            for &l in &new_links {
                 self.alpha_bps[l as usize] += c;
                 self.alpha_n[l as usize] += 1;
             }
@@ -495,14 +546,15 @@ impl Scheduler {
             }
             scheduled.push(x);
         }
-
+        self.a_set = a;
         for x in scheduled {
             self.in_n[x as usize] = false;
             let slice = self.cfg.slice;
             let hybrid = self.cfg.mode == Mode::Hybrid;
             let n = &mut self.nodes[x as usize];
             n.expires = now + slice;
-            self.expiries.push(Reverse((n.expires, x)));
+            debug_assert!(self.expiries.back().is_none_or(|b| b.0 <= n.expires));
+            self.expiries.push_back((n.expires, x));
             let kind = DirectiveKind::Slice {
                 dest: n.dest,
                 len: slice,
@@ -529,10 +581,9 @@ impl Scheduler {
         self.stats.events += 1;
         let mut affected: BTreeSet<u32> = triggers.iter().copied().collect();
         for &t in triggers {
-            let ds = self.nodes[t as usize].backlog.clone();
-            for d in ds {
-                for &l in self.topo.path(t, d).to_vec().iter() {
-                    affected.extend(self.beta[l as usize].keys().copied());
+            for &r in &self.nodes[t as usize].bpaths {
+                for &l in self.topo.links(r) {
+                    affected.extend(self.beta[l as usize].iter().map(|&(y, _)| y));
                 }
             }
         }
@@ -541,19 +592,20 @@ impl Scheduler {
         }
     }
 
-    fn rates_of(&mut self, x: u32) -> Vec<(u32, u64)> {
+    fn rates_of(&self, x: u32) -> Vec<(u32, u64)> {
         let cx = self.topo.host_bps[x as usize];
-        let ds = self.nodes[x as usize].backlog.clone();
-        ds.into_iter()
-            .map(|d| {
-                let r = self
+        let n = &self.nodes[x as usize];
+        n.backlog
+            .iter()
+            .zip(&n.bpaths)
+            .map(|(&d, &r)| {
+                let rate = self
                     .topo
-                    .path(x, d)
-                    .to_vec()
+                    .links(r)
                     .iter()
                     .map(|&l| self.topo.link_bps[l as usize] / self.beta[l as usize].len().max(1) as u64)
                     .fold(cx, u64::min);
-                (d, r)
+                (d, rate)
             })
             .collect()
     }
@@ -592,5 +644,41 @@ impl Scheduler {
                 }
             }
         }
+    }
+}
+
+/// The affected set A of Algorithm 1, ordered by rotated node index: a
+/// bitset with a cursor at the smallest possible member, so inserting is O(1)
+/// and taking the minimum scans forward a word at a time.
+#[derive(Default)]
+struct AffectedSet {
+    words: Vec<u64>,
+    cursor: usize,
+}
+
+impl AffectedSet {
+    fn reset(&mut self, n: usize) {
+        self.words.clear();
+        self.words.resize(n.div_ceil(64), 0);
+        self.cursor = 0;
+    }
+
+    fn insert(&mut self, key: u32) {
+        let k = key as usize;
+        self.words[k / 64] |= 1 << (k % 64);
+        self.cursor = self.cursor.min(k / 64);
+    }
+
+    fn pop_min(&mut self) -> Option<u32> {
+        while self.cursor < self.words.len() {
+            let w = self.words[self.cursor];
+            if w != 0 {
+                let bit = w.trailing_zeros() as usize;
+                self.words[self.cursor] &= w - 1;
+                return Some((self.cursor * 64 + bit) as u32);
+            }
+            self.cursor += 1;
+        }
+        None
     }
 }

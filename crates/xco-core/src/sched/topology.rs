@@ -94,6 +94,20 @@ impl PathProvider for BfsPaths {
     }
 }
 
+/// A path stored in the topology's arena: `len` links from `start`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathRef {
+    start: u32,
+    len: u32,
+}
+
+impl PathRef {
+    /// True for "no path".
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
 /// The network as the scheduler sees it.
 pub struct SchedTopology {
     /// Capacity of each directed link, bit/s.
@@ -101,7 +115,8 @@ pub struct SchedTopology {
     /// Capacity of each host's outgoing link, bit/s (C_x).
     pub host_bps: Vec<u64>,
     paths: Box<dyn PathProvider>,
-    cache: HashMap<(u32, u32), Box<[LinkId]>>,
+    cache: HashMap<(u32, u32), PathRef>,
+    arena: Vec<LinkId>,
     scratch: Vec<LinkId>,
 }
 
@@ -114,6 +129,7 @@ impl SchedTopology {
             host_bps,
             paths,
             cache: HashMap::new(),
+            arena: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -123,20 +139,32 @@ impl SchedTopology {
         self.host_bps.len()
     }
 
-    /// P_sd (cached after the first request); empty if there is no path.
-    pub fn path(&mut self, s: u32, d: u32) -> &[LinkId] {
-        if !self.cache.contains_key(&(s, d)) {
-            self.scratch.clear();
-            self.paths.path(s, d, &mut self.scratch);
-            self.cache.insert((s, d), self.scratch.clone().into_boxed_slice());
+    /// A reference to P_sd (computed once, then cached); empty if there is no path.
+    pub fn path_ref(&mut self, s: u32, d: u32) -> PathRef {
+        if let Some(&r) = self.cache.get(&(s, d)) {
+            return r;
         }
-        &self.cache[&(s, d)]
+        self.scratch.clear();
+        self.paths.path(s, d, &mut self.scratch);
+        let r = PathRef {
+            start: self.arena.len() as u32,
+            len: self.scratch.len() as u32,
+        };
+        self.arena.extend_from_slice(&self.scratch);
+        self.cache.insert((s, d), r);
+        r
     }
 
-    /// A copy of P_sd.
-    pub fn path_vec(&mut self, s: u32, d: u32) -> Box<[LinkId]> {
-        self.path(s, d);
-        self.cache[&(s, d)].clone()
+    /// The links of a path reference.
+    #[inline]
+    pub fn links(&self, r: PathRef) -> &[LinkId] {
+        &self.arena[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    /// P_sd.
+    pub fn path(&mut self, s: u32, d: u32) -> &[LinkId] {
+        let r = self.path_ref(s, d);
+        self.links(r)
     }
 }
 
