@@ -16,6 +16,7 @@ examples:
   xco sim run scenarios/incast.toml --out out/ --seed 7
   xco sim check my-scenario.toml             validate without running
   xco bench sim                              simulator speed (events/s, packet-hops/s)
+  xco bench sched                            XCo scheduler speed on 128 to 8192 hosts
 
 Scenario files are TOML; see scenarios/ in the repository for commented
 examples. Every output records the seed; the same scenario and seed give
@@ -102,6 +103,15 @@ def _cmd_bench_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_sched(args: argparse.Namespace) -> int:
+    from . import bench
+
+    if args.slots <= 0:
+        raise UsageError("--slots must be positive")
+    print(bench.sched_report(bench.sched(args.k or [8, 16, 32], slots=args.slots)))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="xco",
@@ -169,6 +179,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--sim-ms", type=float, default=10.0, help="simulated ms for (b) (default 10)")
     sp.add_argument("--rounds", type=int, default=20, help="incast rounds for (a) (default 20)")
     sp.set_defaults(func=_cmd_bench_sim)
+    sp = bench_sub.add_parser(
+        "sched",
+        help="XCo scheduler speed on fat-trees (events/s, p50/p99 per event, per-slot time)",
+        description="Drive the XCo scheduler (1-ms timeslices) on k-ary fat-trees with random backlog "
+        "churn; report scheduler calls per second, p50/p99 time per call and the time to process each "
+        "slot boundary against the 1-ms budget. Default: k = 8, 16, 32 (128, 1024, 8192 hosts).",
+    )
+    sp.add_argument("--k", type=int, action="append", help="fat-tree k; repeatable (default 8, 16, 32)")
+    sp.add_argument("--slots", type=int, default=200, help="1-ms slots to simulate (default 200)")
+    sp.set_defaults(func=_cmd_bench_sched)
     return p
 
 

@@ -104,6 +104,33 @@ fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, Py
     bench_dict(py, r)
 }
 
+/// The XCo scheduler on a k-ary fat-tree under backlog churn for `slots` 1-ms slots.
+#[pyfunction]
+#[pyo3(signature = (k=16, slots=200, seed=1))]
+fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64) -> PyResult<Bound<'_, PyDict>> {
+    if k < 2 || k % 2 == 1 || k > 64 {
+        return Err(PyValueError::new_err(format!(
+            "k must be an even number from 2 to 64, got {k}"
+        )));
+    }
+    if slots == 0 {
+        return Err(PyValueError::new_err("slots must be positive"));
+    }
+    let r = py.detach(move || bench::sched_churn(k, slots, seed));
+    let d = PyDict::new(py);
+    d.set_item("k", r.k)?;
+    d.set_item("hosts", r.hosts)?;
+    d.set_item("events", r.events)?;
+    d.set_item("events_per_s", r.events_per_s)?;
+    d.set_item("p50_us", r.p50_us)?;
+    d.set_item("p99_us", r.p99_us)?;
+    d.set_item("slot_p50_us", r.slot_p50_us)?;
+    d.set_item("slot_p99_us", r.slot_p99_us)?;
+    d.set_item("slot_max_us", r.max_slot_us)?;
+    d.set_item("mean_active", r.mean_active)?;
+    Ok(d)
+}
+
 /// The text of benchmark scenario (a) at `n` servers, for inspection.
 #[pyfunction]
 fn bench_pdn_scenario(n: usize, rounds: u32) -> String {
@@ -119,5 +146,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_pdn, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fattree, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_sched, m)?)?;
     Ok(())
 }

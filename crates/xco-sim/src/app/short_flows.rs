@@ -1,6 +1,8 @@
 //! K parallel sequences of short TCP transfers: each sequence opens a
-//! connection, sends `flow_bytes`, waits for the last ACK, closes, and starts
-//! the next one (the "bursts of short TCP flows" of the XCo paper).
+//! connection, sends `flow_bytes`, and when the receiver has all of it the
+//! connection closes and the next one starts (the "bursts of short TCP flows"
+//! of the XCo paper). A flow's completion time runs from its open to the
+//! delivery of its last byte at the receiver.
 
 use super::{mean, quantile, AppNote, Env, Metric};
 use crate::engine::Event;
@@ -96,11 +98,15 @@ impl ShortFlows {
                     env.tcp.write(env.core, ep, self.cfg.flow_bytes);
                 }
             }
-            AppNote::SendAcked { ep, .. } => {
-                let s = env.tcp.eps[ep as usize].tag as usize;
-                if self.current[s].0 != ep {
+            AppNote::Delivered { ep, .. } => {
+                // the receiving end of the current flow of sequence `s`
+                let e = &env.tcp.eps[ep as usize];
+                let s = e.tag as usize;
+                let client = e.peer_ep;
+                if self.current.get(s).map(|c| c.0) != Some(client) || e.rcv_nxt < self.cfg.flow_bytes {
                     return Ok(());
                 }
+                let ep = client;
                 let now = env.core.now;
                 self.fct_ms.push((now - self.current[s].1).as_secs_f64() * 1e3);
                 self.bytes_done += self.cfg.flow_bytes;

@@ -250,11 +250,11 @@ impl XcoSim {
             net.drop_at_host(pkt);
             return;
         }
-        let was_empty = q.pkts.is_empty();
         q.pkts.push_back(pkt);
         q.bytes += frame as u64;
         self.stats.held += 1;
-        if was_empty {
+        // B_x grew: a destination the controller does not know as backlogged
+        if !c.reported.contains(&dst) {
             self.report(now, ev, net, host);
         }
         self.pump(now, ev, net, host);
@@ -393,6 +393,7 @@ impl XcoSim {
                 c.giveback_at = None;
                 if matches!(c.gate, Gate::Open { dest: d, .. } if d == dest) {
                     c.gate = Gate::Closed;
+                    c.reported.retain(|&d| d != dest); // the controller drops it from B_x too
                     self.stats.givebacks += 1;
                     self.send_to_controller(now, ev, net, ControlMsg::GiveBack { host, dest });
                 }
