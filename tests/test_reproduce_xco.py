@@ -15,6 +15,15 @@ COLUMNS = {
     "xco-fairness": ["series", "flow", "throughput_mbps"],
     "xco-workconserve": ["series", "flow", "throughput_mbps"],
     "xco-responsive": ["series", "t_s", "aggregate_mbps"],
+    "xco-fattree": [
+        "series",
+        "k",
+        "goodput_gbps",
+        "short_fct_p99_ms",
+        "short_flows_done",
+        "incast_round_ms",
+        "switch_drops",
+    ],
 }
 
 
@@ -68,3 +77,11 @@ def test_short_flows_no_longer_starve_the_long_flow(results):
     df = pd.read_csv(results[0] / "xco-shorttcp.csv").set_index(["series", "parallel"])
     k = max(p for _, p in df.index)
     assert df.loc[("timeslice", k), "long_mbps"] > 10 * df.loc[("none", k), "long_mbps"]
+
+
+def test_fattree_headroom_beats_full_capacity_schedules(results):
+    df = pd.read_csv(results[0] / "xco-fattree.csv")
+    k = df["k"].max()
+    at = df[df["k"] == k].set_index("series")
+    assert at.loc["hybrid-5%", "switch_drops"] < at.loc["none", "switch_drops"]
+    assert at.loc["ratelimit-5%", "goodput_gbps"] > at.loc["none", "goodput_gbps"]

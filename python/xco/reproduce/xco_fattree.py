@@ -14,7 +14,14 @@ from .. import plot, scenario
 from . import Options, Outcome, Reproduction, register
 from .xco_paper import NONE, RATELIMIT, TIMESLICE, Experiment, app_metrics, note, pivot_text, table
 
-SERIES = {"none": NONE, "ratelimit": RATELIMIT, "timeslice": TIMESLICE}
+SERIES = {
+    "none": NONE,
+    "ratelimit": RATELIMIT,
+    "timeslice": TIMESLICE,
+    # beyond the paper: keep 5% of every link for traffic XCo does not schedule (ACKs, control)
+    "ratelimit-5%": {"mode": "ratelimit", "capacity_headroom": 0.05},
+    "hybrid-5%": {"mode": "hybrid", "capacity_headroom": 0.05},
+}
 
 
 def workload(k: int, seed: int) -> list[dict]:

@@ -8,10 +8,15 @@
 //!
 //! Timeslice scheduling is Algorithm 1 of the XCo spec, with the parts the
 //! paper omits "for clarity": the traversal order of nodes and of each node's
-//! destinations rotates — round robin: an event's node order starts after the
-//! node served first by the previous event, a node's destination order after
-//! the destination it asked for first and was granted (iSLIP's pointer rule)
-//! — so no schedule repeats forever and no flow starves, an affected node that is already sending is preempted in
+//! destinations changes from event to event — least recently served V2V flow
+//! first: nodes in order of their flow whose last slice began longest ago (or
+//! that was never served), each node's destinations in that order too (ties
+//! in round robin) — so no schedule repeats
+//! forever; and a flow that has waited more than two slices reserves the links
+//! of its path against younger flows until it is served (an older starving
+//! flow takes over a younger one's reservations, so the oldest always
+//! progresses), so no V2V flow starves even where its path crosses links that
+//! other senders keep busy at unrelated times; an affected node that is already sending is preempted in
 //! favour of the newly computed destination, nodes active for less than
 //! `min_active` are not disturbed, and a node leaves the affected set once
 //! considered and never re-enters once scheduled (the loop terminates).
@@ -19,7 +24,8 @@
 use super::directive::{Directive, DirectiveKind};
 use super::topology::{LinkId, PathRef, SchedTopology};
 use crate::time::{Dur, Time};
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +83,12 @@ struct Node {
     backlog: Vec<u32>,
     /// P_xd of each destination in `backlog`.
     bpaths: Vec<PathRef>,
+    /// Age of each V2V flow in `backlog`: when its last slice began, or when
+    /// it became backlogged if it was never served.
+    bwait: Vec<Time>,
+    /// When service of each destination last began (kept across give-backs
+    /// and re-reports; the oldest entries are forgotten beyond 64).
+    served: Vec<(u32, Time)>,
     /// D_x.
     dest: Option<u32>,
     /// P_{x,D_x}.
@@ -117,8 +129,13 @@ pub struct Scheduler {
     a_stamp: Vec<u32>,
     /// Links already collected in this event: `link_stamp[l] == stamp`.
     link_stamp: Vec<u32>,
-    /// The affected set A, kept between events to reuse its memory.
-    a_set: AffectedSet,
+    /// Links reserved for a starving flow: (node, destination, waiting since).
+    reserved: Vec<Option<(u32, u32, Time)>>,
+    /// Scratch for a node's destination order.
+    order_scratch: Vec<usize>,
+    /// The affected set A (oldest waiting first, then round robin), kept
+    /// between events to reuse its memory.
+    a_heap: BinaryHeap<Reverse<(Time, u32, u32)>>,
     stamp: u32,
 }
 
@@ -142,7 +159,9 @@ impl Scheduler {
             in_n: vec![false; h],
             a_stamp: vec![0; h],
             link_stamp: vec![0; l],
-            a_set: AffectedSet::default(),
+            reserved: vec![None; l],
+            a_heap: BinaryHeap::new(),
+            order_scratch: Vec::new(),
             stamp: 0,
             topo,
         }
@@ -225,7 +244,7 @@ impl Scheduler {
             return;
         }
         let freed = self.release(x);
-        self.set_backlog(x, &[]);
+        self.set_backlog(now, x, &[]);
         self.nodes[x as usize].joined = false;
         self.after_change(now, &[x], &freed);
     }
@@ -250,7 +269,7 @@ impl Scheduler {
         if want == self.nodes[x as usize].backlog {
             return;
         }
-        self.set_backlog(x, &want);
+        self.set_backlog(now, x, &want);
         match self.cfg.mode {
             Mode::RateLimit => self.recompute_rates(now, &[x]),
             _ => {
@@ -283,7 +302,7 @@ impl Scheduler {
             .copied()
             .filter(|&d| d != dest)
             .collect();
-        self.set_backlog(x, &rest);
+        self.set_backlog(now, x, &rest);
         self.algorithm1(now, &[x], &freed);
     }
 
@@ -321,6 +340,20 @@ impl Scheduler {
             self.algorithm1(now, &triggers, &freed);
         }
         if now >= self.next_tick {
+            if self.cfg.mode != Mode::RateLimit {
+                // every slice, hosts that wait with backlog are scheduling
+                // triggers too: the schedule moves on even when no slice ends
+                // (e.g. after reservations held links idle in the last event)
+                let waiting: Vec<u32> = (0..self.nodes.len() as u32)
+                    .filter(|&x| {
+                        let n = &self.nodes[x as usize];
+                        n.joined && n.dest.is_none() && !n.backlog.is_empty()
+                    })
+                    .collect();
+                if !waiting.is_empty() {
+                    self.algorithm1(now, &waiting, &[]);
+                }
+            }
             self.tick(now);
             self.next_tick = now + self.cfg.slice;
         }
@@ -347,9 +380,10 @@ impl Scheduler {
     // ------------------------------------------------------------------
     // state changes
 
-    fn set_backlog(&mut self, x: u32, want: &[u32]) {
+    fn set_backlog(&mut self, now: Time, x: u32, want: &[u32]) {
         let old = std::mem::take(&mut self.nodes[x as usize].backlog);
         let old_paths = std::mem::take(&mut self.nodes[x as usize].bpaths);
+        let old_wait = std::mem::take(&mut self.nodes[x as usize].bwait);
         for (&d, &r) in old.iter().zip(&old_paths) {
             if want.contains(&d) {
                 continue;
@@ -365,9 +399,18 @@ impl Scheduler {
             }
         }
         let mut paths = Vec::with_capacity(want.len());
+        let mut waits = Vec::with_capacity(want.len());
         for &d in want {
             let r = self.topo.path_ref(x, d);
             paths.push(r);
+            // a flow keeps its age while it stays backlogged; one that comes
+            // back is as old as the start of its last slice
+            let n = &self.nodes[x as usize];
+            let age = match old.iter().position(|&o| o == d) {
+                Some(i) => old_wait[i],
+                None => n.served.iter().find(|e| e.0 == d).map_or(now, |e| e.1),
+            };
+            waits.push(age);
             if !old.contains(&d) {
                 for &l in self.topo.links(r) {
                     let m = &mut self.beta[l as usize];
@@ -381,6 +424,20 @@ impl Scheduler {
         let n = &mut self.nodes[x as usize];
         n.backlog = want.to_vec();
         n.bpaths = paths;
+        n.bwait = waits;
+    }
+
+    /// Age key of node `y` for the affected set: its oldest waiting flow
+    /// (the one it is sending to does not wait).
+    fn oldest_wait(&self, now: Time, y: u32) -> Time {
+        let n = &self.nodes[y as usize];
+        n.backlog
+            .iter()
+            .zip(&n.bwait)
+            .filter(|(&d, _)| Some(d) != n.dest)
+            .map(|(_, &w)| w)
+            .min()
+            .unwrap_or(now)
     }
 
     /// End x's transmission: remove it from alpha; returns the links it freed.
@@ -426,11 +483,17 @@ impl Scheduler {
         }
     }
 
-    /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`.
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`;
+    /// a link reserved in this event for another node's starving flow is full.
     fn feasible(&self, x: u32, path: PathRef, c: u64) -> bool {
         let n = &self.nodes[x as usize];
         let own = self.topo.links(n.path);
         self.topo.links(path).iter().all(|&l| {
+            if let Some((rx, rd, _)) = self.reserved[l as usize] {
+                if rx != x && self.reservation_live(rx, rd) {
+                    return false;
+                }
+            }
             let mut load = self.alpha_bps[l as usize];
             if own.contains(&l) {
                 load -= n.contrib_bps; // x is already counted there
@@ -439,14 +502,28 @@ impl Scheduler {
         })
     }
 
+    /// True while node `x` still waits to send to `d` (its reservation holds).
+    fn reservation_live(&self, x: u32, d: u32) -> bool {
+        let n = &self.nodes[x as usize];
+        n.joined && n.dest != Some(d) && n.backlog.contains(&d)
+    }
+
     /// Add the eligible members of beta on `links` to the affected set A.
-    fn affect(&mut self, now: Time, links: &[LinkId], a: &mut AffectedSet, rr: u32) {
+    fn affect(
+        &mut self,
+        now: Time,
+        links: &[LinkId],
+        a: &mut BinaryHeap<Reverse<(Time, u32, u32)>>,
+        rr: u32,
+    ) {
         let h = self.nodes.len() as u32;
         for &l in links {
             for &(y, _) in &self.beta[l as usize] {
                 if self.a_stamp[y as usize] != self.stamp && self.eligible(now, y) {
                     self.a_stamp[y as usize] = self.stamp;
-                    a.insert((y + h - rr) % h);
+                    // the node with the oldest waiting flow first, ties in round robin
+                    let waited = self.oldest_wait(now, y);
+                    a.push(Reverse((waited, (y + h - rr) % h, y)));
                 }
             }
         }
@@ -456,13 +533,13 @@ impl Scheduler {
     /// their give-backs applied), whose transmissions freed `freed`.
     fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
         self.stats.events += 1;
+        self.stamp = self.stamp.wrapping_add(1).max(1);
         // round robin: this event's traversal starts after the node that was
         // served first by the previous one
         let h = self.nodes.len() as u32;
         let rr = self.rr % h.max(1);
-        self.stamp = self.stamp.wrapping_add(1).max(1);
-        let mut a = std::mem::take(&mut self.a_set);
-        a.reset(h as usize);
+        let mut a = std::mem::take(&mut self.a_heap);
+        a.clear();
         let mut links: Vec<LinkId> = Vec::new();
         let stamp = self.stamp;
         let mut collect = |l: LinkId, link_stamp: &mut Vec<u32>| {
@@ -483,21 +560,40 @@ impl Scheduler {
         }
         self.affect(now, &links, &mut a, rr);
         let mut scheduled: Vec<u32> = Vec::new();
-        while let Some(key) = a.pop_min() {
-            let x = (key + rr) % h;
+        while let Some(Reverse((_, _, x))) = a.pop() {
             self.a_stamp[x as usize] = 0;
             self.stats.nodes_considered += 1;
             let nb = self.nodes[x as usize].backlog.len();
             if nb == 0 {
                 continue;
             }
-            // destinations in round robin, pointer moved only when the
-            // preferred destination is granted (as in iSLIP): a destination
-            // that lost to contention stays first in line
+            // destinations oldest waiting first (the one being sent to last),
+            // ties in round robin from the pointer
             let start = self.nodes[x as usize].rot as usize % nb;
+            let mut order = std::mem::take(&mut self.order_scratch);
+            order.clear();
+            {
+                let n = &self.nodes[x as usize];
+                order.extend(0..nb);
+                order.sort_by_key(|&j| {
+                    let w = if Some(n.backlog[j]) == n.dest {
+                        Time::NEVER
+                    } else {
+                        n.bwait[j]
+                    };
+                    (w, (j + nb - start) % nb)
+                });
+            }
             let mut chosen = None;
-            for i in 0..nb {
-                let j = (start + i) % nb;
+            // a flow that has waited more than two slices keeps its path for
+            // itself: links it cannot get now are not handed to younger flows
+            let starving = {
+                let n = &self.nodes[x as usize];
+                let j = order[0];
+                (Some(n.backlog[j]) != n.dest && now.saturating_since(n.bwait[j]) > self.cfg.slice.doubled())
+                    .then_some((n.backlog[j], n.bpaths[j], n.bwait[j]))
+            };
+            for (i, &j) in order.iter().enumerate() {
                 let r = self.nodes[x as usize].bpaths[j];
                 if r.is_empty() {
                     continue;
@@ -509,6 +605,25 @@ impl Scheduler {
                         self.nodes[x as usize].rot = (j + 1) as u32;
                     }
                     break;
+                }
+            }
+            self.order_scratch = order;
+            if let Some((sd, r, since)) = starving {
+                if chosen.as_ref().is_none_or(|&(d, _, _)| d != sd) {
+                    // reserve the path; an older starving flow takes over a younger one's links
+                    for i in 0..self.topo.links(r).len() {
+                        let l = self.topo.links(r)[i] as usize;
+                        let take = match self.reserved[l] {
+                            // (age, node) is a total order: one oldest flow, no standoff
+                            Some((rx, rd, w)) => {
+                                !self.reservation_live(rx, rd) || (since, x) < (w, rx) || rx == x
+                            }
+                            None => true,
+                        };
+                        if take {
+                            self.reserved[l] = Some((x, sd, since));
+                        }
+                    }
                 }
             }
             let Some((d, path, c)) = chosen else { continue };
@@ -533,10 +648,29 @@ impl Scheduler {
             for &l in &new_links {
                 self.alpha_bps[l as usize] += c;
                 self.alpha_n[l as usize] += 1;
+                if matches!(self.reserved[l as usize], Some((rx, rd, _)) if rx == x && rd == d) {
+                    self.reserved[l as usize] = None;
+                }
             }
             let n = &mut self.nodes[x as usize];
             if old_dest != Some(d) {
                 n.active_since = now;
+                // service of this flow begins: it is now the youngest of the
+                // node's flows, behind every flow that waits since this instant
+                let began = now + Dur(1);
+                if let Some(i) = n.backlog.iter().position(|&b| b == d) {
+                    n.bwait[i] = began;
+                }
+                match n.served.iter_mut().find(|e| e.0 == d) {
+                    Some(e) => e.1 = began,
+                    None => {
+                        if n.served.len() >= 64 {
+                            let oldest = (0..n.served.len()).min_by_key(|&i| n.served[i].1).unwrap_or(0);
+                            n.served.swap_remove(oldest);
+                        }
+                        n.served.push((d, began));
+                    }
+                }
             }
             n.dest = Some(d);
             n.path = path;
@@ -546,7 +680,7 @@ impl Scheduler {
             }
             scheduled.push(x);
         }
-        self.a_set = a;
+        self.a_heap = a;
         for x in scheduled {
             self.in_n[x as usize] = false;
             let slice = self.cfg.slice;
@@ -644,41 +778,5 @@ impl Scheduler {
                 }
             }
         }
-    }
-}
-
-/// The affected set A of Algorithm 1, ordered by rotated node index: a
-/// bitset with a cursor at the smallest possible member, so inserting is O(1)
-/// and taking the minimum scans forward a word at a time.
-#[derive(Default)]
-struct AffectedSet {
-    words: Vec<u64>,
-    cursor: usize,
-}
-
-impl AffectedSet {
-    fn reset(&mut self, n: usize) {
-        self.words.clear();
-        self.words.resize(n.div_ceil(64), 0);
-        self.cursor = 0;
-    }
-
-    fn insert(&mut self, key: u32) {
-        let k = key as usize;
-        self.words[k / 64] |= 1 << (k % 64);
-        self.cursor = self.cursor.min(k / 64);
-    }
-
-    fn pop_min(&mut self) -> Option<u32> {
-        while self.cursor < self.words.len() {
-            let w = self.words[self.cursor];
-            if w != 0 {
-                let bit = w.trailing_zeros() as usize;
-                self.words[self.cursor] &= w - 1;
-                return Some((self.cursor * 64 + bit) as u32);
-            }
-            self.cursor += 1;
-        }
-        None
     }
 }

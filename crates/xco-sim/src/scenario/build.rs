@@ -420,6 +420,19 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &[String]) -> Result
     for h in chosen {
         coordinated[sim.core.net.node(&h).expect("host exists") as usize] = true;
     }
+    let capacity_headroom = x.capacity_headroom.unwrap_or(0.0);
+    if !(0.0..=0.5).contains(&capacity_headroom) {
+        return Err(ScenarioError::field(
+            &f("capacity_headroom"),
+            format!("must be a fraction from 0 to 0.5, got {capacity_headroom}"),
+        ));
+    }
+    if capacity_headroom > 0.0 && mode == Mode::Timeslice {
+        return Err(ScenarioError::field(
+            &f("capacity_headroom"),
+            "needs mode = \"hybrid\" or \"ratelimit\": a timeslice sends at full line rate, which headroom would never admit".into(),
+        ));
+    }
     let work_conservation = x.work_conservation.unwrap_or(true);
     if !work_conservation && x.hysteresis_us.is_some() {
         return Err(ScenarioError::field(
@@ -432,7 +445,7 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &[String]) -> Result
         slice,
         min_active: us(x.min_active_us, &f("min_active_us"), 100.0)?,
         giveback_hysteresis: if work_conservation {
-            Some(us(x.hysteresis_us, &f("hysteresis_us"), 50.0)?)
+            Some(us(x.hysteresis_us, &f("hysteresis_us"), 200.0)?)
         } else {
             None
         },
@@ -454,6 +467,7 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &[String]) -> Result
             4.0 * slice.as_secs_f64() * 1e3,
         )?,
         coordinated,
+        capacity_headroom,
         controller_stop: x
             .controller_stop_ms
             .map(|v| ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))

@@ -40,7 +40,8 @@ pub struct XcoSpec {
     pub min_active_us: Option<f64>,
     /// Give unused slices back (default true).
     pub work_conservation: Option<bool>,
-    /// Give-back hysteresis, us (default 50).
+    /// Give-back hysteresis, us (default 200: longer than an ACK-clocked TCP flow's
+    /// gaps, RTT plus delayed ACKs, on 1 Gb/s paths).
     pub hysteresis_us: Option<f64>,
     /// Host running the controller (required).
     pub controller: String,
@@ -60,6 +61,8 @@ pub struct XcoSpec {
     pub hosts: Option<Hosts>,
     /// Stop the controller at this time, ms (to exercise fail-open).
     pub controller_stop_ms: Option<f64>,
+    /// Fraction of each link kept free of coordinated traffic, 0..0.5 (default 0).
+    pub capacity_headroom: Option<f64>,
 }
 
 /// `[run]`

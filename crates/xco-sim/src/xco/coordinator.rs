@@ -61,6 +61,8 @@ pub struct Coordinator {
     pub epoch: u64,
     /// When the last directive arrived.
     pub last_directive: Time,
+    /// When the host last went from no held traffic to some.
+    pub backlogged_since: Time,
     /// Pending give-back: (deadline, destination).
     pub giveback_at: Option<(Time, u32)>,
     /// Pacing clock of the current slice (hybrid form).
@@ -75,6 +77,8 @@ pub struct Coordinator {
     pub blocked: Vec<u32>,
     /// Waiting for room in the NIC queue.
     pub wants_nic: bool,
+    /// When pacing next lets a held packet go (`Time::NEVER`: not paced).
+    pub pace_wake: Time,
 }
 
 impl Coordinator {
@@ -86,6 +90,7 @@ impl Coordinator {
             gate: Gate::Closed,
             epoch: 0,
             last_directive: now,
+            backlogged_since: now,
             giveback_at: None,
             slice_next: Time::ZERO,
             timer_at: Time::NEVER,
@@ -93,6 +98,7 @@ impl Coordinator {
             reported: Vec::new(),
             blocked: Vec::new(),
             wants_nic: false,
+            pace_wake: Time::NEVER,
         }
     }
 

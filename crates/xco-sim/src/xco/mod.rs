@@ -48,6 +48,10 @@ pub struct XcoConfig {
     pub coordinated: Vec<bool>,
     /// The controller stops at this time (to test fail-open), if set.
     pub controller_stop: Option<Time>,
+    /// Fraction of every link's capacity the scheduler keeps free for
+    /// uncoordinated traffic (ACKs, control, bypassed flows); 0 admits up to
+    /// the full capacity. With the hybrid form, senders are paced accordingly.
+    pub capacity_headroom: f64,
 }
 
 /// A control message.
@@ -125,7 +129,12 @@ impl XcoSim {
             .iter()
             .map(|&n| net.ports[net.nodes[n as usize].nic as usize].rate_bps)
             .collect();
-        let link_bps = net.ports.iter().map(|p| p.rate_bps).collect();
+        let keep = 1.0 - cfg.capacity_headroom;
+        let link_bps = net
+            .ports
+            .iter()
+            .map(|p| (p.rate_bps as f64 * keep) as u64)
+            .collect();
         let provider = paths::SimPaths::new(net, node_of_host.clone());
         let topo = SchedTopology::new(host_bps, link_bps, Box::new(provider));
         let sched = Scheduler::new(
@@ -162,6 +171,16 @@ impl XcoSim {
             ctl_flow,
             stats: XcoStats::default(),
         }
+    }
+
+    /// The controller's scheduler (read-only, for tests and tools).
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.sched
+    }
+
+    /// Scheduler host index of `node`.
+    pub fn host_index(&self, node: u32) -> u32 {
+        self.host_of_node[node as usize]
     }
 
     /// True if `node` runs a coordinator.
@@ -250,9 +269,15 @@ impl XcoSim {
             net.drop_at_host(pkt);
             return;
         }
+        let was_idle = c.queues.iter().all(|q| q.pkts.is_empty());
+        let q = &mut c.queues[qi];
         q.pkts.push_back(pkt);
         q.bytes += frame as u64;
         self.stats.held += 1;
+        if was_idle {
+            // the fail-open clock runs only while the host waits with traffic
+            c.backlogged_since = now;
+        }
         // B_x grew: a destination the controller does not know as backlogged
         if !c.reported.contains(&dst) {
             self.report(now, ev, net, host);
@@ -268,6 +293,7 @@ impl XcoSim {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         let mut released = false;
         let mut wants_nic = false;
+        let mut pace_wake = Time::NEVER;
         for qi in 0..c.queues.len() {
             let dst = c.queues[qi].dst;
             if !c.allows(now, dst) {
@@ -289,7 +315,8 @@ impl XcoSim {
                 };
                 if let Some(t) = pace_at {
                     if t > now {
-                        break; // paced: the coordinator timer releases it
+                        pace_wake = pace_wake.min(t); // paced: the coordinator timer releases it
+                        break;
                     }
                 }
                 if !net.nic_has_room(now, host, frame) {
@@ -332,6 +359,8 @@ impl XcoSim {
         if released && !c.blocked.is_empty() {
             net.wakeups.append(&mut c.blocked);
         }
+        c.wants_nic = wants_nic;
+        c.pace_wake = pace_wake;
         if wants_nic {
             net.wait_for_room(ev, host);
         }
@@ -343,30 +372,17 @@ impl XcoSim {
     fn arm(&mut self, now: Time, ev: &mut EventQueue, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         let backlogged = c.queues.iter().any(|q| !q.pkts.is_empty());
-        let mut t = c.next_report;
-        match c.gate {
-            Gate::Open { until, rate_bps, .. } => {
-                t = t.min(until);
-                if rate_bps.is_some() && backlogged {
-                    t = t.min(c.slice_next);
-                }
-            }
-            Gate::Rated => {
-                for q in c
-                    .queues
-                    .iter()
-                    .filter(|q| !q.pkts.is_empty() && q.rate_bps.is_some())
-                {
-                    t = t.min(q.next_send);
-                }
-            }
-            _ => {}
+        // the pump's own pacing deadline: set only when pacing (not the NIC
+        // or the end of the slice) held a packet back
+        let mut t = c.next_report.min(c.pace_wake);
+        if let Gate::Open { until, .. } = c.gate {
+            t = t.min(until);
         }
         if let Some((g, _)) = c.giveback_at {
             t = t.min(g);
         }
         if backlogged && c.gate != Gate::FailOpen {
-            t = t.min(c.last_directive + self.cfg.fail_open_after);
+            t = t.min(c.last_directive.max(c.backlogged_since) + self.cfg.fail_open_after);
         }
         let t = t.max(now);
         if t < c.timer_at {
@@ -401,7 +417,8 @@ impl XcoSim {
         }
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         let backlogged = c.queues.iter().any(|q| !q.pkts.is_empty());
-        if backlogged && c.gate != Gate::FailOpen && now >= c.last_directive + self.cfg.fail_open_after {
+        let waiting_since = c.last_directive.max(c.backlogged_since);
+        if backlogged && c.gate != Gate::FailOpen && now >= waiting_since + self.cfg.fail_open_after {
             // the controller is silent: fall back to uncontrolled transmission
             c.gate = Gate::FailOpen;
             self.stats.fail_opens += 1;
