@@ -558,3 +558,19 @@ fn property_no_starvation_when_unrelated_events_interleave_on_a_fat_tree() {
         assert!(starved.is_empty(), "case {case}: never scheduled {starved:?}");
     }
 }
+
+#[test]
+fn a_report_that_misses_the_current_destination_does_not_end_the_slice() {
+    // a periodic report can catch the slice's queue empty for an instant; only
+    // a give-back (or the end of the slice) frees the link for another host
+    let net = star(6, G);
+    let mut d = Driver::new(Scheduler::new(net.topology(&[G; 6]), cfg(Mode::Timeslice)));
+    d.s.handle_backlog(Time::ZERO, 0, &[5]);
+    d.s.handle_backlog(Time::ZERO, 1, &[5]);
+    d.drain();
+    assert_eq!(d.s.dest(0), Some(5));
+    d.s.handle_backlog(Time(Dur::from_us(500).ps()), 0, &[]);
+    d.drain();
+    assert_eq!(d.s.dest(0), Some(5), "host 0 still holds its slice");
+    assert_eq!(d.s.dest(1), None, "so host 1 must not be granted the same link");
+}

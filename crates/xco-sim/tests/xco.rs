@@ -134,6 +134,48 @@ fn hosts_fail_open_when_the_controller_goes_silent() {
     assert!(net.ports[port as usize].stats.delivered_bytes > 0);
 }
 
+fn stripe_scenario(n: usize, xco: &str) -> String {
+    format!(
+        r#"[run]
+mtu_bytes = 9000
+[topology]
+kind = "star"
+hosts = {hosts}
+link_delay_us = 5
+switch_buffer = "128KB"
+[[apps]]
+kind = "stripe"
+client = "h0"
+servers = "h1..h{n}"
+block = "1MB"
+total = "16MB"
+[output]
+timeseries_bin_us = 0
+{xco}
+"#,
+        hosts = n + 2,
+    )
+}
+
+#[test]
+fn coordinated_striped_reads_lose_no_packet() {
+    // slices to one client never overlap, whatever the slice length or N
+    for (n, slice) in [(2, 10), (4, 2), (8, 2)] {
+        let xco = format!("[xco]\ncontroller = \"h{}\"\nslice_ms = {slice}", n + 1);
+        let sim = run(&stripe_scenario(n, &xco));
+        let lost: u64 = sim
+            .core
+            .net
+            .flows
+            .iter()
+            .filter(|f| f.role == "response")
+            .map(|f| f.wire_packets_dropped)
+            .sum();
+        assert_eq!(lost, 0, "N = {n}, {slice} ms slices: no drops");
+        assert!(metric(&sim, 0, "goodput_mbps") > 600.0);
+    }
+}
+
 #[test]
 fn coordination_beats_no_coordination_for_striped_incast() {
     let scen = |n: usize, xco: &str| {

@@ -263,6 +263,11 @@ impl Scheduler {
             .copied()
             .filter(|&d| d != x && (d as usize) < self.nodes.len())
             .collect();
+        // a host holding a slice keeps its destination until it gives the
+        // slice back or the slice ends (a report may catch its queue empty)
+        if let Some(d) = self.nodes[x as usize].dest {
+            want.push(d);
+        }
         want.sort_unstable();
         want.dedup();
         let was_empty = self.nodes[x as usize].backlog.is_empty();
@@ -273,15 +278,6 @@ impl Scheduler {
         match self.cfg.mode {
             Mode::RateLimit => self.recompute_rates(now, &[x]),
             _ => {
-                let n = &self.nodes[x as usize];
-                if let Some(d) = n.dest {
-                    if !n.backlog.contains(&d) {
-                        // its destination is no longer backlogged: as a give-back
-                        let freed = self.release(x);
-                        self.algorithm1(now, &[x], &freed);
-                        return;
-                    }
-                }
                 if was_empty && !want.is_empty() {
                     self.algorithm1(now, &[x], &[]); // event 3
                 }
