@@ -332,24 +332,26 @@ impl Scheduler {
                 triggers.push(x);
             }
         }
+        let tick = now >= self.next_tick;
+        if tick && self.cfg.mode != Mode::RateLimit {
+            // every slice, hosts that wait with backlog are triggers too: the
+            // schedule moves on even when no slice ends (e.g. after
+            // reservations held links idle); one run together with the expiries
+            let mut is_trigger = vec![false; self.nodes.len()];
+            for &x in &triggers {
+                is_trigger[x as usize] = true;
+            }
+            for x in 0..self.nodes.len() as u32 {
+                let n = &self.nodes[x as usize];
+                if n.joined && n.dest.is_none() && !n.backlog.is_empty() && !is_trigger[x as usize] {
+                    triggers.push(x);
+                }
+            }
+        }
         if !triggers.is_empty() {
             self.algorithm1(now, &triggers, &freed);
         }
-        if now >= self.next_tick {
-            if self.cfg.mode != Mode::RateLimit {
-                // every slice, hosts that wait with backlog are scheduling
-                // triggers too: the schedule moves on even when no slice ends
-                // (e.g. after reservations held links idle in the last event)
-                let waiting: Vec<u32> = (0..self.nodes.len() as u32)
-                    .filter(|&x| {
-                        let n = &self.nodes[x as usize];
-                        n.joined && n.dest.is_none() && !n.backlog.is_empty()
-                    })
-                    .collect();
-                if !waiting.is_empty() {
-                    self.algorithm1(now, &waiting, &[]);
-                }
-            }
+        if tick {
             self.tick(now);
             self.next_tick = now + self.cfg.slice;
         }
