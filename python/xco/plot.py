@@ -11,6 +11,21 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 
+def _finish(fig, ax, path: Path, title: str, xlabel: str, ylabel: str, note: str) -> Path:
+    """Label, annotate and save a figure as PNG."""
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def lines(
     df: pd.DataFrame,
     x: str,
@@ -37,18 +52,8 @@ def lines(
         ax.axhline(hline[0], color="grey", linestyle="--", linewidth=1, label=hline[1])
     if logy:
         ax.set_yscale("log")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-    ax.legend()
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _finish(fig, ax, path, title, xlabel, ylabel, note)
 
 
 def bars(
@@ -74,15 +79,5 @@ def bars(
         ax.bar([j + i * width for j in range(len(groups))], vals, width=width, label=str(name))
     ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(groups))])
     ax.set_xticklabels([str(g) for g in groups])
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend()
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _finish(fig, ax, path, title, xlabel, ylabel, note)

@@ -66,13 +66,16 @@ class Experiment:
     columns: list[str]
     draw: Callable[[pd.DataFrame, Options], Any]
     summarize: Callable[[pd.DataFrame], str]
+    # x values per series, when they differ between series (default: xs)
+    xs_of_series: Callable[[str, bool], list] | None = None
 
     def run(self, opts: Options) -> Outcome:
         opts.out.mkdir(parents=True, exist_ok=True)
         base = scenario.parse(scenario_text(self.id))
         points = []
         for s, xco in self.series.items():
-            for x in self.xs(opts.full):
+            xs = self.xs_of_series(s, opts.full) if self.xs_of_series else self.xs(opts.full)
+            for x in xs:
                 scn = with_series(self.build(base, x, opts.full), xco)
                 points.append(
                     sweep.Point(labels={"series": s, self.x: x, "_scn": scn}, scenario=scn, seed=opts.seed)
@@ -389,6 +392,8 @@ def _ping_run(opts: Options) -> Outcome:
         title="ping RTT across the 10 Gb/s path, idle and under TCP + UDP load",
         x="loaded",
         xs=lambda full: [True],
+        # the idle baseline runs without background load
+        xs_of_series=lambda series, full: [series != "idle"],
         series={"idle": NONE, "load-none": NONE, "load-timeslice": TIMESLICE},
         build=_ping_build,
         measure=_ping_measure,
@@ -408,37 +413,7 @@ def _ping_run(opts: Options) -> Outcome:
         ),
         summarize=_ping_summary,
     )
-    return _run_with_idle(exp, opts)
-
-
-def _run_with_idle(exp: Experiment, opts: Options) -> Outcome:
-    """Like Experiment.run, but the `idle` series runs without background load."""
-    build = exp.build
-    opts.out.mkdir(parents=True, exist_ok=True)
-    base = scenario.parse(scenario_text(exp.id))
-    points = []
-    for s, xco in exp.series.items():
-        scn = with_series(build(base, s != "idle", opts.full), xco)
-        points.append(
-            sweep.Point(labels={"series": s, exp.x: s != "idle", "_scn": scn}, scenario=scn, seed=opts.seed)
-        )
-    results = sweep.run(points, lambda raw: {"raw": raw}, jobs=opts.jobs, desc=exp.id, progress=opts.progress)
-    rows = []
-    for r in results:
-        for row in exp.measure(r["raw"], r["_scn"], r[exp.x]):
-            rows.append({"series": r["series"], **row})
-    df = pd.DataFrame(rows)[exp.columns]
-    csv = opts.out / f"{exp.id}.csv"
-    df.to_csv(csv, index=False)
-    png = exp.draw(df, opts)
-    text = (
-        f"{exp.id}: {exp.title}\nseed {opts.seed}; settings: xco/scenarios/{exp.id}.toml\n\n"
-        + exp.summarize(df)
-    )
-    txt = opts.out / f"{exp.id}.txt"
-    txt.write_text(text + "\n")
-    meta = write_meta(opts, exp.id, {"scenario_toml": scenario_text(exp.id), "series": exp.series})
-    return Outcome(files=[csv, png, txt, meta], summary=text)
+    return exp.run(opts)
 
 
 register(
