@@ -178,30 +178,7 @@ fn coordinated_striped_reads_lose_no_packet() {
 
 #[test]
 fn coordination_beats_no_coordination_for_striped_incast() {
-    let scen = |n: usize, xco: &str| {
-        format!(
-            r#"[run]
-mtu_bytes = 9000
-[topology]
-kind = "star"
-hosts = {hosts}
-link_delay_us = 5
-switch_buffer = "128KB"
-[tcp]
-rto_min_ms = 200
-[[apps]]
-kind = "stripe"
-client = "h0"
-servers = "h1..h{n}"
-block = "1MB"
-total = "16MB"
-[output]
-timeseries_bin_us = 0
-{xco}
-"#,
-            hosts = n + 2,
-        )
-    };
+    let scen = stripe_scenario;
     let n = 16;
     let none = metric(&run(&scen(n, "")), 0, "goodput_mbps");
     let ts = metric(
