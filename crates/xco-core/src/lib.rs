@@ -17,11 +17,13 @@
 //! - [`sched`] — the XCo scheduler (Algorithm 1 and the rate-limit and
 //!   hybrid forms), pushed events in, directives pulled out.
 //!
-//! The control wire format will live here too.
+//! - [`wire`] — the control protocol between the controller and host agents:
+//!   bounds-checked parsing, HMAC-SHA256 authentication, replay protection.
 
 pub mod rng;
 pub mod sched;
 pub mod time;
+pub mod wire;
 
 pub use rng::Rng;
 pub use time::{Dur, Time};

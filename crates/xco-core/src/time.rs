@@ -52,21 +52,21 @@ impl Dur {
     pub const fn from_ps(ps: u64) -> Dur {
         Dur(ps)
     }
-    /// A duration of `ns` nanoseconds.
+    /// A duration of `ns` nanoseconds (saturating at the largest duration).
     pub const fn from_ns(ns: u64) -> Dur {
-        Dur(ns * PS_PER_NS)
+        Dur(ns.saturating_mul(PS_PER_NS))
     }
-    /// A duration of `us` microseconds.
+    /// A duration of `us` microseconds (saturating).
     pub const fn from_us(us: u64) -> Dur {
-        Dur(us * PS_PER_US)
+        Dur(us.saturating_mul(PS_PER_US))
     }
-    /// A duration of `ms` milliseconds.
+    /// A duration of `ms` milliseconds (saturating).
     pub const fn from_ms(ms: u64) -> Dur {
-        Dur(ms * PS_PER_MS)
+        Dur(ms.saturating_mul(PS_PER_MS))
     }
-    /// A duration of `s` seconds.
+    /// A duration of `s` seconds (saturating).
     pub const fn from_secs(s: u64) -> Dur {
-        Dur(s * PS_PER_S)
+        Dur(s.saturating_mul(PS_PER_S))
     }
     /// The nearest whole picoseconds to `secs` seconds; negative or NaN give zero.
     pub fn from_secs_f64(secs: f64) -> Dur {
@@ -173,6 +173,8 @@ mod tests {
         assert_eq!(Dur::from_ms(1) - Dur::from_ms(2), Dur::ZERO);
         assert_eq!(Dur(u64::MAX).doubled(), Dur(u64::MAX));
         assert_eq!(Time(5).saturating_since(Time(9)), Dur::ZERO);
+        assert_eq!(Dur::from_ns(u64::MAX), Dur(u64::MAX));
+        assert_eq!(Dur::from_secs(u64::MAX / 2), Dur(u64::MAX));
     }
 
     #[test]

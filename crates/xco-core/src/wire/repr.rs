@@ -1,0 +1,229 @@
+//! Parsed control messages: `Repr::parse`, `Repr::buffer_len`, `Repr::emit`.
+
+use super::auth::WireError;
+use super::packet::{field, Packet, HEADER_LEN};
+use crate::sched::{Directive, DirectiveKind};
+use crate::time::Dur;
+
+/// Largest number of destinations in one backlog report or rate directive.
+pub const MAX_ENTRIES: usize = 4096;
+const NO_DEST: u32 = u32::MAX;
+/// Longest slice a directive may carry (10 s: XCo slices are milliseconds).
+pub const MAX_SLICE_NS: u64 = 10_000_000_000;
+
+/// What a control message says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// An agent registers (again, after a controller restart).
+    Join,
+    /// An agent leaves: stop scheduling its flows.
+    Leave,
+    /// An agent is alive.
+    Heartbeat,
+    /// An agent's whole backlog set B_x (cumulative state).
+    Report {
+        /// Destination hosts with held traffic.
+        dests: Vec<u32>,
+    },
+    /// An agent gives back its slice to `dest`.
+    GiveBack {
+        /// Destination host of the slice.
+        dest: u32,
+    },
+    /// The controller's directive for `directive.host`.
+    Directive(Directive),
+}
+
+impl Message {
+    fn type_byte(&self) -> u8 {
+        match self {
+            Message::Join => 1,
+            Message::Leave => 2,
+            Message::Report { .. } => 3,
+            Message::Directive(_) => 4,
+            Message::GiveBack { .. } => 5,
+            Message::Heartbeat => 6,
+        }
+    }
+}
+
+/// A whole datagram: who sent it, its sequence number, what it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repr {
+    /// Sending host (the controller uses its own id).
+    pub host: u32,
+    /// Per-sender sequence number; receivers reject anything not above the last seen.
+    pub seq: u64,
+    /// The message.
+    pub msg: Message,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], WireError> {
+        let end = self.at.checked_add(n).ok_or(WireError::BadPayload(what))?;
+        let s = self.b.get(self.at..end).ok_or(WireError::BadPayload(what))?;
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8, WireError> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u16(&mut self, what: &'static str) -> Result<u16, WireError> {
+        Ok(u16::from_be_bytes(
+            self.take(2, what)?.try_into().expect("2 bytes"),
+        ))
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32, WireError> {
+        Ok(u32::from_be_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64, WireError> {
+        Ok(u64::from_be_bytes(
+            self.take(8, what)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn done(&self, what: &'static str) -> Result<(), WireError> {
+        if self.at == self.b.len() {
+            Ok(())
+        } else {
+            Err(WireError::BadPayload(what))
+        }
+    }
+}
+
+impl Repr {
+    /// Parse a checked packet's header and payload (the tag is not checked here; see `Authenticator`).
+    pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr, WireError> {
+        let mut r = Reader {
+            b: p.payload(),
+            at: 0,
+        };
+        let msg = match p.msg_type() {
+            1 => Message::Join,
+            2 => Message::Leave,
+            6 => Message::Heartbeat,
+            3 => {
+                let n = r.u16("report count")? as usize;
+                if n > MAX_ENTRIES {
+                    return Err(WireError::BadPayload("report count over 4096"));
+                }
+                let dests = (0..n)
+                    .map(|_| r.u32("report destination"))
+                    .collect::<Result<_, _>>()?;
+                Message::Report { dests }
+            }
+            5 => Message::GiveBack {
+                dest: r.u32("give-back destination")?,
+            },
+            4 => {
+                let host = r.u32("directive host")?;
+                let epoch = r.u64("directive epoch")?;
+                let kind = match r.u8("directive kind")? {
+                    1 => {
+                        let dest = r.u32("slice destination")?;
+                        let len_ns = r.u64("slice length")?;
+                        let rate = r.u64("slice rate")?;
+                        if len_ns == 0 || len_ns > MAX_SLICE_NS {
+                            return Err(WireError::BadPayload("slice length must be 1 ns to 10 s"));
+                        }
+                        DirectiveKind::Slice {
+                            dest: (dest != NO_DEST).then_some(dest),
+                            len: Dur::from_ns(len_ns),
+                            rate_bps: (rate != 0).then_some(rate),
+                        }
+                    }
+                    2 => {
+                        let n = r.u16("rate count")? as usize;
+                        if n > MAX_ENTRIES {
+                            return Err(WireError::BadPayload("rate count over 4096"));
+                        }
+                        let rates = (0..n)
+                            .map(|_| Ok((r.u32("rate destination")?, r.u64("rate")?)))
+                            .collect::<Result<_, WireError>>()?;
+                        DirectiveKind::Rates { rates }
+                    }
+                    _ => return Err(WireError::BadPayload("unknown directive kind")),
+                };
+                Message::Directive(Directive { host, epoch, kind })
+            }
+            t => return Err(WireError::UnknownType(t)),
+        };
+        r.done("trailing payload bytes")?;
+        Ok(Repr {
+            host: p.host(),
+            seq: p.seq(),
+            msg,
+        })
+    }
+
+    fn payload_len(&self) -> usize {
+        match &self.msg {
+            Message::Join | Message::Leave | Message::Heartbeat => 0,
+            Message::Report { dests } => 2 + 4 * dests.len(),
+            Message::GiveBack { .. } => 4,
+            Message::Directive(d) => {
+                13 + match &d.kind {
+                    DirectiveKind::Slice { .. } => 20,
+                    DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
+                }
+            }
+        }
+    }
+
+    /// Bytes of the whole datagram, tag included.
+    pub fn buffer_len(&self) -> usize {
+        HEADER_LEN + self.payload_len() + field::TAG_LEN
+    }
+
+    /// Write header and payload into `p` (sized with `buffer_len`); the tag is written by `Authenticator`.
+    ///
+    /// Panics if a list has more than `MAX_ENTRIES` entries or `p` is too short.
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
+        let len = self.payload_len();
+        p.set_header(self.msg.type_byte(), self.host, self.seq, len as u16);
+        let b = p.payload_mut();
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            b[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        match &self.msg {
+            Message::Join | Message::Leave | Message::Heartbeat => {}
+            Message::Report { dests } => {
+                assert!(dests.len() <= MAX_ENTRIES, "too many destinations in one report");
+                put(&(dests.len() as u16).to_be_bytes());
+                for d in dests {
+                    put(&d.to_be_bytes());
+                }
+            }
+            Message::GiveBack { dest } => put(&dest.to_be_bytes()),
+            Message::Directive(d) => {
+                put(&d.host.to_be_bytes());
+                put(&d.epoch.to_be_bytes());
+                match &d.kind {
+                    DirectiveKind::Slice { dest, len, rate_bps } => {
+                        put(&[1]);
+                        put(&dest.unwrap_or(NO_DEST).to_be_bytes());
+                        put(&len.as_ns().max(1).to_be_bytes());
+                        put(&rate_bps.unwrap_or(0).to_be_bytes());
+                    }
+                    DirectiveKind::Rates { rates } => {
+                        assert!(rates.len() <= MAX_ENTRIES, "too many rates in one directive");
+                        put(&[2]);
+                        put(&(rates.len() as u16).to_be_bytes());
+                        for (d, r) in rates {
+                            put(&d.to_be_bytes());
+                            put(&r.to_be_bytes());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
