@@ -113,10 +113,9 @@ pub struct Scheduler {
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
     beta: Vec<Vec<(u32, u32)>>,
-    /// alpha: admitted capacity per link, bit/s.
-    alpha_bps: Vec<u64>,
-    /// alpha: active senders per link.
-    alpha_n: Vec<u32>,
+    /// Per link, packed for the feasibility check: capacity, alpha's admitted
+    /// load and senders, and the node holding a reservation (if any).
+    links: Vec<LinkState>,
     rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
     /// slices are granted in time order, so a FIFO keeps them sorted.
@@ -129,8 +128,9 @@ pub struct Scheduler {
     a_stamp: Vec<u32>,
     /// Links already collected in this event: `link_stamp[l] == stamp`.
     link_stamp: Vec<u32>,
-    /// Links reserved for a starving flow: (node, destination, waiting since).
-    reserved: Vec<Option<(u32, u32, Time)>>,
+    /// Per link: the destination and age of the reserving flow (valid while
+    /// `links[l].reserved_by` names a node).
+    reservations: Vec<(u32, Time)>,
     /// Scratch for a node's destination order.
     order_scratch: Vec<usize>,
     /// The affected set A (oldest waiting first, then round robin), kept
@@ -149,8 +149,16 @@ impl Scheduler {
             cfg,
             nodes: vec![Node::default(); h],
             beta: vec![Vec::new(); l],
-            alpha_bps: vec![0; l],
-            alpha_n: vec![0; l],
+            links: topo
+                .link_bps
+                .iter()
+                .map(|&cap| LinkState {
+                    cap_bps: cap,
+                    load_bps: 0,
+                    senders: 0,
+                    reserved_by: NOBODY,
+                })
+                .collect(),
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -159,7 +167,7 @@ impl Scheduler {
             in_n: vec![false; h],
             a_stamp: vec![0; h],
             link_stamp: vec![0; l],
-            reserved: vec![None; l],
+            reservations: vec![(0, Time::ZERO); l],
             a_heap: BinaryHeap::new(),
             order_scratch: Vec::new(),
             stamp: 0,
@@ -179,22 +187,22 @@ impl Scheduler {
 
     /// Capacity admitted on link `l` now, bit/s (sum over its active senders).
     pub fn admitted_bps(&self, l: LinkId) -> u64 {
-        self.alpha_bps[l as usize]
+        self.links[l as usize].load_bps
     }
 
     /// Senders currently admitted on link `l`.
     pub fn active_senders(&self, l: LinkId) -> u32 {
-        self.alpha_n[l as usize]
+        self.links[l as usize].senders
     }
 
     /// Capacity of link `l`, bit/s.
     pub fn link_bps(&self, l: LinkId) -> u64 {
-        self.topo.link_bps[l as usize]
+        self.links[l as usize].cap_bps
     }
 
     /// Number of links.
     pub fn links(&self) -> usize {
-        self.alpha_bps.len()
+        self.links.len()
     }
 
     /// D_x: where host `x` may send now.
@@ -448,8 +456,9 @@ impl Scheduler {
         let c = std::mem::take(&mut n.contrib_bps);
         let links = self.topo.links(path);
         for &l in links {
-            self.alpha_bps[l as usize] -= c;
-            self.alpha_n[l as usize] -= 1;
+            let ls = &mut self.links[l as usize];
+            ls.load_bps -= c;
+            ls.senders -= 1;
         }
         links.to_vec()
     }
@@ -475,7 +484,7 @@ impl Scheduler {
                 .topo
                 .links(path)
                 .iter()
-                .map(|&l| self.topo.link_bps[l as usize])
+                .map(|&l| self.links[l as usize].cap_bps)
                 .fold(cx, u64::min),
             _ => cx,
         }
@@ -487,16 +496,18 @@ impl Scheduler {
         let n = &self.nodes[x as usize];
         let own = self.topo.links(n.path);
         self.topo.links(path).iter().all(|&l| {
-            if let Some((rx, rd, _)) = self.reserved[l as usize] {
-                if rx != x && self.reservation_live(rx, rd) {
+            let ls = &self.links[l as usize];
+            if ls.reserved_by != NOBODY && ls.reserved_by != x {
+                let (rd, _) = self.reservations[l as usize];
+                if self.reservation_live(ls.reserved_by, rd) {
                     return false;
                 }
             }
-            let mut load = self.alpha_bps[l as usize];
+            let mut load = ls.load_bps;
             if own.contains(&l) {
                 load -= n.contrib_bps; // x is already counted there
             }
-            load + c <= self.topo.link_bps[l as usize]
+            load + c <= ls.cap_bps
         })
     }
 
@@ -611,15 +622,17 @@ impl Scheduler {
                     // reserve the path; an older starving flow takes over a younger one's links
                     for i in 0..self.topo.links(r).len() {
                         let l = self.topo.links(r)[i] as usize;
-                        let take = match self.reserved[l] {
+                        let rx = self.links[l].reserved_by;
+                        let take = if rx == NOBODY {
+                            true
+                        } else {
+                            let (rd, w) = self.reservations[l];
                             // (age, node) is a total order: one oldest flow, no standoff
-                            Some((rx, rd, w)) => {
-                                !self.reservation_live(rx, rd) || (since, x) < (w, rx) || rx == x
-                            }
-                            None => true,
+                            !self.reservation_live(rx, rd) || (since, x) < (w, rx) || rx == x
                         };
                         if take {
-                            self.reserved[l] = Some((x, sd, since));
+                            self.links[l].reserved_by = x;
+                            self.reservations[l] = (sd, since);
                         }
                     }
                 }
@@ -630,8 +643,9 @@ impl Scheduler {
             let old_path = self.nodes[x as usize].path;
             let old_c = self.nodes[x as usize].contrib_bps;
             for &l in self.topo.links(old_path) {
-                self.alpha_bps[l as usize] -= old_c;
-                self.alpha_n[l as usize] -= 1;
+                let ls = &mut self.links[l as usize];
+                ls.load_bps -= old_c;
+                ls.senders -= 1;
             }
             self.in_n[x as usize] = true;
             let new_links = self.topo.links(path).to_vec();
@@ -644,10 +658,11 @@ impl Scheduler {
                 .collect();
             self.affect(now, &freed_now, &mut a, rr);
             for &l in &new_links {
-                self.alpha_bps[l as usize] += c;
-                self.alpha_n[l as usize] += 1;
-                if matches!(self.reserved[l as usize], Some((rx, rd, _)) if rx == x && rd == d) {
-                    self.reserved[l as usize] = None;
+                let ls = &mut self.links[l as usize];
+                ls.load_bps += c;
+                ls.senders += 1;
+                if ls.reserved_by == x && self.reservations[l as usize].0 == d {
+                    ls.reserved_by = NOBODY;
                 }
             }
             let n = &mut self.nodes[x as usize];
@@ -735,7 +750,7 @@ impl Scheduler {
                     .topo
                     .links(r)
                     .iter()
-                    .map(|&l| self.topo.link_bps[l as usize] / self.beta[l as usize].len().max(1) as u64)
+                    .map(|&l| self.links[l as usize].cap_bps / self.beta[l as usize].len().max(1) as u64)
                     .fold(cx, u64::min);
                 (d, rate)
             })
@@ -777,4 +792,19 @@ impl Scheduler {
             }
         }
     }
+}
+
+const NOBODY: u32 = u32::MAX;
+
+/// What the feasibility check reads of one link, in one cache-friendly record.
+#[derive(Clone, Copy, Debug)]
+struct LinkState {
+    /// C_ij, bit/s.
+    cap_bps: u64,
+    /// Capacity admitted to alpha_ij, bit/s.
+    load_bps: u64,
+    /// |alpha_ij|.
+    senders: u32,
+    /// Node whose starving flow reserved the link, or `NOBODY`.
+    reserved_by: u32,
 }
