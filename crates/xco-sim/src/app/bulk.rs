@@ -14,8 +14,6 @@ pub struct BulkConfig {
     pub dst: u32,
     /// Bytes to send (`None`: as many as the run allows).
     pub bytes: Option<u64>,
-    /// Start time.
-    pub start: Time,
 }
 
 /// The running application.
@@ -111,11 +109,6 @@ impl Bulk {
 }
 
 /// A bulk config (helper for the scenario builder).
-pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>, start: Time) -> BulkConfig {
-    BulkConfig {
-        src,
-        dst,
-        bytes,
-        start,
-    }
+pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>) -> BulkConfig {
+    BulkConfig { src, dst, bytes }
 }

@@ -26,8 +26,6 @@ pub struct IncastConfig {
     pub start_delay_max: Dur,
     /// Keep connections open across rounds (else one connection per request).
     pub reuse_connections: bool,
-    /// When the first round starts.
-    pub start: Time,
     /// `incast` or `stripe` (output label only).
     pub label: &'static str,
 }

@@ -475,12 +475,19 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &[String]) -> Result
     })
 }
 
-fn one_host(v: &Option<String>, field: &str, kind: &str, hosts: &[String]) -> Result<u32, ScenarioError> {
+/// The node of the required host named in `v`.
+fn one_host(
+    sim: &Sim,
+    v: &Option<String>,
+    field: &str,
+    kind: &str,
+    hosts: &[String],
+) -> Result<u32, ScenarioError> {
     let name = req(v, field, kind)?;
     if !hosts.contains(name) {
         return Err(ScenarioError::field(field, format!("no host named {name:?}")));
     }
-    Ok(0) // resolved to a node id by the caller
+    Ok(sim.core.net.node(name).expect("hosts exist in the network"))
 }
 
 fn add_apps(
@@ -539,8 +546,7 @@ fn add_apps(
     check_fields(a, allowed, &f, kind)?;
     match kind {
         "incast" | "stripe" => {
-            one_host(&a.client, &f("client"), kind, hosts)?;
-            let client = node(sim, a.client.as_ref().expect("checked"));
+            let client = one_host(sim, &a.client, &f("client"), kind, hosts)?;
             let servers: Vec<u32> =
                 select_hosts(req(&a.servers, &f("servers"), kind)?, hosts, &f("servers"))?
                     .iter()
@@ -586,7 +592,6 @@ fn add_apps(
                 rounds,
                 start_delay_max: us(a.start_delay_max_us, &f("start_delay_max_us"), 0.0)?,
                 reuse_connections: a.reuse_connections.unwrap_or(true),
-                start,
                 label: if kind == "incast" { "incast" } else { "stripe" },
             };
             let id = sim.next_app_id();
@@ -594,8 +599,7 @@ fn add_apps(
             sim.add_app(App::Incast(Incast::new(id, cfg, r)), start);
         }
         _ => {
-            one_host(&a.dst, &f("dst"), kind, hosts)?;
-            let dst = node(sim, a.dst.as_ref().expect("checked"));
+            let dst = one_host(sim, &a.dst, &f("dst"), kind, hosts)?;
             let srcs = select_hosts(req(&a.src, &f("src"), kind)?, hosts, &f("src"))?;
             for s in srcs {
                 let src = node(sim, &s);
@@ -616,7 +620,7 @@ fn add_apps(
                         if b == Some(0) {
                             return Err(ScenarioError::field(&f("bytes"), "must be positive".into()));
                         }
-                        App::Bulk(Bulk::new(id, bulk_config(src, dst, b, start)))
+                        App::Bulk(Bulk::new(id, bulk_config(src, dst, b)))
                     }
                     "short_flows" => {
                         let parallel = *req(&a.parallel, &f("parallel"), kind)?;
