@@ -92,12 +92,21 @@ def _cmd_sim_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_ks(ks: list[int]) -> None:
+    bad = [k for k in ks if k < 2 or k % 2 or k > 64]
+    if bad:
+        raise UsageError(f"--k must be an even number from 2 to 64 (a k-ary fat-tree), got {bad[0]}")
+
+
 def _cmd_bench_sim(args: argparse.Namespace) -> int:
     from . import bench
 
     ks = args.k or [8]
     if args.all:
         ks = [8, 12, 16]
+    _check_ks(ks)
+    if args.sim_ms <= 0 or args.rounds <= 0:
+        raise UsageError("--sim-ms and --rounds must be positive")
     results = bench.run(ks, sim_ms=args.sim_ms, rounds=args.rounds)
     print(bench.report(results))
     return 0
@@ -108,7 +117,9 @@ def _cmd_bench_sched(args: argparse.Namespace) -> int:
 
     if args.slots <= 0:
         raise UsageError("--slots must be positive")
-    print(bench.sched_report(bench.sched(args.k or [8, 16, 32], slots=args.slots)))
+    ks = args.k or [8, 16, 32]
+    _check_ks(ks)
+    print(bench.sched_report(bench.sched(ks, slots=args.slots)))
     return 0
 
 

@@ -1,0 +1,27 @@
+"""`xco bench sim` and `xco bench sched` run and report their figures (tiny workloads)."""
+
+
+def test_bench_sim_reports_rates(cli):
+    r = cli("bench", "sim", "--k", "4", "--sim-ms", "1", "--rounds", "2")
+    assert r.returncode == 0, r.stderr
+    assert "pdn-goodput newreno sweep" in r.stdout and "fat-tree k=4" in r.stdout
+    for word in ("wall", "M events/s", "M packet-hops/s", "vs reference simulator"):
+        assert word in r.stdout
+
+
+def test_bench_sched_reports_the_slot_budget(cli):
+    r = cli("bench", "sched", "--k", "4", "--slots", "20")
+    assert r.returncode == 0, r.stderr
+    assert "fat-tree k=4 (16 hosts)" in r.stdout
+    assert "slot boundary" in r.stdout and "1-ms budget" in r.stdout
+
+
+def test_bench_rejects_bad_arguments(cli):
+    for args, word in [
+        (("bench", "sched", "--slots", "0"), "slots"),
+        (("bench", "sched", "--k", "3"), "even"),
+        (("bench", "sim", "--k", "7"), "even"),
+        (("bench", "sim", "--sim-ms", "-1"), "positive"),
+    ]:
+        r = cli(*args)
+        assert r.returncode == 2 and word in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
