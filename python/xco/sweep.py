@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,13 +58,7 @@ def run(
         tqdm(total=len(points), desc=desc, unit="run", disable=not show, file=sys.stderr) as bar,
     ):
         futures = {pool.submit(one, p): i for i, p in enumerate(points)}
-        for fut in _as_completed(futures):
+        for fut in as_completed(futures):
             rows[futures[fut]] = fut.result()
             bar.update(1)
     return [r for r in rows if r is not None]
-
-
-def _as_completed(futures):
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)

@@ -162,7 +162,7 @@ impl Incast {
         match note {
             AppNote::Connected { ep, .. } => {
                 let tag = env.tcp.eps[ep as usize].tag;
-                if env.tcp.eps[ep as usize].id != self.conns.get(tag as usize).map_or(u32::MAX, |c| c.0) {
+                if self.conns.get(tag as usize).map(|c| c.0) != Some(ep) {
                     return Ok(()); // the server side coming up needs no action
                 }
                 if self.cfg.reuse_connections {

@@ -290,7 +290,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         let cfg = xco_config(x, &sim, &host_names)?;
         let core = &mut sim.core;
         let mut plane = XcoSim::new(&mut core.net, cfg, Time::ZERO);
-        plane.start(Time::ZERO, &mut core.ev, &mut core.net);
+        plane.start(Time::ZERO, &mut core.ev);
         core.xco = Some(Box::new(plane));
     }
     if let Some(d) = sc.run.duration_ms {

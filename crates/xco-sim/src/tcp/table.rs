@@ -66,7 +66,7 @@ impl TcpTable {
         } else {
             (TcpState::Established, TcpState::Established)
         };
-        let cfg = core.tcp_cfg.clone();
+        let cfg = &core.tcp_cfg;
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
                 id: c_id,
@@ -80,7 +80,7 @@ impl TcpTable {
                 rx_flow: s_flow,
                 state: cs,
             },
-            &cfg,
+            cfg,
         ));
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
@@ -95,7 +95,7 @@ impl TcpTable {
                 rx_flow: c_flow,
                 state: ss,
             },
-            &cfg,
+            cfg,
         ));
         if core.tcp_cfg.handshake {
             self.eps[c_id as usize].connect(core);

@@ -75,8 +75,6 @@ pub struct Coordinator {
     pub reported: Vec<u32>,
     /// TCP endpoints waiting for room in one of the queues.
     pub blocked: Vec<u32>,
-    /// Waiting for room in the NIC queue.
-    pub wants_nic: bool,
     /// When pacing next lets a held packet go (`Time::NEVER`: not paced).
     pub pace_wake: Time,
 }
@@ -97,7 +95,6 @@ impl Coordinator {
             next_report: Time::NEVER,
             reported: Vec::new(),
             blocked: Vec::new(),
-            wants_nic: false,
             pace_wake: Time::NEVER,
         }
     }

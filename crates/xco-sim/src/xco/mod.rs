@@ -115,7 +115,7 @@ pub struct XcoSim {
 const NO_HOST: u32 = u32::MAX;
 
 impl XcoSim {
-    /// Build the control plane over `net`; `seed` fixes the per-pair routes.
+    /// Build the control plane over `net` (whose routes must be per host pair).
     pub fn new(net: &mut Net, cfg: XcoConfig, now: Time) -> XcoSim {
         let mut host_of_node = vec![NO_HOST; net.nodes.len()];
         let mut node_of_host = Vec::new();
@@ -227,7 +227,7 @@ impl XcoSim {
     // start
 
     /// Start: every coordinator registers with a first (empty) report; the controller's timer starts.
-    pub fn start(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
+    pub fn start(&mut self, now: Time, ev: &mut EventQueue) {
         for n in 0..self.coords.len() as u32 {
             if let Some(c) = self.coords[n as usize].as_mut() {
                 c.next_report = now + self.cfg.report_interval;
@@ -235,7 +235,6 @@ impl XcoSim {
             }
         }
         self.arm_controller(ev);
-        let _ = net;
     }
 
     // ------------------------------------------------------------------
@@ -359,7 +358,6 @@ impl XcoSim {
         if released && !c.blocked.is_empty() {
             net.wakeups.append(&mut c.blocked);
         }
-        c.wants_nic = wants_nic;
         c.pace_wake = pace_wake;
         if wants_nic {
             net.wait_for_room(ev, host);
@@ -586,7 +584,6 @@ impl XcoSim {
                         until: now + len,
                         rate_bps,
                     },
-                    None if c.gate == Gate::FailOpen || matches!(c.gate, Gate::Open { .. }) => Gate::Closed,
                     None => Gate::Closed,
                 };
                 c.giveback_at = None;
