@@ -17,9 +17,13 @@
 //! - [`sched`] — the XCo scheduler (Algorithm 1 and the rate-limit and
 //!   hybrid forms), pushed events in, directives pulled out.
 //!
+//! - [`coord`] — a host's local coordinator: the gate directives open and
+//!   close, V2V accounting, pacing, give-back, fail-open and report timers.
+//!
 //! - [`wire`] — the control protocol between the controller and host agents:
 //!   bounds-checked parsing, HMAC-SHA256 authentication, replay protection.
 
+pub mod coord;
 pub mod rng;
 pub mod sched;
 pub mod time;

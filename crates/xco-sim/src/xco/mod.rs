@@ -16,8 +16,9 @@ use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
 use crate::net::topology::NodeKind;
 use crate::net::Net;
 use crate::stats::{FlowKind, FlowStats};
-use coordinator::{Coordinator, Gate};
+use coordinator::HostCoord;
 use std::collections::HashMap;
+use xco_core::coord::{CoordConfig, Gate, Release};
 use xco_core::sched::{Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
 use xco_core::{Dur, Time};
 
@@ -101,7 +102,7 @@ pub struct XcoSim {
     sched: Scheduler,
     sched_timer_at: Time,
     /// Coordinator per node (hosts that run one).
-    pub coords: Vec<Option<Coordinator>>,
+    pub coords: Vec<Option<HostCoord>>,
     host_of_node: Vec<u32>,
     node_of_host: Vec<u32>,
     msgs: Vec<Option<ControlMsg>>,
@@ -146,8 +147,13 @@ impl XcoSim {
                 feedback_timeout: None,
             },
         );
-        let coords = (0..net.nodes.len() as u32)
-            .map(|n| (cfg.coordinated[n as usize]).then(|| Coordinator::new(n, now)))
+        let ccfg = CoordConfig {
+            giveback_hysteresis: cfg.giveback_hysteresis,
+            fail_open_after: cfg.fail_open_after,
+            report_interval: cfg.report_interval,
+        };
+        let coords = (0..net.nodes.len())
+            .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), now)))
             .collect();
         let ctl_flow = net.flows.len() as u32;
         net.flows.push(FlowStats::new(
@@ -197,7 +203,7 @@ impl XcoSim {
     pub fn held_bytes(&self, host: u32, dst: u32) -> u64 {
         self.coords[host as usize]
             .as_ref()
-            .map_or(0, |c| c.held_bytes(dst))
+            .map_or(0, |c| c.core.held_bytes(dst))
     }
 
     /// True if a TCP segment of `frame` bytes from `host` to `dst` fits in its V2V queue.
@@ -230,7 +236,7 @@ impl XcoSim {
     pub fn start(&mut self, now: Time, ev: &mut EventQueue) {
         for n in 0..self.coords.len() as u32 {
             if let Some(c) = self.coords[n as usize].as_mut() {
-                c.next_report = now + self.cfg.report_interval;
+                c.core.start(now);
                 self.arm(now, ev, n);
             }
         }
@@ -253,32 +259,23 @@ impl XcoSim {
             PktKind::PingRequest | PktKind::PingReply | PktKind::Control => true,
         };
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        if bypass || c.gate == Gate::FailOpen {
+        if bypass || c.core.gate == Gate::FailOpen {
             self.stats.bypassed += u64::from(bypass);
             let nic = net.nodes[host as usize].nic;
             net.enqueue(now, ev, nic, pkt);
             return;
         }
-        let frame = p.ip_bytes + net.framing.frame_overhead_bytes;
-        let dst = p.dst;
-        let qi = c.queue(dst);
-        let q = &mut c.queues[qi];
-        if q.bytes + frame as u64 > self.cfg.v2v_queue_bytes {
+        let frame = (p.ip_bytes + net.framing.frame_overhead_bytes) as u64;
+        let qi = c.queue(p.dst);
+        if c.core.dests[qi].held_bytes + frame > self.cfg.v2v_queue_bytes {
             self.stats.dropped_at_host += 1;
             net.drop_at_host(pkt);
             return;
         }
-        let was_idle = c.queues.iter().all(|q| q.pkts.is_empty());
-        let q = &mut c.queues[qi];
-        q.pkts.push_back(pkt);
-        q.bytes += frame as u64;
+        c.queues[qi].push_back(pkt);
         self.stats.held += 1;
-        if was_idle {
-            // the fail-open clock runs only while the host waits with traffic
-            c.backlogged_since = now;
-        }
         // B_x grew: a destination the controller does not know as backlogged
-        if !c.reported.contains(&dst) {
+        if c.core.hold(now, qi, frame) {
             self.report(now, ev, net, host);
         }
         self.pump(now, ev, net, host);
@@ -286,7 +283,7 @@ impl XcoSim {
 
     /// Release what the gate allows from `host`'s queues into its NIC.
     pub fn pump(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
-        let gap = net.framing.gap_bytes;
+        let gap = net.framing.gap_bytes as u64;
         let overhead = net.framing.frame_overhead_bytes;
         let nic = net.nodes[host as usize].nic;
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
@@ -294,71 +291,32 @@ impl XcoSim {
         let mut wants_nic = false;
         let mut pace_wake = Time::NEVER;
         for qi in 0..c.queues.len() {
-            let dst = c.queues[qi].dst;
-            if !c.allows(now, dst) {
-                continue;
-            }
-            while let Some(&pkt) = c.queues[qi].pkts.front() {
+            while let Some(&pkt) = c.queues[qi].front() {
                 let frame = net.pool[pkt].ip_bytes + overhead;
-                // the slice must still be open when the packet would start serialising
                 let start = net.ports[nic as usize].busy_until.max(now);
-                let pace_at = match c.gate {
-                    Gate::Open { until, rate_bps, .. } => {
-                        if start >= until {
-                            break;
-                        }
-                        rate_bps.map(|_| c.slice_next)
-                    }
-                    Gate::Rated => Some(c.queues[qi].next_send),
-                    _ => None,
-                };
-                if let Some(t) = pace_at {
-                    if t > now {
+                match c.core.may_release(now, qi, start) {
+                    Release::No => break,
+                    Release::At(t) => {
                         pace_wake = pace_wake.min(t); // paced: the coordinator timer releases it
                         break;
                     }
+                    Release::Now => {}
                 }
                 if !net.nic_has_room(now, host, frame) {
                     wants_nic = true;
                     break;
                 }
-                c.queues[qi].pkts.pop_front();
-                c.queues[qi].bytes -= frame as u64;
-                match c.gate {
-                    Gate::Open {
-                        rate_bps: Some(r), ..
-                    } => c.slice_next = c.slice_next.max(now) + Coordinator::pace(frame + gap, r),
-                    Gate::Rated => {
-                        let r = c.queues[qi].rate_bps.unwrap_or(1);
-                        let q = &mut c.queues[qi];
-                        q.next_send = q.next_send.max(now) + Coordinator::pace(frame + gap, r);
-                    }
-                    _ => {}
-                }
+                c.queues[qi].pop_front();
+                c.core.released(now, qi, frame as u64, frame as u64 + gap);
                 net.enqueue(now, ev, nic, pkt);
                 released = true;
             }
         }
-        // work conservation: the slice's queue has run dry; give the slice
-        // back once it stayed empty for the hysteresis after the NIC sent the
-        // last released packet (every release restarts the wait)
-        if let (Gate::Open { dest, .. }, Some(h)) = (c.gate, self.cfg.giveback_hysteresis) {
-            let empty = c
-                .queues
-                .iter()
-                .find(|q| q.dst == dest)
-                .is_none_or(|q| q.pkts.is_empty());
-            if !empty {
-                c.giveback_at = None;
-            } else if released || c.giveback_at.is_none() {
-                let drained = net.ports[nic as usize].busy_until.max(now);
-                c.giveback_at = Some((drained + h, dest));
-            }
-        }
+        let drained = net.ports[nic as usize].busy_until.max(now);
+        c.core.after_pump(released, drained, pace_wake);
         if released && !c.blocked.is_empty() {
             net.wakeups.append(&mut c.blocked);
         }
-        c.pace_wake = pace_wake;
         if wants_nic {
             net.wait_for_room(ev, host);
         }
@@ -369,20 +327,7 @@ impl XcoSim {
     /// pacing, fail-open check, periodic report.
     fn arm(&mut self, now: Time, ev: &mut EventQueue, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let backlogged = c.queues.iter().any(|q| !q.pkts.is_empty());
-        // the pump's own pacing deadline: set only when pacing (not the NIC
-        // or the end of the slice) held a packet back
-        let mut t = c.next_report.min(c.pace_wake);
-        if let Gate::Open { until, .. } = c.gate {
-            t = t.min(until);
-        }
-        if let Some((g, _)) = c.giveback_at {
-            t = t.min(g);
-        }
-        if backlogged && c.gate != Gate::FailOpen {
-            t = t.min(c.last_directive.max(c.backlogged_since) + self.cfg.fail_open_after);
-        }
-        let t = t.max(now);
+        let t = c.core.next_deadline().max(now);
         if t < c.timer_at {
             c.timer_at = t;
             ev.schedule(t, Event::Coordinator(host));
@@ -396,34 +341,13 @@ impl XcoSim {
             return; // superseded
         }
         c.timer_at = Time::NEVER;
-        if let Gate::Open { until, .. } = c.gate {
-            if now >= until {
-                c.gate = Gate::Closed;
-                c.giveback_at = None;
-            }
+        let act = c.core.on_timer(now);
+        if let Some(dest) = act.giveback {
+            self.stats.givebacks += 1;
+            self.send_to_controller(now, ev, net, ControlMsg::GiveBack { host, dest });
         }
-        if let Some((g, dest)) = c.giveback_at {
-            if now >= g {
-                c.giveback_at = None;
-                if matches!(c.gate, Gate::Open { dest: d, .. } if d == dest) {
-                    c.gate = Gate::Closed;
-                    c.reported.retain(|&d| d != dest); // the controller drops it from B_x too
-                    self.stats.givebacks += 1;
-                    self.send_to_controller(now, ev, net, ControlMsg::GiveBack { host, dest });
-                }
-            }
-        }
-        let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let backlogged = c.queues.iter().any(|q| !q.pkts.is_empty());
-        let waiting_since = c.last_directive.max(c.backlogged_since);
-        if backlogged && c.gate != Gate::FailOpen && now >= waiting_since + self.cfg.fail_open_after {
-            // the controller is silent: fall back to uncontrolled transmission
-            c.gate = Gate::FailOpen;
-            self.stats.fail_opens += 1;
-        }
-        let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        if now >= c.next_report {
-            c.next_report = now + self.cfg.report_interval;
+        self.stats.fail_opens += u64::from(act.failed_open);
+        if act.report {
             self.report(now, ev, net, host);
         }
         self.pump(now, ev, net, host);
@@ -432,8 +356,7 @@ impl XcoSim {
     /// Send `host`'s backlog set to the controller.
     fn report(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let dests = c.backlog();
-        c.reported = dests.clone();
+        let dests = c.core.take_report();
         self.stats.reports += 1;
         self.send_to_controller(now, ev, net, ControlMsg::Report { host, dests });
     }
@@ -570,34 +493,25 @@ impl XcoSim {
         let Some(c) = self.coords[node as usize].as_mut() else {
             return;
         };
-        if d.epoch <= c.epoch {
+        let kind = match d.kind {
+            DirectiveKind::Slice { dest, len, rate_bps } => DirectiveKind::Slice {
+                dest: dest.map(|h| self.node_of_host[h as usize]),
+                len,
+                rate_bps,
+            },
+            DirectiveKind::Rates { rates } => DirectiveKind::Rates {
+                rates: rates
+                    .into_iter()
+                    .map(|(h, r)| (self.node_of_host[h as usize], r))
+                    .collect(),
+            },
+        };
+        if !c.core.apply(now, d.epoch, &kind) {
             return; // old or duplicate
         }
+        // a rate directive may name destinations this host never held traffic for
+        c.queues.resize_with(c.core.dests.len(), Default::default);
         self.stats.directives += 1;
-        c.epoch = d.epoch;
-        c.last_directive = now;
-        match d.kind {
-            DirectiveKind::Slice { dest, len, rate_bps } => {
-                c.gate = match dest {
-                    Some(h) => Gate::Open {
-                        dest: self.node_of_host[h as usize],
-                        until: now + len,
-                        rate_bps,
-                    },
-                    None => Gate::Closed,
-                };
-                c.giveback_at = None;
-                c.slice_next = now;
-            }
-            DirectiveKind::Rates { rates } => {
-                c.gate = Gate::Rated;
-                for (h, r) in rates {
-                    let dst = self.node_of_host[h as usize];
-                    let qi = c.queue(dst);
-                    c.queues[qi].rate_bps = Some(r.max(1));
-                }
-            }
-        }
         self.pump(now, ev, net, node);
     }
 
