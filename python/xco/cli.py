@@ -17,6 +17,10 @@ examples:
   xco sim check my-scenario.toml             validate without running
   xco bench sim                              simulator speed (events/s, packet-hops/s)
   xco bench sched                            XCo scheduler speed on 128 to 8192 hosts
+  sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
+  sudo xco testbed up testbeds/star3.toml    build real hosts from a topology file
+  sudo xco testbed down testbeds/star3.toml  remove them (always safe to run)
+  xco controller --help / xco agent --help   the real XCo daemons (xco-daemon)
 
 Scenario files are TOML; see scenarios/ in the repository for commented
 examples. Every output records the seed; the same scenario and seed give
@@ -123,6 +127,62 @@ def _cmd_bench_sched(args: argparse.Namespace) -> int:
     return 0
 
 
+def _daemon(kind: str, args: argparse.Namespace) -> int:
+    import os
+
+    from .testbed import TestbedError
+    from .testbed.daemons import daemon_binary
+
+    try:
+        exe = daemon_binary()
+    except TestbedError as e:
+        raise UsageError(str(e)) from None
+    os.execv(exe, [exe, kind, *args.args])
+    return 0  # not reached
+
+
+def _topology_arg(path: str):
+    from .testbed import TopologyError, load
+
+    try:
+        return load(path)
+    except TopologyError as e:
+        raise UsageError(str(e)) from None
+
+
+def _cmd_testbed_up(args: argparse.Namespace) -> int:
+    from .testbed import TestbedError, up
+
+    t = _topology_arg(args.topology)
+    try:
+        tb = up(t)
+    except TestbedError as e:
+        raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
+    hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)
+    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches")
+    print(f"  run a command on a host:  ip netns exec {tb.ns(t.hosts[0].name)} iperf3 -s")
+    print(f"  the controller's address: {t.controller_ip}:{t.controller_port} (root namespace)")
+    print(f"  tear down:                xco testbed down {args.topology}")
+    return 0
+
+
+def _cmd_testbed_down(args: argparse.Namespace) -> int:
+    from .testbed import down, leftovers
+
+    prefix = args.prefix or (_topology_arg(args.topology).prefix if args.topology else "xco")
+    removed = down(prefix)
+    left = leftovers(prefix)
+    print(f"removed {len(removed)} namespaces and links of testbed {prefix}" + (f"; LEFT: {left}" if left else ""))
+    return 1 if left else 0
+
+
+def _cmd_testbed_run(args: argparse.Namespace) -> int:
+    if args.experiment not in ("real-udp", "real-vs-sim"):
+        raise UsageError(f"unknown experiment {args.experiment!r}; known: real-udp, real-vs-sim")
+    args.id = args.experiment
+    return _cmd_reproduce(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="xco",
@@ -200,13 +260,60 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--k", type=int, action="append", help="fat-tree k; repeatable (default 8, 16, 32)")
     sp.add_argument("--slots", type=int, default=200, help="1-ms slots to simulate (default 200)")
     sp.set_defaults(func=_cmd_bench_sched)
+
+    for kind, what in (
+        ("controller", "run the XCo controller daemon (xco-daemon controller; see its --help)"),
+        ("agent", "run the XCo host agent (xco-daemon agent; root; see its --help)"),
+    ):
+        sp = sub.add_parser(kind, help=what, add_help=False, description=what)
+        sp.add_argument("args", nargs=argparse.REMAINDER, help="passed to xco-daemon " + kind)
+        sp.set_defaults(func=lambda a, k=kind: _daemon(k, a))
+
+    tb_p = sub.add_parser("testbed", help="real hosts from network namespaces (root)")
+    tb_sub = tb_p.add_subparsers(dest="tb_command", metavar="COMMAND")
+    tb_sub.required = True
+    sp = tb_sub.add_parser(
+        "up",
+        help="build a topology file into namespaces, bridges, veths and tbf ports",
+        description="Build TOPOLOGY (the file the XCo daemons read) into real hosts: a namespace per host "
+        "and switch, Linux bridges as switches, veth links, tbf (rate + drop-tail buffer) on every "
+        "egress port, and a management bridge to the controller's address in the root namespace.",
+    )
+    sp.add_argument("topology", help="topology TOML (see testbeds/ for examples)")
+    sp.set_defaults(func=_cmd_testbed_up)
+    sp = tb_sub.add_parser("down", help="remove a testbed (also after a crash)")
+    sp.add_argument("topology", nargs="?", help="topology TOML (its [testbed] prefix is used)")
+    sp.add_argument("--prefix", help="remove by name prefix instead (default of a topology: xco)")
+    sp.set_defaults(func=_cmd_testbed_down)
+    sp = tb_sub.add_parser(
+        "run",
+        help="run an experiment on real hosts (real-udp, real-vs-sim)",
+        description="Build the experiment's testbed, run iperf3 with and without the XCo daemons, "
+        "tear it down, and write CSV, PNG and a summary.",
+    )
+    sp.add_argument("experiment", help="real-udp or real-vs-sim")
+    sp.add_argument("--out", default="results", help="output directory (default results/)")
+    sp.add_argument("--full", action="store_true", help="all k and longer runs")
+    sp.add_argument("--seed", type=int, default=1, help="seed of the simulator side (default 1)")
+    sp.add_argument("--jobs", type=int, default=None, help=argparse.SUPPRESS)
+    sp.add_argument("--progress", action="store_true", default=None, help=argparse.SUPPRESS)
+    sp.set_defaults(func=_cmd_testbed_run)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     from .scenario import ScenarioError
+    from .testbed import TestbedError
 
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("controller", "agent"):
+        # everything after the word belongs to xco-daemon (argparse would take --help itself)
+        try:
+            return _daemon(argv[0], argparse.Namespace(args=argv[1:]))
+        except UsageError as e:
+            print(f"xco: error: {e}", file=sys.stderr)
+            return 2
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -216,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except UsageError as e:
         print(f"xco: error: {e}", file=sys.stderr)
+        return 2
+    except TestbedError as e:
+        print(f"xco: testbed error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("xco: interrupted", file=sys.stderr)

@@ -68,6 +68,8 @@ pub struct DestState {
     pub rate_bps: Option<u64>,
     /// Rate-limit form: earliest time the next packet may leave.
     pub next_send: Time,
+    /// Failed open: when traffic for this destination last passed unheld.
+    pub last_passed: Option<Time>,
 }
 
 /// What the head packet of a queue may do.
@@ -153,6 +155,7 @@ impl Coordinator {
             held_bytes: 0,
             rate_bps: None,
             next_send: Time::ZERO,
+            last_passed: None,
         });
         self.dests.len() - 1
     }
@@ -182,11 +185,31 @@ impl Coordinator {
         v
     }
 
-    /// The backlog set to report now (remembered as reported).
-    pub fn take_report(&mut self) -> Vec<u32> {
-        let dests = self.backlog();
+    /// The backlog set to report at `now` (remembered as reported): the
+    /// destinations with held traffic and, while failed open, those traffic
+    /// passed to within the last two report intervals — so a controller that
+    /// comes back learns the demand and coordination resumes.
+    pub fn take_report(&mut self, now: Time) -> Vec<u32> {
+        let recent = self.cfg.report_interval.doubled();
+        let open = self.gate == Gate::FailOpen;
+        let mut dests: Vec<u32> = self
+            .dests
+            .iter()
+            .filter(|q| q.held_pkts > 0 || (open && q.last_passed.is_some_and(|t| now < t + recent)))
+            .map(|q| q.dst)
+            .collect();
+        dests.sort_unstable();
         self.reported.clone_from(&dests);
         dests
+    }
+
+    /// Failed open, a packet for queue `qi` passed without being held.
+    /// Returns true if a report is due (its destination is not in the reported set).
+    pub fn pass_open(&mut self, now: Time, qi: usize) -> bool {
+        let q = &mut self.dests[qi];
+        q.last_passed = Some(now);
+        let dst = q.dst;
+        !self.reported.contains(&dst)
     }
 
     /// A packet of `bytes` for queue `qi` is now held. Returns true if a
@@ -401,7 +424,7 @@ mod tests {
             c.hold(Time::ZERO, q, 1500),
             "first packet for 7 asks for a report"
         );
-        assert_eq!(c.take_report(), vec![7]);
+        assert_eq!(c.take_report(Time::ZERO), vec![7]);
         assert!(!c.hold(Time::ZERO, q, 1500), "already reported");
         assert_eq!(c.may_release(Time::ZERO, q, Time::ZERO), Release::No);
         let t = Time::ZERO + Dur::from_us(5);
@@ -429,7 +452,7 @@ mod tests {
         let mut c = coord();
         let q = c.dest_index(3);
         c.hold(Time::ZERO, q, 100);
-        c.take_report();
+        c.take_report(Time::ZERO);
         c.apply(Time::ZERO, 1, &slice(3, 2));
         c.released(Time::ZERO, q, 100, 100);
         let drained = Time::ZERO + Dur::from_us(1);

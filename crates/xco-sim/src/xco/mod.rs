@@ -261,8 +261,15 @@ impl XcoSim {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         if bypass || c.core.gate == Gate::FailOpen {
             self.stats.bypassed += u64::from(bypass);
+            let report = !bypass && {
+                let qi = c.queue(p.dst);
+                c.core.pass_open(now, qi)
+            };
             let nic = net.nodes[host as usize].nic;
             net.enqueue(now, ev, nic, pkt);
+            if report {
+                self.report(now, ev, net, host);
+            }
             return;
         }
         let frame = (p.ip_bytes + net.framing.frame_overhead_bytes) as u64;
@@ -356,7 +363,7 @@ impl XcoSim {
     /// Send `host`'s backlog set to the controller.
     fn report(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let dests = c.core.take_report();
+        let dests = c.core.take_report(now);
         self.stats.reports += 1;
         self.send_to_controller(now, ev, net, ControlMsg::Report { host, dests });
     }

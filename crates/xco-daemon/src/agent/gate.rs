@@ -1,0 +1,60 @@
+//! How an agent holds and releases a host's outgoing packets.
+//!
+//! The agent's logic only needs three things from the mechanism: packets to
+//! coordinate arrive one at a time with their destination and size, each can
+//! be released later (in any order across destinations), and everything
+//! installed can be removed. NFQUEUE with deferred verdicts is the default
+//! backend ([`super::nfqueue`]); a tc-BPF program stamping departure times
+//! (EDT, with the fq qdisc) would be a faster one where the kernel has fq.
+
+use std::net::Ipv4Addr;
+use std::os::fd::BorrowedFd;
+
+/// What the agent needs to know of an intercepted packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketInfo {
+    /// IPv4 destination (`None`: not IPv4; released at once).
+    pub dst: Option<Ipv4Addr>,
+    /// IP packet length, bytes (a GSO super-packet counts whole).
+    pub ip_bytes: u32,
+}
+
+/// A packet interception mechanism.
+pub trait PacketGate {
+    /// A held packet.
+    type Packet;
+    /// Descriptor that becomes readable when packets wait.
+    fn fd(&self) -> BorrowedFd<'_>;
+    /// The next intercepted packet (`Ok(None)`: none waiting).
+    fn recv(&mut self) -> std::io::Result<Option<(Self::Packet, PacketInfo)>>;
+    /// Let a packet continue on its way.
+    fn release(&mut self, p: Self::Packet) -> std::io::Result<()>;
+    /// Remove everything the gate installed (idempotent).
+    fn uninstall(&mut self) -> Result<(), String>;
+}
+
+/// IPv4 destination and total length of a packet starting at its IP header.
+pub fn parse_ipv4(head: &[u8], orig_len: usize) -> PacketInfo {
+    let dst = (head.len() >= 20 && head[0] >> 4 == 4)
+        .then(|| Ipv4Addr::new(head[16], head[17], head[18], head[19]));
+    PacketInfo {
+        dst,
+        ip_bytes: orig_len.min(u32::MAX as usize) as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_destination_of_ipv4_only() {
+        let mut h = [0u8; 20];
+        h[0] = 0x45;
+        h[16..20].copy_from_slice(&[10, 0, 0, 7]);
+        assert_eq!(parse_ipv4(&h, 1500).dst, Some(Ipv4Addr::new(10, 0, 0, 7)));
+        assert_eq!(parse_ipv4(&h[..19], 1500).dst, None, "truncated");
+        h[0] = 0x60;
+        assert_eq!(parse_ipv4(&h, 1500).dst, None, "IPv6");
+    }
+}

@@ -1,0 +1,437 @@
+//! The topology file: hosts (with their own and their guests' addresses),
+//! switches, links with capacities, and the control settings. The controller,
+//! every agent and `xco testbed` read the same file, so a host's id is its
+//! position in the `[[host]]` list everywhere.
+//!
+//! ```toml
+//! [control]
+//! controller = "10.200.0.1:7400"   # the controller's UDP address (agents send here)
+//! mode = "timeslice"               # timeslice | ratelimit | hybrid
+//! slice_ms = 2.0
+//!
+//! [[switch]]
+//! name = "s1"
+//!
+//! [[host]]
+//! name = "h1"
+//! addr = "10.0.0.1"                # the host's address on the data network
+//! guests = ["10.1.1.0/24"]         # optional: its containers/VMs
+//! switch = "s1"                    # its access link ...
+//! rate_mbps = 100                  # ... and that link's rate, both ways
+//!
+//! [[link]]                          # switch-to-switch links (both directions)
+//! a = "s1"
+//! b = "s2"
+//! rate_mbps = 1000
+//! ```
+
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use xco_core::sched::{BfsPaths, Mode, SchedConfig, SchedTopology};
+use xco_core::Dur;
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyFile {
+    /// Control settings.
+    pub control: Control,
+    /// Switches.
+    #[serde(default, rename = "switch")]
+    pub switches: Vec<Switch>,
+    /// Hosts, in id order.
+    #[serde(rename = "host")]
+    pub hosts: Vec<Host>,
+    /// Switch-to-switch links.
+    #[serde(default, rename = "link")]
+    pub links: Vec<Link>,
+    /// Settings only `xco testbed` reads.
+    #[serde(default)]
+    pub testbed: Option<toml::Table>,
+}
+
+/// `[control]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// The controller's UDP address.
+    pub controller: SocketAddr,
+    /// Directive form: timeslice, ratelimit or hybrid.
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// Timeslice length (also the rate refresh period), ms.
+    #[serde(default = "default_slice_ms")]
+    pub slice_ms: f64,
+    /// A host active for less than this is not preempted, µs.
+    #[serde(default = "default_min_active_us")]
+    pub min_active_us: u64,
+    /// The controller drops a host silent for this long, ms.
+    #[serde(default = "default_feedback_timeout_ms")]
+    pub feedback_timeout_ms: u64,
+    /// An agent fails open after this long backlogged without a directive, ms.
+    #[serde(default = "default_fail_open_ms")]
+    pub fail_open_ms: u64,
+    /// An agent gives a slice back after its queue stayed empty this long, µs (0: never).
+    #[serde(default = "default_giveback_us")]
+    pub giveback_hysteresis_us: u64,
+    /// Period of an agent's backlog report (also its heartbeat), ms.
+    #[serde(default = "default_report_ms")]
+    pub report_interval_ms: u64,
+    /// IP packets of at most this many bytes bypass the gate (ACKs, pings, control).
+    #[serde(default = "default_bypass_bytes")]
+    pub bypass_bytes: u32,
+    /// Fraction of every link the scheduler leaves unadmitted (for bypassing traffic).
+    #[serde(default)]
+    pub capacity_headroom: f64,
+}
+
+fn default_mode() -> String {
+    "timeslice".into()
+}
+fn default_slice_ms() -> f64 {
+    2.0
+}
+fn default_min_active_us() -> u64 {
+    200
+}
+fn default_feedback_timeout_ms() -> u64 {
+    1000
+}
+fn default_fail_open_ms() -> u64 {
+    100
+}
+fn default_giveback_us() -> u64 {
+    500
+}
+fn default_report_ms() -> u64 {
+    20
+}
+fn default_bypass_bytes() -> u32 {
+    128
+}
+
+/// `[[switch]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    /// Name.
+    pub name: String,
+}
+
+/// `[[host]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// Name.
+    pub name: String,
+    /// Address on the data network.
+    pub addr: Ipv4Addr,
+    /// Guest (container/VM) prefixes behind this host, "a.b.c.d/len".
+    #[serde(default)]
+    pub guests: Vec<String>,
+    /// Switch of its access link.
+    pub switch: String,
+    /// Access link rate, Mbit/s.
+    pub rate_mbps: f64,
+}
+
+/// `[[link]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    /// One switch.
+    pub a: String,
+    /// The other switch.
+    pub b: String,
+    /// Rate, Mbit/s (each direction).
+    pub rate_mbps: f64,
+}
+
+/// An IPv4 prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix {
+    /// Network address.
+    pub net: Ipv4Addr,
+    /// Prefix length.
+    pub len: u8,
+}
+
+impl Prefix {
+    /// Parse "a.b.c.d/len" (or a bare address: /32).
+    pub fn parse(s: &str) -> Result<Prefix, String> {
+        let (a, l) = s.split_once('/').unwrap_or((s, "32"));
+        let net: Ipv4Addr = a
+            .parse()
+            .map_err(|_| format!("'{s}' is not an IPv4 address/prefix"))?;
+        let len: u8 = l
+            .parse()
+            .ok()
+            .filter(|&l| l <= 32)
+            .ok_or_else(|| format!("'{s}': prefix length must be 0-32"))?;
+        Ok(Prefix { net, len })
+    }
+
+    fn mask(self) -> u32 {
+        if self.len == 0 {
+            0
+        } else {
+            u32::MAX << (32 - self.len)
+        }
+    }
+
+    /// True if `a` is inside.
+    pub fn contains(self, a: Ipv4Addr) -> bool {
+        (u32::from(a) & self.mask()) == (u32::from(self.net) & self.mask())
+    }
+}
+
+impl std::fmt::Display for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.net, self.len)
+    }
+}
+
+/// A checked topology.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// The file as read.
+    pub file: TopologyFile,
+    /// Per host: its address and guest prefixes.
+    pub prefixes: Vec<Vec<Prefix>>,
+    /// Scheduler settings.
+    pub sched: SchedConfig,
+}
+
+/// Error reading a topology file: the field and the problem.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Topology {
+    /// Read and check the file at `path`.
+    pub fn load(path: &str) -> Result<Topology, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{path}: {e}")))?;
+        Topology::parse(&text).map_err(|e| ConfigError(format!("{path}: {}", e.0)))
+    }
+
+    /// Parse and check a topology text.
+    pub fn parse(text: &str) -> Result<Topology, ConfigError> {
+        let file: TopologyFile = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        let err = |m: String| Err(ConfigError(m));
+        if file.hosts.len() < 2 {
+            return err("[[host]]: at least two hosts are needed".into());
+        }
+        let c = &file.control;
+        let mode = match c.mode.as_str() {
+            "timeslice" => Mode::Timeslice,
+            "ratelimit" => Mode::RateLimit,
+            "hybrid" => Mode::Hybrid,
+            m => {
+                return err(format!(
+                    "control.mode: '{m}' is not one of timeslice, ratelimit, hybrid"
+                ))
+            }
+        };
+        if !(c.slice_ms > 0.0 && c.slice_ms <= 10_000.0) {
+            return err(format!("control.slice_ms: {} must be in (0, 10000]", c.slice_ms));
+        }
+        if !(0.0..1.0).contains(&c.capacity_headroom) {
+            return err("control.capacity_headroom: must be in [0, 1)".into());
+        }
+        if c.fail_open_ms == 0 || c.report_interval_ms == 0 {
+            return err("control.fail_open_ms and control.report_interval_ms must be positive".into());
+        }
+        let mut names = HashMap::new();
+        for (i, s) in file.switches.iter().enumerate() {
+            if names.insert(s.name.clone(), file.hosts.len() + i).is_some() {
+                return err(format!("switch '{}': duplicate name", s.name));
+            }
+        }
+        let mut prefixes = Vec::new();
+        for (i, h) in file.hosts.iter().enumerate() {
+            if names.insert(h.name.clone(), i).is_some() {
+                return err(format!("host '{}': duplicate name", h.name));
+            }
+            if !names.contains_key(&h.switch) || names[&h.switch] < file.hosts.len() {
+                return err(format!(
+                    "host '{}': switch '{}' is not a [[switch]]",
+                    h.name, h.switch
+                ));
+            }
+            if !h.rate_mbps.is_finite() || h.rate_mbps <= 0.0 {
+                return err(format!("host '{}': rate_mbps must be positive", h.name));
+            }
+            let mut p = vec![Prefix { net: h.addr, len: 32 }];
+            for g in &h.guests {
+                p.push(Prefix::parse(g).map_err(|e| ConfigError(format!("host '{}': guests: {e}", h.name)))?);
+            }
+            prefixes.push(p);
+        }
+        for l in &file.links {
+            for end in [&l.a, &l.b] {
+                if names.get(end).is_none_or(|&n| n < file.hosts.len()) {
+                    return err(format!("link {}-{}: '{end}' is not a [[switch]]", l.a, l.b));
+                }
+            }
+            if !l.rate_mbps.is_finite() || l.rate_mbps <= 0.0 {
+                return err(format!("link {}-{}: rate_mbps must be positive", l.a, l.b));
+            }
+        }
+        for (i, pi) in prefixes.iter().enumerate() {
+            for (j, pj) in prefixes.iter().enumerate().skip(i + 1) {
+                for a in pi {
+                    if pj.iter().any(|b| a.contains(b.net) || b.contains(a.net)) {
+                        return err(format!(
+                            "hosts '{}' and '{}': addresses overlap ({a})",
+                            file.hosts[i].name, file.hosts[j].name
+                        ));
+                    }
+                }
+            }
+        }
+        let sched = SchedConfig {
+            mode,
+            slice: Dur::from_ns((c.slice_ms * 1e6) as u64),
+            min_active: Dur::from_us(c.min_active_us),
+            feedback_timeout: Some(Dur::from_ms(c.feedback_timeout_ms)),
+        };
+        Ok(Topology {
+            file,
+            prefixes,
+            sched,
+        })
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.file.hosts.len()
+    }
+
+    /// Host id of `name`.
+    pub fn host_id(&self, name: &str) -> Option<u32> {
+        self.file
+            .hosts
+            .iter()
+            .position(|h| h.name == name)
+            .map(|i| i as u32)
+    }
+
+    /// Host owning address `a` (its own or a guest's).
+    pub fn host_of(&self, a: Ipv4Addr) -> Option<u32> {
+        self.prefixes
+            .iter()
+            .position(|ps| ps.iter().any(|p| p.contains(a)))
+            .map(|i| i as u32)
+    }
+
+    /// Directed links (tail, head) over nodes (hosts first, then switches), with names and rates.
+    pub fn directed_links(&self) -> Vec<(u32, u32, String, u64)> {
+        let h = self.hosts();
+        let node = |name: &str| -> u32 {
+            if let Some(i) = self.file.hosts.iter().position(|x| x.name == name) {
+                return i as u32;
+            }
+            (h + self
+                .file
+                .switches
+                .iter()
+                .position(|s| s.name == name)
+                .expect("checked")) as u32
+        };
+        let mut out = Vec::new();
+        let bps = |mbps: f64| (mbps * 1e6) as u64;
+        for x in &self.file.hosts {
+            let (a, b) = (node(&x.name), node(&x.switch));
+            out.push((a, b, format!("{}->{}", x.name, x.switch), bps(x.rate_mbps)));
+            out.push((b, a, format!("{}->{}", x.switch, x.name), bps(x.rate_mbps)));
+        }
+        for l in &self.file.links {
+            let (a, b) = (node(&l.a), node(&l.b));
+            out.push((a, b, format!("{}->{}", l.a, l.b), bps(l.rate_mbps)));
+            out.push((b, a, format!("{}->{}", l.b, l.a), bps(l.rate_mbps)));
+        }
+        out
+    }
+
+    /// The scheduler's view: host rates, link capacities (less the headroom), shortest paths.
+    pub fn sched_topology(&self) -> SchedTopology {
+        let links = self.directed_links();
+        let nodes = self.hosts() + self.file.switches.len();
+        let is_host = (0..nodes).map(|n| n < self.hosts()).collect();
+        let pairs: Vec<(u32, u32)> = links.iter().map(|l| (l.0, l.1)).collect();
+        let keep = 1.0 - self.file.control.capacity_headroom;
+        let link_bps = links.iter().map(|l| (l.3 as f64 * keep) as u64).collect();
+        let host_bps = self
+            .file
+            .hosts
+            .iter()
+            .map(|h| (h.rate_mbps * 1e6) as u64)
+            .collect();
+        SchedTopology::new(
+            host_bps,
+            link_bps,
+            Box::new(BfsPaths::new(nodes, is_host, &pairs)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAR: &str = r#"
+[control]
+controller = "10.200.0.1:7400"
+[[switch]]
+name = "s1"
+[[host]]
+name = "h1"
+addr = "10.0.0.1"
+guests = ["10.1.1.0/24"]
+switch = "s1"
+rate_mbps = 100
+[[host]]
+name = "h2"
+addr = "10.0.0.2"
+switch = "s1"
+rate_mbps = 100
+"#;
+
+    #[test]
+    fn maps_addresses_and_guests_to_hosts() {
+        let t = Topology::parse(STAR).unwrap();
+        assert_eq!(t.host_of("10.0.0.2".parse().unwrap()), Some(1));
+        assert_eq!(t.host_of("10.1.1.77".parse().unwrap()), Some(0));
+        assert_eq!(t.host_of("10.9.9.9".parse().unwrap()), None);
+        let mut s = t.sched_topology();
+        assert_eq!(s.path(0, 1).len(), 2, "h1 -> s1 -> h2");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let bad = STAR.replace(
+            "switch = \"s1\"\nrate_mbps = 100\n[[host]]",
+            "switch = \"s9\"\nrate_mbps = 100\n[[host]]",
+        );
+        let e = Topology::parse(&bad).unwrap_err().0;
+        assert!(e.contains("host 'h1'") && e.contains("s9"), "{e}");
+        let e = Topology::parse(&STAR.replace("10.0.0.2", "10.1.1.5"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("overlap"), "{e}");
+        let e = Topology::parse(&STAR.replace("[control]", "[control]\nmode = \"fast\""))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("control.mode"), "{e}");
+        let e = Topology::parse(&STAR.replace("rate_mbps = 100\n[[host]]", "rate_mbps = 0\n[[host]]"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("rate_mbps"), "{e}");
+    }
+}

@@ -1,0 +1,220 @@
+"""Reproductions on real hosts: the namespace testbed, real kernel TCP,
+iperf3, and the real XCo daemons (``xco-daemon``), at rates two cores carry.
+
+- ``real-udp`` — the ``xco-udp-1g`` experiment scaled to 100 Mbit/s: 5
+  senders into one receiver port, k of them UDP (64 KB datagrams, counted only
+  when every fragment arrives), for ``none`` and ``timeslice``.
+- ``real-vs-sim`` — the same runs beside the simulator's, same scaled rates,
+  buffer and slice.
+
+Needs root (namespaces, iptables) and iperf3.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from .. import plot, scenario
+from ..testbed import daemons, iperf, netns, topo
+from . import Options, Outcome, Reproduction, register, write_meta
+from .xco_paper import pivot_text, scenario_text
+
+RATE_MBPS = 100
+BUFFER_BYTES = 32768
+SLICE_MS = 10.0
+UDP_LEN = 65507
+SENDERS = 5
+RECEIVER = "h6"
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise netns.TestbedError("real-host experiments need root (network namespaces, iptables): run with sudo")
+
+
+def _ks(full: bool) -> list[int]:
+    return [0, 1, 2, 3, 4] if full else [1, 2, 4]
+
+
+def _seconds(full: bool) -> float:
+    return 8.0 if full else 3.0
+
+
+def _topology(workdir: Path, mode: str) -> topo.TestbedTopology:
+    path = workdir / f"real-udp-{mode}.toml"
+    extra = "giveback_hysteresis_us = 500\nfail_open_ms = 500\nreport_interval_ms = 20"
+    path.write_text(
+        topo.star_toml(
+            SENDERS + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, mode=mode, slice_ms=SLICE_MS,
+            prefix="xcr", extra_control=extra,
+        )
+    )  # fmt: skip
+    return topo.load(path)
+
+
+def _real_point(tb: netns.Testbed, series: str, k: int, seconds: float, workdir: Path) -> dict:
+    flows = []
+    for i in range(1, SENDERS + 1):
+        udp = RATE_MBPS if i <= k else None
+        flows.append(iperf.Flow(src=f"h{i}", dst=RECEIVER, port=5200 + i, udp_mbps=udp, udp_len=UDP_LEN))
+    run_dir = workdir / f"{series}-k{k}"
+    if series == "none":
+        rows = iperf.run_flows(tb, flows, seconds, run_dir)
+    else:
+        senders = [f"h{i}" for i in range(1, SENDERS + 1)]
+        with daemons.Xco(tb, run_dir, agents=senders):
+            rows = iperf.run_flows(tb, flows, seconds, run_dir)
+    total = sum(r["mbps"] for r in rows)
+    tcp = [r["mbps"] for r in rows if r["proto"] == "tcp"]
+    return {
+        "series": series,
+        "udp_senders": k,
+        "total_mbps": total,
+        "tcp_per_flow_mbps": sum(tcp) / len(tcp) if tcp else float("nan"),
+    }
+
+
+def run_real_udp(opts: Options, ks: list[int] | None = None, seconds: float | None = None) -> pd.DataFrame:
+    """The real runs: a DataFrame with ``series,udp_senders,total_mbps,tcp_per_flow_mbps``."""
+    _require_root()
+    ks = ks if ks is not None else _ks(opts.full)
+    seconds = seconds if seconds is not None else _seconds(opts.full)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="xco-real-") as tmp:
+        work = Path(tmp)
+        for series in ("none", "timeslice"):
+            t = _topology(work, "timeslice")
+            tb = netns.up(t)
+            try:
+                for k in ks:
+                    print(f"  real-udp: {series}, k={k} ({seconds:.0f} s)", flush=True)
+                    rows.append(_real_point(tb, series, k, seconds, work))
+            finally:
+                tb.stop_all()
+                netns.down(t.prefix)
+    return pd.DataFrame(rows)
+
+
+def run_sim_udp(opts: Options, ks: list[int], seconds: float) -> pd.DataFrame:
+    """The same experiment in the simulator, at the testbed's rates, buffer and slice."""
+    from .. import sim
+
+    base = scenario.parse(scenario_text("xco-udp-1g"))
+    rows = []
+    for series in ("none", "timeslice"):
+        for k in ks:
+            scn = scenario.with_changes(base)
+            scn["run"]["duration_ms"] = int(seconds * 1000)
+            scn["topology"]["host_rate"] = f"{RATE_MBPS}Mbps"
+            scn["topology"]["switch_buffer"] = f"{BUFFER_BYTES}B"
+            apps = []
+            for i in range(SENDERS):
+                if i < k:
+                    apps.append({"kind": "udp", "src": f"h{i}", "dst": "h5", "rate": "line"})
+                else:
+                    apps.append({"kind": "bulk", "src": f"h{i}", "dst": "h5"})
+            scn["apps"] = apps
+            if series == "none":
+                scn.pop("xco", None)
+            else:
+                scn["xco"]["mode"] = "timeslice"
+                scn["xco"]["slice_ms"] = SLICE_MS
+                scn["xco"]["hysteresis_us"] = 500
+            res = sim.run(scn, seed=opts.seed)
+            flows = res.flows
+            udp = flows[flows["kind"] == "udp"]
+            tcp = flows[flows["role"] == "bulk"]
+            total = (udp["bytes_delivered"].sum() + tcp["bytes_delivered"].sum()) * 8 / seconds / 1e6
+            per = (tcp["bytes_delivered"] * 8 / seconds / 1e6).mean() if len(tcp) else float("nan")
+            rows.append({"series": series, "udp_senders": k, "total_mbps": total, "tcp_per_flow_mbps": per})
+    return pd.DataFrame(rows)
+
+
+def _draw(df: pd.DataFrame, path: Path, title: str, note: str) -> Path:
+    return plot.lines(
+        df, "udp_senders", "total_mbps", "series", path, title=title, xlabel="UDP senders k (the rest TCP)",
+        ylabel="application throughput (Mbit/s)", note=note, hline=(RATE_MBPS, "link capacity"),
+    )  # fmt: skip
+
+
+def _real_udp(opts: Options) -> Outcome:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    df = run_real_udp(opts)
+    csv = opts.out / "real-udp.csv"
+    df.to_csv(csv, index=False)
+    note = f"real hosts (netns, kernel TCP, iperf3, xco-daemon); {RATE_MBPS} Mbit/s links, {BUFFER_BYTES} B buffer"
+    png = _draw(df, opts.out / "real-udp.png", "real-udp: total throughput vs UDP senders (real hosts)", note)
+    text = (
+        "real-udp: xco-udp-1g on real hosts (namespaces, iperf3, XCo daemons)\n\n"
+        + pivot_text(df, "udp_senders", "total_mbps")
+        + "\n\n"
+        + pivot_text(df, "udp_senders", "tcp_per_flow_mbps")
+    )
+    (opts.out / "real-udp.txt").write_text(text + "\n")
+    meta = write_meta(opts, "real-udp", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS})
+    return Outcome(files=[csv, png, opts.out / "real-udp.txt", meta], summary=text)
+
+
+def _real_vs_sim(opts: Options) -> Outcome:
+    import matplotlib.pyplot as plt
+
+    opts.out.mkdir(parents=True, exist_ok=True)
+    ks, secs = _ks(opts.full), _seconds(opts.full)
+    real = run_real_udp(opts, ks, secs).assign(source="real")
+    simdf = run_sim_udp(opts, ks, secs).assign(source="sim")
+    df = pd.concat([real, simdf], ignore_index=True)[
+        ["source", "series", "udp_senders", "total_mbps", "tcp_per_flow_mbps"]
+    ]
+    csv = opts.out / "real-vs-sim.csv"
+    df.to_csv(csv, index=False)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120, sharey=True)
+    for ax, metric, label in (
+        (axes[0], "total_mbps", "total application throughput (Mbit/s)"),
+        (axes[1], "tcp_per_flow_mbps", "TCP throughput per flow (Mbit/s)"),
+    ):
+        for (src, series), d in df.groupby(["source", "series"]):
+            d = d.sort_values("udp_senders")
+            ax.plot(
+                d["udp_senders"], d[metric], marker="o", linestyle="-" if src == "real" else "--",
+                label=f"{series} ({src})",
+            )  # fmt: skip
+        ax.set_xlabel("UDP senders k (the rest TCP)")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"real-vs-sim: xco-udp-1g at {RATE_MBPS} Mbit/s, {BUFFER_BYTES} B buffer, {SLICE_MS} ms slices")
+    fig.text(0.01, 0.01, f"seed {opts.seed}; real: netns + iperf3 + xco-daemon; sim: xco-sim", fontsize=7)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    png = opts.out / "real-vs-sim.png"
+    fig.savefig(png)
+    plt.close(fig)
+    text = "real-vs-sim: the same experiment on real hosts and in the simulator\n\n"
+    for src in ("real", "sim"):
+        d = df[df["source"] == src]
+        text += f"[{src}] " + pivot_text(d, "udp_senders", "total_mbps") + "\n"
+        text += f"[{src}] " + pivot_text(d, "udp_senders", "tcp_per_flow_mbps") + "\n\n"
+    (opts.out / "real-vs-sim.txt").write_text(text)
+    meta = write_meta(opts, "real-vs-sim", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS})
+    return Outcome(files=[csv, png, opts.out / "real-vs-sim.txt", meta], summary=text.strip())
+
+
+register(
+    Reproduction(
+        id="real-udp",
+        title="UDP vs TCP into one port on real hosts (netns, iperf3, XCo daemons), none vs timeslice",
+        source="XCo paper, Fig. 'UDP 1G' (reproduced on real Linux hosts at 100 Mbit/s)",
+        run=_real_udp,
+    )
+)
+register(
+    Reproduction(
+        id="real-vs-sim",
+        title="real-udp beside the simulator at the same scaled rates",
+        source="xco (validation of the simulator against real kernel TCP)",
+        run=_real_vs_sim,
+    )
+)

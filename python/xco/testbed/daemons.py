@@ -1,0 +1,98 @@
+"""Starting the real XCo daemons (the Rust ``xco-daemon`` binary) on a testbed:
+the controller in the root namespace on the management bridge, one agent in
+every host namespace."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .netns import Testbed, TestbedError
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def daemon_binary() -> str:
+    """Path of ``xco-daemon``: $XCO_DAEMON, then PATH, then the repository's cargo build."""
+    env = os.environ.get("XCO_DAEMON")
+    if env:
+        if not Path(env).is_file():
+            raise TestbedError(f"XCO_DAEMON={env}: no such file")
+        return env
+    found = shutil.which("xco-daemon")
+    if found:
+        return found
+    for profile in ("release", "debug"):
+        p = REPO / "target" / profile / "xco-daemon"
+        if p.is_file():
+            return str(p)
+    raise TestbedError(
+        "xco-daemon not found: build it with `cargo build --release -p xco-daemon` "
+        "(scripts/setup.sh does), or set XCO_DAEMON=/path/to/xco-daemon"
+    )
+
+
+def keygen(path: Path) -> Path:
+    subprocess.run([daemon_binary(), "keygen", str(path)], check=True, capture_output=True)
+    return path
+
+
+class Xco:
+    """The controller and agents of one testbed run (a context manager)."""
+
+    def __init__(self, tb: Testbed, workdir: Path, *, agents: list[str] | None = None, metrics_port: int = 9464):
+        self.tb = tb
+        self.dir = Path(workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.key = keygen(self.dir / "xco.key")
+        self.agent_hosts = agents if agents is not None else [h.name for h in tb.topo.hosts]
+        self.metrics = f"{tb.topo.controller_ip}:{metrics_port}"
+        self.controller: subprocess.Popen | None = None
+        self.agents: dict[str, subprocess.Popen] = {}
+
+    def start_controller(self) -> subprocess.Popen:
+        args = [
+            daemon_binary(), "controller", "--topology", str(self.tb.topo.path), "--key", str(self.key),
+            "--metrics", self.metrics,
+        ]  # fmt: skip
+        n = sum(1 for p in self.dir.glob("controller*.log"))
+        self.controller = self.tb.spawn(None, args, self.dir / f"controller{'' if n == 0 else n}.log")
+        return self.controller
+
+    def start_agent(self, host: str) -> subprocess.Popen:
+        args = [
+            daemon_binary(), "agent", "--topology", str(self.tb.topo.path), "--key", str(self.key),
+            "--host", host, "--stats-every-s", "1",
+        ]  # fmt: skip
+        self.agents[host] = self.tb.spawn(host, args, self.dir / f"agent-{host}.log")
+        return self.agents[host]
+
+    def __enter__(self) -> Xco:
+        self.start_controller()
+        for h in self.agent_hosts:
+            self.start_agent(h)
+        self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        """Wait until every agent has installed its rules (its log says start)."""
+        deadline = time.monotonic() + timeout
+        for h, p in self.agents.items():
+            log = self.dir / f"agent-{h}.log"
+            while "event=start" not in log.read_text():
+                if p.poll() is not None:
+                    raise TestbedError(f"agent on {h} exited ({p.returncode}): {log.read_text().strip()}")
+                if time.monotonic() > deadline:
+                    raise TestbedError(f"agent on {h} did not start within {timeout} s: {log}")
+                time.sleep(0.02)
+
+    def stop_agents(self) -> dict[str, int]:
+        return {h: self.tb.stop(p) for h, p in self.agents.items()}
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_agents()
+        if self.controller is not None:
+            self.tb.stop(self.controller)

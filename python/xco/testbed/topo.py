@@ -1,0 +1,162 @@
+"""The topology file as the testbed reads it (the daemons read the same file;
+``xco-daemon check FILE`` validates the parts they use).
+
+Testbed-only settings live in ``[testbed]``::
+
+    [testbed]
+    prefix = "xco"          # names of namespaces and links (at most 6 characters)
+    buffer_bytes = 32768    # drop-tail buffer of every switch egress port
+    host_queue_bytes = 262144
+    data_prefix_len = 16    # hosts' data addresses share one L2 segment
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class TopologyError(Exception):
+    """The file is wrong: the message names the field."""
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    name: str
+    addr: str
+    switch: str
+    rate_mbps: float
+    guests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TestbedTopology:
+    path: Path
+    prefix: str
+    hosts: tuple[HostSpec, ...]
+    switches: tuple[str, ...]
+    links: tuple[tuple[str, str, float], ...]
+    controller_ip: str
+    controller_port: int
+    buffer_bytes: int
+    host_queue_bytes: int
+    data_prefix_len: int
+    mgmt_net: ipaddress.IPv4Network
+
+    def host(self, name: str) -> HostSpec:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise TopologyError(f"no host '{name}' in {self.path}")
+
+
+def load(path: str | Path) -> TestbedTopology:
+    path = Path(path)
+    try:
+        d = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise TopologyError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TopologyError(f"{path}: {e}") from None
+    return parse(d, path)
+
+
+def parse(d: dict, path: Path) -> TestbedTopology:
+    def err(msg: str) -> TopologyError:
+        return TopologyError(f"{path}: {msg}")
+
+    ctl = d.get("control")
+    if not isinstance(ctl, dict) or "controller" not in ctl:
+        raise err('[control] controller = "IP:PORT" is required')
+    try:
+        ip_s, port_s = str(ctl["controller"]).rsplit(":", 1)
+        cip = ipaddress.IPv4Address(ip_s)
+        cport = int(port_s)
+    except ValueError:
+        raise err(f"control.controller: '{ctl['controller']}' is not IPv4:PORT") from None
+    tb = d.get("testbed", {}) or {}
+    known = {"prefix", "buffer_bytes", "host_queue_bytes", "data_prefix_len", "mgmt"}
+    for k in tb:
+        if k not in known:
+            raise err(f"testbed.{k}: unknown setting (known: {', '.join(sorted(known))})")
+    prefix = str(tb.get("prefix", "xco"))
+    if not (1 <= len(prefix) <= 6 and prefix.isalnum()):
+        raise err(f"testbed.prefix: '{prefix}' must be 1-6 letters/digits (interface names are short)")
+    switches = tuple(str(s["name"]) for s in d.get("switch", []))
+    hosts = []
+    for i, h in enumerate(d.get("host", [])):
+        for k in ("name", "addr", "switch", "rate_mbps"):
+            if k not in h:
+                raise err(f"host #{i + 1}: '{k}' is required")
+        if h["switch"] not in switches:
+            raise err(f"host '{h['name']}': switch '{h['switch']}' is not a [[switch]]")
+        hosts.append(
+            HostSpec(str(h["name"]), str(h["addr"]), str(h["switch"]), float(h["rate_mbps"]), tuple(h.get("guests", [])))
+        )
+    if len(hosts) < 2:
+        raise err("at least two [[host]] are needed")
+    links = tuple((str(x["a"]), str(x["b"]), float(x["rate_mbps"])) for x in d.get("link", []))
+    # bridges have no spanning tree here: the switch graph must be a forest
+    parent = {s: s for s in switches}
+
+    def find(s: str) -> str:
+        while parent[s] != s:
+            s = parent[s]
+        return s
+
+    for a, b, _ in links:
+        if a not in parent or b not in parent:
+            raise err(f"link {a}-{b}: both ends must be [[switch]] names")
+        ra, rb = find(a), find(b)
+        if ra == rb:
+            raise err(f"link {a}-{b}: closes a loop; the testbed's bridges need a loop-free topology")
+        parent[ra] = rb
+    mgmt = ipaddress.IPv4Network(str(tb.get("mgmt", f"{cip}/24")), strict=False)
+    if cip not in mgmt:
+        raise err(f"testbed.mgmt: {mgmt} does not contain the controller address {cip}")
+    return TestbedTopology(
+        path=path,
+        prefix=prefix,
+        hosts=tuple(hosts),
+        switches=switches,
+        links=links,
+        controller_ip=str(cip),
+        controller_port=cport,
+        buffer_bytes=int(tb.get("buffer_bytes", 32768)),
+        host_queue_bytes=int(tb.get("host_queue_bytes", 262144)),
+        data_prefix_len=int(tb.get("data_prefix_len", 16)),
+        mgmt_net=mgmt,
+    )
+
+
+def star_toml(
+    n_hosts: int,
+    *,
+    rate_mbps: float = 100,
+    buffer_bytes: int = 32768,
+    mode: str = "timeslice",
+    slice_ms: float = 2.0,
+    prefix: str = "xco",
+    extra_control: str = "",
+) -> str:
+    """A star topology file: hosts h1..hN on switch s1."""
+    lines = [
+        "# generated by xco: a star of hosts on one switch",
+        "[control]",
+        'controller = "10.200.0.1:7400"',
+        f'mode = "{mode}"',
+        f"slice_ms = {slice_ms}",
+        extra_control.strip(),
+        "",
+        "[testbed]",
+        f'prefix = "{prefix}"',
+        f"buffer_bytes = {buffer_bytes}",
+        "",
+        "[[switch]]",
+        'name = "s1"',
+    ]
+    for i in range(1, n_hosts + 1):
+        lines += ["", "[[host]]", f'name = "h{i}"', f'addr = "10.0.0.{i}"', 'switch = "s1"', f"rate_mbps = {rate_mbps}"]
+    return "\n".join(x for x in lines if x is not None) + "\n"
