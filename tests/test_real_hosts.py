@@ -144,13 +144,13 @@ def _mixing(lines: list[str], bin_s: float = 0.002) -> tuple[float, dict[str, in
     return mixed, runs, len(pkts)
 
 
-def _udp_blast(tb: netns.Testbed, senders: list[str], dst: str, seconds: float, tmp: Path) -> list[subprocess.Popen]:
+def _udp_blast(
+    tb: netns.Testbed, senders: list[str], dst: str, seconds: float, tmp: Path
+) -> list[subprocess.Popen]:
     addr = tb.topo.host(dst).addr
     procs = []
     for s in senders:
-        procs.append(
-            tb.spawn(s, ["python3", "-c", UDP_SOURCE, addr, str(seconds)], tmp / f"udp-{s}.log")
-        )
+        procs.append(tb.spawn(s, ["python3", "-c", UDP_SOURCE, addr, str(seconds)], tmp / f"udp-{s}.log"))
     return procs
 
 
@@ -230,7 +230,9 @@ def test_agents_fail_open_when_the_controller_dies_and_resume_after_restart(test
             p.wait(20)
     text = log1.read_text()
     assert "event=fail_open" in text, text
-    assert failed_after < 1.0, f"failed open {failed_after:.2f} s after the controller died (limit 150 ms + slack)"
+    assert failed_after < 1.0, (
+        f"failed open {failed_after:.2f} s after the controller died (limit 150 ms + slack)"
+    )
     _, runs, n = _mixing(cap.read_text().splitlines())
     assert n > 200 and len(runs) == 2, (n, runs)  # traffic flows from both while the controller is gone
     assert "event=coordination_resumed" in text, text
@@ -241,8 +243,14 @@ def test_agents_fail_open_when_the_controller_dies_and_resume_after_restart(test
 # --- the control protocol under attack ------------------------------------------------
 
 
-def _datagram(key: bytes, mtype: int, host: int, seq: int, payload: bytes, *, magic=b"XC", ver=1, length=None):
-    head = magic + bytes([ver, mtype]) + struct.pack(">IQH", host, seq, len(payload) if length is None else length)
+def _datagram(
+    key: bytes, mtype: int, host: int, seq: int, payload: bytes, *, magic=b"XC", ver=1, length=None
+):
+    head = (
+        magic
+        + bytes([ver, mtype])
+        + struct.pack(">IQH", host, seq, len(payload) if length is None else length)
+    )
     body = head + payload
     return body + hmac.new(key, body, hashlib.sha256).digest()
 
@@ -276,7 +284,9 @@ def _malformed(key: bytes, seq: int) -> list[bytes]:
             out.append(_datagram(key, t, c, seq, p[:-1]))  # truncated payload
     out.append(_datagram(key, 3, c, seq, struct.pack(">H", 5000) + bytes(4 * 5000)))  # count over limit
     out.append(_datagram(key, 4, c, seq, struct.pack(">IQB", 0, 1, 9)))  # unknown directive kind
-    out.append(_datagram(key, 4, c, seq, struct.pack(">IQB", 0, 1, 1) + struct.pack(">IQQ", 1, 0, 0)))  # 0-ns slice
+    out.append(
+        _datagram(key, 4, c, seq, struct.pack(">IQB", 0, 1, 1) + struct.pack(">IQQ", 1, 0, 0))
+    )  # 0-ns slice
     return out
 
 
@@ -356,3 +366,19 @@ def test_iperf_through_the_testbed_is_rate_limited(testbed, tmp_path):
     tb = testbed(2)
     rows = iperf.run_flows(tb, [iperf.Flow("h1", "h2", 5201)], 1.5, tmp_path / "ip")
     assert 80 < rows[0]["mbps"] <= 101, rows  # 100 Mbit/s links
+
+
+def test_reproduce_real_udp_timeslice_rescues_the_port(tmp_path, cli):
+    r = cli("reproduce", "real-udp", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "real-udp.csv")
+    assert list(df.columns) == ["series", "udp_senders", "total_mbps", "tcp_per_flow_mbps"]
+    assert (tmp_path / "real-udp.png").stat().st_size > 10_000
+    k = df["udp_senders"].max()
+    at = df[df["udp_senders"] == k].set_index("series")
+    # uncoordinated, UDP fragments collide at the port and TCP starves; XCo's slices keep both alive
+    assert at.loc["none", "total_mbps"] < 5, at
+    assert at.loc["timeslice", "total_mbps"] > 3 * max(at.loc["none", "total_mbps"], 1), at
+    assert at.loc["timeslice", "tcp_per_flow_mbps"] > 5, at

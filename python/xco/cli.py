@@ -172,7 +172,10 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
     prefix = args.prefix or (_topology_arg(args.topology).prefix if args.topology else "xco")
     removed = down(prefix)
     left = leftovers(prefix)
-    print(f"removed {len(removed)} namespaces and links of testbed {prefix}" + (f"; LEFT: {left}" if left else ""))
+    print(
+        f"removed {len(removed)} namespaces and links of testbed {prefix}"
+        + (f"; LEFT: {left}" if left else "")
+    )
     return 1 if left else 0
 
 

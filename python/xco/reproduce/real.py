@@ -33,7 +33,9 @@ RECEIVER = "h6"
 
 def _require_root() -> None:
     if os.geteuid() != 0:
-        raise netns.TestbedError("real-host experiments need root (network namespaces, iptables): run with sudo")
+        raise netns.TestbedError(
+            "real-host experiments need root (network namespaces, iptables): run with sudo"
+        )
 
 
 def _ks(full: bool) -> list[int]:
@@ -146,7 +148,10 @@ def _real_udp(opts: Options) -> Outcome:
     df = run_real_udp(opts)
     csv = opts.out / "real-udp.csv"
     df.to_csv(csv, index=False)
-    note = f"real hosts (netns, kernel TCP, iperf3, xco-daemon); {RATE_MBPS} Mbit/s links, {BUFFER_BYTES} B buffer"
+    note = (
+        f"real hosts (netns, kernel TCP, iperf3, xco-daemon); {RATE_MBPS} Mbit/s links, "
+        f"{BUFFER_BYTES} B buffer"
+    )
     png = _draw(df, opts.out / "real-udp.png", "real-udp: total throughput vs UDP senders (real hosts)", note)
     text = (
         "real-udp: xco-udp-1g on real hosts (namespaces, iperf3, XCo daemons)\n\n"
@@ -155,7 +160,9 @@ def _real_udp(opts: Options) -> Outcome:
         + pivot_text(df, "udp_senders", "tcp_per_flow_mbps")
     )
     (opts.out / "real-udp.txt").write_text(text + "\n")
-    meta = write_meta(opts, "real-udp", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS})
+    meta = write_meta(
+        opts, "real-udp", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS}
+    )
     return Outcome(files=[csv, png, opts.out / "real-udp.txt", meta], summary=text)
 
 
@@ -186,7 +193,9 @@ def _real_vs_sim(opts: Options) -> Outcome:
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"real-vs-sim: xco-udp-1g at {RATE_MBPS} Mbit/s, {BUFFER_BYTES} B buffer, {SLICE_MS} ms slices")
+    fig.suptitle(
+        f"real-vs-sim: xco-udp-1g at {RATE_MBPS} Mbit/s, {BUFFER_BYTES} B buffer, {SLICE_MS} ms slices"
+    )
     fig.text(0.01, 0.01, f"seed {opts.seed}; real: netns + iperf3 + xco-daemon; sim: xco-sim", fontsize=7)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     png = opts.out / "real-vs-sim.png"
@@ -198,10 +207,94 @@ def _real_vs_sim(opts: Options) -> Outcome:
         text += f"[{src}] " + pivot_text(d, "udp_senders", "total_mbps") + "\n"
         text += f"[{src}] " + pivot_text(d, "udp_senders", "tcp_per_flow_mbps") + "\n\n"
     (opts.out / "real-vs-sim.txt").write_text(text)
-    meta = write_meta(opts, "real-vs-sim", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS})
+    meta = write_meta(
+        opts, "real-vs-sim", {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "slice_ms": SLICE_MS}
+    )
     return Outcome(files=[csv, png, opts.out / "real-vs-sim.txt", meta], summary=text.strip())
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _stop_fields(log: Path) -> dict[str, str]:
+    lines = [x for x in log.read_text().splitlines() if "event=stop" in x]
+    return dict(kv.split("=", 1) for kv in lines[-1].split() if "=" in kv) if lines else {}
+
+
+def run_overhead(
+    opts: Options, rates_mbps: tuple[float, ...] = (100, 10000), seconds: float = 3.0
+) -> pd.DataFrame:
+    """TCP throughput and CPU on one veth path with and without the agent gating it."""
+    _require_root()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="xco-ovh-") as tmp:
+        work = Path(tmp)
+        for rate in rates_mbps:
+            path = work / f"pair-{rate}.toml"
+            path.write_text(topo.star_toml(2, rate_mbps=rate, prefix="xco", slice_ms=2.0))
+            t = topo.load(path)
+            tb = netns.up(t)
+            try:
+                for mode in ("none", "agent"):
+                    print(f"  real-overhead: {rate:g} Mbit/s, {mode} ({seconds:.0f} s)", flush=True)
+                    d = work / f"{rate}-{mode}"
+                    flow = [iperf.Flow("h1", "h2", 5201)]
+                    if mode == "none":
+                        r = iperf.run_flows(tb, flow, seconds, d)[0]
+                        rows.append({"link_mbps": rate, "mode": mode, "throughput_mbps": r["mbps"],
+                                     "agent_cpu_pct": 0.0, "retransmits": r["retransmits"]})  # fmt: skip
+                        continue
+                    with daemons.Xco(tb, d, agents=["h1"]) as x:
+                        pid = x.agents["h1"].pid
+                        c0 = _cpu_s(pid)
+                        r = iperf.run_flows(tb, flow, seconds, d)[0]
+                        cpu = (_cpu_s(pid) - c0) / seconds * 100
+                    st = _stop_fields(d / "agent-h1.log")
+                    rows.append(
+                        {
+                            "link_mbps": rate, "mode": mode, "throughput_mbps": r["mbps"],
+                            "agent_cpu_pct": cpu,
+                            "retransmits": r["retransmits"],
+                            "directive_to_first_packet_p50_us": float(st.get("first_release_p50_us", "nan")),
+                            "directive_to_first_packet_p99_us": float(st.get("first_release_p99_us", "nan")),
+                            "report_rtt_p50_us": float(st.get("report_rtt_p50_us", "nan")),
+                            "report_rtt_p99_us": float(st.get("report_rtt_p99_us", "nan")),
+                            "packets_held": int(st.get("held", 0)),
+                        }
+                    )  # fmt: skip
+            finally:
+                tb.stop_all()
+                netns.down(t.prefix)
+    return pd.DataFrame(rows)
+
+
+def _real_overhead(opts: Options) -> Outcome:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    df = run_overhead(opts, seconds=8.0 if opts.full else 3.0)
+    csv = opts.out / "real-overhead.csv"
+    df.to_csv(csv, index=False)
+    png = plot.bars(
+        df.assign(link=df["link_mbps"].map(lambda r: f"{r:g} Mbit/s")), "link", "throughput_mbps", "mode",
+        opts.out / "real-overhead.png", title="real-overhead: TCP throughput with and without the XCo agent",
+        xlabel="link rate", ylabel="TCP throughput (Mbit/s)", note="one veth path, iperf3, 2-ms slices",
+    )  # fmt: skip
+    text = "real-overhead: the agent on one veth path (iperf3 TCP)\n\n" + df.to_string(index=False)
+    (opts.out / "real-overhead.txt").write_text(text + "\n")
+    meta = write_meta(opts, "real-overhead", {"slice_ms": 2.0})
+    return Outcome(files=[csv, png, opts.out / "real-overhead.txt", meta], summary=text)
+
+
+register(
+    Reproduction(
+        id="real-overhead",
+        title="agent overhead on real hosts: throughput, CPU, directive-to-packet and report round trip",
+        source="xco (measurement of the real daemons)",
+        run=_real_overhead,
+    )
+)
 register(
     Reproduction(
         id="real-udp",

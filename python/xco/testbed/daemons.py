@@ -43,7 +43,9 @@ def keygen(path: Path) -> Path:
 class Xco:
     """The controller and agents of one testbed run (a context manager)."""
 
-    def __init__(self, tb: Testbed, workdir: Path, *, agents: list[str] | None = None, metrics_port: int = 9464):
+    def __init__(
+        self, tb: Testbed, workdir: Path, *, agents: list[str] | None = None, metrics_port: int = 9464
+    ):
         self.tb = tb
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)

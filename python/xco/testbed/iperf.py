@@ -28,7 +28,9 @@ def run_flows(tb: Testbed, flows: list[Flow], seconds: float, workdir: Path) -> 
     servers = []
     for f in flows:
         out = workdir / f"server-{f.dst}-{f.port}.json"
-        servers.append((tb.spawn(f.dst, ["iperf3", "-s", "-1", "-J", "-p", str(f.port)], out, split_stderr=True), out))
+        servers.append(
+            (tb.spawn(f.dst, ["iperf3", "-s", "-1", "-J", "-p", str(f.port)], out, split_stderr=True), out)
+        )
     time.sleep(0.3)
     clients = []
     for f in flows:

@@ -79,7 +79,9 @@ class Testbed:
     def ns(self, name: str) -> str:
         return f"{self.prefix}-{name}"
 
-    def spawn(self, host: str | None, args: list[str], log: Path, *, split_stderr: bool = False) -> subprocess.Popen:
+    def spawn(
+        self, host: str | None, args: list[str], log: Path, *, split_stderr: bool = False
+    ) -> subprocess.Popen:
         """Start a process in ``host``'s namespace (root namespace if None), output to ``log``
         (standard error too, or to ``log``.err with ``split_stderr``)."""
         cmd = (["ip", "netns", "exec", self.ns(host)] if host else []) + args
@@ -223,7 +225,9 @@ def down(prefix: str) -> list[str]:
     links = sh("ip", "-o", "link", "show", check=False).stdout
     for line in links.splitlines():
         name = line.split(":")[1].strip().split("@")[0]
-        if name == f"{prefix}-mgmt" or (name.startswith(prefix) and name[len(prefix) :][:1] in "mlg0123456789"):
+        if name == f"{prefix}-mgmt" or (
+            name.startswith(prefix) and name[len(prefix) :][:1] in "mlg0123456789"
+        ):
             sh("ip", "link", "del", name, check=False)
             removed.append(name)
     return removed

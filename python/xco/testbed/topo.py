@@ -13,9 +13,10 @@ Testbed-only settings live in ``[testbed]``::
 from __future__ import annotations
 
 import ipaddress
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 
 class TopologyError(Exception):
@@ -93,7 +94,13 @@ def parse(d: dict, path: Path) -> TestbedTopology:
         if h["switch"] not in switches:
             raise err(f"host '{h['name']}': switch '{h['switch']}' is not a [[switch]]")
         hosts.append(
-            HostSpec(str(h["name"]), str(h["addr"]), str(h["switch"]), float(h["rate_mbps"]), tuple(h.get("guests", [])))
+            HostSpec(
+                str(h["name"]),
+                str(h["addr"]),
+                str(h["switch"]),
+                float(h["rate_mbps"]),
+                tuple(h.get("guests", [])),
+            )
         )
     if len(hosts) < 2:
         raise err("at least two [[host]] are needed")
@@ -158,5 +165,12 @@ def star_toml(
         'name = "s1"',
     ]
     for i in range(1, n_hosts + 1):
-        lines += ["", "[[host]]", f'name = "h{i}"', f'addr = "10.0.0.{i}"', 'switch = "s1"', f"rate_mbps = {rate_mbps}"]
+        lines += [
+            "",
+            "[[host]]",
+            f'name = "h{i}"',
+            f'addr = "10.0.0.{i}"',
+            'switch = "s1"',
+            f"rate_mbps = {rate_mbps}",
+        ]
     return "\n".join(x for x in lines if x is not None) + "\n"
