@@ -382,3 +382,26 @@ def test_reproduce_real_udp_timeslice_rescues_the_port(tmp_path, cli):
     assert at.loc["none", "total_mbps"] < 5, at
     assert at.loc["timeslice", "total_mbps"] > 3 * max(at.loc["none", "total_mbps"], 1), at
     assert at.loc["timeslice", "tcp_per_flow_mbps"] > 5, at
+
+
+def test_rate_directives_pace_senders_to_their_share_without_loss(tmp_path):
+    path = tmp_path / "rl.toml"
+    path.write_text(topo.star_toml(3, prefix="xtrl", mode="ratelimit", slice_ms=2.0))
+    tb = netns.up(topo.load(path))
+    try:
+        flows = [
+            iperf.Flow("h1", "h3", 5201, udp_mbps=90, udp_len=1400),
+            iperf.Flow("h2", "h3", 5202, udp_mbps=90, udp_len=1400),
+        ]
+        none = iperf.run_flows(tb, flows, 2.0, tmp_path / "none")
+        with daemons.Xco(tb, tmp_path / "rl", agents=["h1", "h2"]):
+            rl = iperf.run_flows(tb, flows, 2.0, tmp_path / "rl-run")
+    finally:
+        tb.stop_all()
+        netns.down(tb.prefix)
+    # uncoordinated, 2 x 90 Mbit/s into a 100 Mbit/s port: heavy loss at the switch
+    assert sum(r["lost_packets"] for r in none) > 1000, none
+    # rate form: each sender is held to its half of the port (the agent paces, the socket blocks)
+    for r in rl:
+        assert 35 < r["mbps"] <= 52, rl
+        assert r["lost_packets"] < 0.01 * r["bytes_received"] / 1400, rl
