@@ -180,8 +180,8 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    if args.experiment not in ("real-udp", "real-vs-sim"):
-        raise UsageError(f"unknown experiment {args.experiment!r}; known: real-udp, real-vs-sim")
+    if args.experiment not in ("real-udp", "real-vs-sim", "real-overhead"):
+        raise UsageError(f"unknown experiment {args.experiment!r}; known: real-udp, real-vs-sim, real-overhead")
     args.id = args.experiment
     return _cmd_reproduce(args)
 
@@ -290,11 +290,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_testbed_down)
     sp = tb_sub.add_parser(
         "run",
-        help="run an experiment on real hosts (real-udp, real-vs-sim)",
+        help="run an experiment on real hosts (real-udp, real-vs-sim, real-overhead)",
         description="Build the experiment's testbed, run iperf3 with and without the XCo daemons, "
         "tear it down, and write CSV, PNG and a summary.",
     )
-    sp.add_argument("experiment", help="real-udp or real-vs-sim")
+    sp.add_argument("experiment", help="real-udp, real-vs-sim or real-overhead")
     sp.add_argument("--out", default="results", help="output directory (default results/)")
     sp.add_argument("--full", action="store_true", help="all k and longer runs")
     sp.add_argument("--seed", type=int, default=1, help="seed of the simulator side (default 1)")
