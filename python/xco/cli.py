@@ -180,8 +180,9 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    if args.experiment not in ("real-udp", "real-vs-sim", "real-overhead"):
-        raise UsageError(f"unknown experiment {args.experiment!r}; known: real-udp, real-vs-sim, real-overhead")
+    known = ("real-udp", "real-vs-sim", "real-overhead")
+    if args.experiment not in known:
+        raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment
     return _cmd_reproduce(args)
 
