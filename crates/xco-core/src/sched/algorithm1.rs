@@ -13,7 +13,7 @@
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
 use super::scheduler::{Mode, Scheduler};
-use super::state::NOBODY;
+use super::state::{Reservation, NOBODY};
 use super::topology::{LinkId, PathRef};
 use crate::time::{Dur, Time};
 
@@ -43,7 +43,8 @@ impl Scheduler {
         let mut scheduled = std::mem::take(&mut self.scratch.scheduled);
         scheduled.clear();
         while let Some(k) = a.pop() {
-            let x = ((u64::from(rotated(k)) + u64::from(rr)) % u64::from(h)) as u32;
+            let r = rotated(k);
+            let x = if r >= h - rr { r - (h - rr) } else { r + rr };
             self.consider(now, x, rr, &mut a, &mut scheduled);
         }
         self.scratch.affected = a;
@@ -80,9 +81,12 @@ impl Scheduler {
     /// round robin from `rr`.
     #[inline]
     fn key_of(&self, now: Time, y: u32, rr: u32) -> u128 {
-        let h = self.nodes.len() as u64;
-        let r = (u64::from(y) + h - u64::from(rr)) % h;
-        key(self.nodes[y as usize].oldest_wait(now).0, r as u32)
+        let r = if y >= rr {
+            y - rr
+        } else {
+            y + (self.nodes.len() as u32 - rr)
+        };
+        key(self.nodes[y as usize].oldest_wait(now).0, r)
     }
 
     /// Mark `l` collected in this run; true if it was not yet.
@@ -127,15 +131,16 @@ impl Scheduler {
     }
 
     /// The same set as [`collect_by_links`](Self::collect_by_links), by one
-    /// pass over the nodes: a node is in beta of a link iff one of its
-    /// flows' paths crosses it, so a trigger with a routed flow is in A if
-    /// eligible, and another node if one of its paths crosses a collected link.
+    /// pass over the nodes. A node is in beta of a link iff one of its flows'
+    /// paths crosses it; so a trigger with a routed flow is in A if eligible
+    /// (its own paths are collected), and another node iff one of its paths
+    /// crosses a freed link or a link whose beta holds a trigger.
     fn collect_by_nodes(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], rr: u32, a: &mut Affected) {
         let stamp = self.stamp;
         for &t in triggers {
             self.trigger_stamp[t as usize] = stamp;
         }
-        let mut marked = false;
+        let mut freed_marked = false;
         let h = self.nodes.len() as u32;
         for i in 0..h {
             // in round-robin order, so the keys arrive nearly sorted
@@ -147,36 +152,25 @@ impl Scheduler {
             let member = if self.trigger_stamp[y as usize] == stamp {
                 n.flows.iter().any(|f| !f.path.is_empty())
             } else {
-                if !marked {
-                    self.mark_trigger_links(triggers, freed);
-                    marked = true;
+                if !freed_marked {
+                    for &l in freed {
+                        self.link_stamp[l as usize] = stamp;
+                    }
+                    freed_marked = true;
                 }
                 let n = &self.nodes[y as usize];
                 n.flows.iter().any(|f| {
-                    self.topo
-                        .links(f.path)
-                        .iter()
-                        .any(|&l| self.link_stamp[l as usize] == stamp)
+                    self.topo.links(f.path).iter().any(|&l| {
+                        self.link_stamp[l as usize] == stamp
+                            || self.beta[l as usize]
+                                .iter()
+                                .any(|&(t, _)| self.trigger_stamp[t as usize] == stamp)
+                    })
                 })
             };
             if member {
                 self.a_stamp[y as usize] = stamp;
                 a.push_initial(key(self.nodes[y as usize].oldest_wait(now).0, i));
-            }
-        }
-    }
-
-    /// Mark the links freed by the triggers and on every path of their backlogs.
-    fn mark_trigger_links(&mut self, triggers: &[u32], freed: &[LinkId]) {
-        let stamp = self.stamp;
-        for &l in freed {
-            self.link_stamp[l as usize] = stamp;
-        }
-        for &t in triggers {
-            for f in &self.nodes[t as usize].flows {
-                for &l in self.topo.links(f.path) {
-                    self.link_stamp[l as usize] = stamp;
-                }
             }
         }
     }
@@ -218,11 +212,8 @@ impl Scheduler {
         // the destination end first: that is where contention usually is
         self.topo.links(path).iter().rev().all(|&l| {
             let ls = &self.links[l as usize];
-            if ls.reserved_by != NOBODY && ls.reserved_by != x {
-                let (rd, _) = self.reservations[l as usize];
-                if self.reservation_live(ls.reserved_by, rd) {
-                    return false;
-                }
+            if ls.held_by != NOBODY && ls.held_by != x {
+                return false;
             }
             let mut free = ls.free_bps;
             if own.contains(&l) {
@@ -230,13 +221,6 @@ impl Scheduler {
             }
             c <= free
         })
-    }
-
-    /// True while node `x` still waits to send to `d` (its reservation holds).
-    #[inline]
-    fn reservation_live(&self, x: u32, d: u32) -> bool {
-        let n = &self.nodes[x as usize];
-        n.joined && n.dest != Some(d) && n.flows.binary_search_by_key(&d, |f| f.dest).is_ok()
     }
 
     /// One step of the loop: give node `x` (just taken from A) its first
@@ -256,18 +240,21 @@ impl Scheduler {
         order.clear();
         {
             let n = &self.nodes[xi];
-            let start = n.rot as usize % nb;
+            let rot = n.rot as usize;
+            let start = if rot < nb { rot } else { rot % nb };
             for (j, f) in n.flows.iter().enumerate() {
                 let w = if Some(f.dest) == n.dest {
                     Time::NEVER
                 } else {
                     f.wait
                 };
-                order.push(key(w.0, ((j + nb - start) % nb) as u32));
+                let r = if j >= start { j - start } else { j + nb - start };
+                order.push(key(w.0, r as u32));
             }
             order.sort_unstable();
             for k in order.iter_mut() {
-                *k = ((rotated(*k) as usize + start) % nb) as u128;
+                let r = rotated(*k) as usize + start;
+                *k = if r >= nb { r - nb } else { r } as u128;
             }
         }
         // a flow that has waited more than two slices keeps its path for
@@ -319,8 +306,10 @@ impl Scheduler {
             let ls = &mut self.links[l as usize];
             ls.free_bps -= c;
             ls.senders += 1;
-            if ls.reserved_by == x && self.reservations[l as usize].0 == d {
-                ls.reserved_by = NOBODY;
+            if ls.held_by == x && self.reservations[l as usize].dest == d {
+                // served: the reservation ends (it holds, as x waited for d)
+                ls.held_by = NOBODY;
+                self.reservations[l as usize].owner = NOBODY;
             }
         }
         let n = &mut self.nodes[xi];
@@ -354,19 +343,21 @@ impl Scheduler {
     /// Reserve the path `r` of x's starving flow to `d` (age `since`); an
     /// older starving flow takes over a younger one's links.
     fn reserve(&mut self, x: u32, d: u32, r: PathRef, since: Time) {
-        for i in 0..self.topo.links(r).len() {
-            let l = self.topo.links(r)[i] as usize;
-            let rx = self.links[l].reserved_by;
-            let take = if rx == NOBODY {
-                true
-            } else {
-                let (rd, w) = self.reservations[l];
+        for &l in self.topo.links(r) {
+            let l = l as usize;
+            let holder = self.links[l].held_by;
+            let take = holder == NOBODY || holder == x || {
+                let res = &self.reservations[l];
                 // (age, node) is a total order: one oldest flow, no standoff
-                !self.reservation_live(rx, rd) || (since, x) < (w, rx) || rx == x
+                (since, x) < (res.since, res.owner)
             };
             if take {
-                self.links[l].reserved_by = x;
-                self.reservations[l] = (d, since);
+                self.links[l].held_by = x;
+                self.reservations[l] = Reservation {
+                    owner: x,
+                    dest: d,
+                    since,
+                };
             }
         }
     }

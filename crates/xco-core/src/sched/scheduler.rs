@@ -23,7 +23,7 @@
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
-use super::state::{Flow, LinkState, Node, NodeMeta, NOBODY};
+use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY};
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
@@ -89,11 +89,10 @@ pub struct Scheduler {
     /// Algorithm 1 mostly iterates them.
     pub(super) beta: Vec<Vec<(u32, u32)>>,
     /// Per link, packed for the feasibility check: free capacity, |alpha|,
-    /// and the node holding a reservation (if any).
+    /// and the node holding a live reservation (if any).
     pub(super) links: Vec<LinkState>,
-    /// Per link: the destination and age of the reserving flow (valid while
-    /// `links[l].reserved_by` names a node).
-    pub(super) reservations: Vec<(u32, Time)>,
+    /// Per link, the last reservation made of it by a starving flow.
+    pub(super) reservations: Vec<Reservation>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -149,10 +148,10 @@ impl Scheduler {
                 .map(|&cap| LinkState {
                     free_bps: cap,
                     senders: 0,
-                    reserved_by: NOBODY,
+                    held_by: NOBODY,
                 })
                 .collect(),
-            reservations: vec![(0, Time::ZERO); l],
+            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -402,6 +401,9 @@ impl Scheduler {
                 continue;
             }
             for &l in self.topo.links(f.path) {
+                if self.reservations[l as usize].of(x, f.dest) {
+                    self.links[l as usize].held_by = NOBODY; // the flow no longer waits
+                }
                 let m = &mut self.beta[l as usize];
                 if let Some(i) = m.iter().position(|&(y, _)| y == x) {
                     m[i].1 -= 1;
@@ -427,6 +429,9 @@ impl Scheduler {
                         .find(|e| e.0 == d)
                         .map_or(now, |e| e.1);
                     for &l in self.topo.links(path) {
+                        if self.reservations[l as usize].of(x, d) {
+                            self.links[l as usize].held_by = x; // it waits again
+                        }
                         let m = &mut self.beta[l as usize];
                         match m.iter_mut().find(|(y, _)| *y == x) {
                             Some(e) => e.1 += 1,

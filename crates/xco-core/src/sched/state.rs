@@ -85,6 +85,38 @@ pub(super) struct LinkState {
     pub free_bps: u64,
     /// |alpha_ij|.
     pub senders: u32,
-    /// Node whose starving flow reserved the link, or `NOBODY`.
-    pub reserved_by: u32,
+    /// Node whose starving flow holds a live reservation of the link, or
+    /// `NOBODY` (no reservation, or one whose flow no longer waits).
+    pub held_by: u32,
+}
+
+/// The last reservation made of a link by a starving flow.
+///
+/// It holds (the link's `held_by` names `owner`) while the flow waits, i.e.
+/// while `dest` is in B_owner; it lapses while the flow is out of the
+/// backlog and holds again if the flow comes back before another flow takes
+/// the link over; it ends when the flow is served.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Reservation {
+    /// The reserving node, or `NOBODY`.
+    pub owner: u32,
+    /// The destination of its starving flow.
+    pub dest: u32,
+    /// The flow's age.
+    pub since: Time,
+}
+
+impl Reservation {
+    /// No reservation.
+    pub const NONE: Reservation = Reservation {
+        owner: NOBODY,
+        dest: 0,
+        since: Time::ZERO,
+    };
+
+    /// True if this is the reservation of node `x`'s flow to `d`.
+    #[inline]
+    pub fn of(&self, x: u32, d: u32) -> bool {
+        self.owner == x && self.dest == d
+    }
 }
