@@ -2,7 +2,8 @@
 //! with the oldest waiting flow first, ties in round robin.
 //!
 //! Most members are known before the loop starts (the contention groups of
-//! the links the triggers touch); they are sorted once. The few that join
+//! the links the triggers touch); they are sorted once (a radix sort: at a
+//! slot boundary that is every backlogged host). The few that join
 //! while the loop runs (capacity freed by a preemption) go into a small heap.
 //! Popping takes the smaller head of the two, so the order is exactly that of
 //! one priority queue over all members, at a fraction of the cost.
@@ -33,6 +34,8 @@ pub(super) fn rotated(k: Key) -> u32 {
 pub(super) struct Affected {
     /// Members known when the loop starts; sorted by [`seal`](Self::seal).
     initial: Vec<Key>,
+    /// The radix sort's second buffer.
+    spare: Vec<Key>,
     /// Next unpopped entry of `initial`.
     next: usize,
     /// Members added after [`seal`](Self::seal).
@@ -54,7 +57,14 @@ impl Affected {
 
     /// Sort the initial members; call once, before the first [`pop`](Self::pop).
     pub fn seal(&mut self) {
-        self.initial.sort_unstable();
+        // members pushed in rotated order (a pass over all nodes) need only
+        // a stable sort by age
+        let by_index = self.initial.windows(2).all(|w| rotated(w[0]) < rotated(w[1]));
+        if self.initial.len() < RADIX_MIN || !by_index {
+            self.initial.sort_unstable();
+        } else {
+            sort_by_age(&mut self.initial, &mut self.spare);
+        }
     }
 
     /// Add a member while the loop runs.
@@ -74,6 +84,48 @@ impl Affected {
             }
             (None, _) => self.added.pop().map(|r| r.0),
         }
+    }
+}
+
+/// Below this many keys a comparison sort is as fast.
+const RADIX_MIN: usize = 512;
+
+/// Bits per radix digit.
+const DIGIT: u32 = 11;
+
+/// Sort `keys` stably by age, with `spare` as the second buffer: a radix
+/// sort of the ages' offsets from the youngest, least significant digit first.
+fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>) {
+    let n = keys.len();
+    let age = |k: Key| (k >> 32) as u64;
+    let lo = keys.iter().map(|&k| age(k)).min().unwrap_or(0);
+    let hi = keys.iter().map(|&k| age(k)).max().unwrap_or(0);
+    let bits = 64 - (hi - lo).leading_zeros();
+    if spare.len() < n {
+        spare.resize(n, 0);
+    }
+    let mut counts = vec![0u32; 1 << DIGIT];
+    let mut shift = 0;
+    while shift < bits {
+        let digit = |k: Key| ((age(k) - lo) >> shift) as usize & ((1 << DIGIT) - 1);
+        counts.fill(0);
+        for &k in keys.iter() {
+            counts[digit(k)] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let m = *c;
+            *c = sum;
+            sum += m;
+        }
+        for &k in keys.iter() {
+            let d = digit(k);
+            spare[counts[d] as usize] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(keys, spare);
+        keys.truncate(n);
+        shift += DIGIT;
     }
 }
 
@@ -98,5 +150,23 @@ mod tests {
         let want = [(1, 1), (0, 10), (1, 3), (3, 4), (4, 11), (5, 0), (9, 2), (10, 12)];
         assert_eq!(out, want.map(|(w, r)| key(w, r)));
         assert_eq!(rotated(key(7, 42)), 42);
+    }
+
+    #[test]
+    fn the_radix_sort_sorts_by_age_then_index() {
+        let mut rng = crate::Rng::new(3);
+        for n in [600, 3000, 5000] {
+            let mut keys: Vec<Key> = (0..n)
+                .map(|i| {
+                    let age = [rng.below(50), 7 + rng.below(1 << 40), u64::MAX - rng.below(3)][i % 3];
+                    key(age, i as u32)
+                })
+                .collect();
+            let mut want = keys.clone();
+            want.sort_unstable();
+            let mut spare = Vec::new();
+            sort_by_age(&mut keys, &mut spare);
+            assert_eq!(keys, want);
+        }
     }
 }

@@ -13,9 +13,30 @@
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
 use super::scheduler::{Mode, Scheduler};
-use super::state::{Reservation, NOBODY};
-use super::topology::{LinkId, PathRef};
+use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
+use super::topology::LinkId;
 use crate::time::{Dur, Time};
+
+/// Destination orders of nodes with at most this many flows are sorted on the stack.
+const SMALL_ORDER: usize = 8;
+
+/// Sort a node's destination keys (insertion sort: there are few).
+#[inline]
+fn sort_small(keys: &mut [u128]) {
+    if keys.len() > SMALL_ORDER {
+        keys.sort_unstable();
+        return;
+    }
+    for i in 1..keys.len() {
+        let k = keys[i];
+        let mut j = i;
+        while j > 0 && keys[j - 1] > k {
+            keys[j] = keys[j - 1];
+            j -= 1;
+        }
+        keys[j] = k;
+    }
+}
 
 /// Collect A by one pass over all nodes when there are at least
 /// `nodes / NODE_SCAN_RATIO` triggers (fewer: walk the contention groups of
@@ -59,7 +80,7 @@ impl Scheduler {
                 rate_bps: hybrid.then_some(n.contrib_bps),
             };
             let expires = now + slice;
-            self.meta[x as usize].expires = expires;
+            n.expires = expires;
             debug_assert!(self.expiries.back().is_none_or(|b| b.0 <= expires));
             self.expiries.push_back((expires, x));
             self.emit(now, x, kind);
@@ -110,8 +131,8 @@ impl Scheduler {
             }
         }
         for &t in triggers {
-            for f in &self.nodes[t as usize].flows {
-                for &l in self.topo.links(f.path) {
+            for f in self.nodes[t as usize].flows.iter() {
+                for &l in f.links(&self.topo) {
                     if Self::mark_link(&mut self.link_stamp, stamp, l) {
                         links.push(l);
                     }
@@ -150,7 +171,7 @@ impl Scheduler {
                 continue;
             }
             let member = if self.trigger_stamp[y as usize] == stamp {
-                n.flows.iter().any(|f| !f.path.is_empty())
+                n.flows.iter().any(|f| f.routed())
             } else {
                 if !freed_marked {
                     for &l in freed {
@@ -159,8 +180,9 @@ impl Scheduler {
                     freed_marked = true;
                 }
                 let n = &self.nodes[y as usize];
+                // from the destination end: a trigger wanting the same destination is the likely find
                 n.flows.iter().any(|f| {
-                    self.topo.links(f.path).iter().any(|&l| {
+                    f.links(&self.topo).iter().rev().any(|&l| {
                         self.link_stamp[l as usize] == stamp
                             || self.beta[l as usize]
                                 .iter()
@@ -187,40 +209,27 @@ impl Scheduler {
         }
     }
 
-    /// What x adds to alpha on `path`, bit/s: C_x, capped in the hybrid form
-    /// by the tightest link of the path.
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing
+    /// `c` (x already counts `own_c` on the links `own` it sends on now); a
+    /// link reserved for another node's starving flow is full.
     #[inline]
-    fn contribution(&self, x: u32, path: PathRef) -> u64 {
-        let cx = self.topo.host_bps[x as usize];
-        match self.cfg.mode {
-            Mode::Hybrid => self
-                .topo
-                .links(path)
-                .iter()
-                .map(|&l| self.topo.link_bps[l as usize])
-                .fold(cx, u64::min),
-            _ => cx,
-        }
-    }
-
-    /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`;
-    /// a link reserved for another node's starving flow is full.
-    #[inline]
-    fn feasible(&self, x: u32, path: PathRef, c: u64) -> bool {
-        let n = &self.nodes[x as usize];
-        let own = self.topo.links(n.path);
+    fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
         // the destination end first: that is where contention usually is
-        self.topo.links(path).iter().rev().all(|&l| {
+        for &l in links.iter().rev() {
             let ls = &self.links[l as usize];
             if ls.held_by != NOBODY && ls.held_by != x {
                 return false;
             }
-            let mut free = ls.free_bps;
-            if own.contains(&l) {
-                free += n.contrib_bps; // x is already counted there
+            let free = if own.contains(&l) {
+                ls.free_bps + own_c
+            } else {
+                ls.free_bps
+            };
+            if c > free {
+                return false;
             }
-            c <= free
-        })
+        }
+        true
     }
 
     /// One step of the loop: give node `x` (just taken from A) its first
@@ -234,130 +243,183 @@ impl Scheduler {
         if nb == 0 {
             return;
         }
+        let old = self.nodes[xi].dest.map(|d| self.flow_to(x, d));
         // destinations oldest waiting first (the one being sent to last),
-        // ties in round robin from the pointer
-        let mut order = std::mem::take(&mut self.scratch.order);
-        order.clear();
-        {
-            let n = &self.nodes[xi];
-            let rot = n.rot as usize;
-            let start = if rot < nb { rot } else { rot % nb };
-            for (j, f) in n.flows.iter().enumerate() {
-                let w = if Some(f.dest) == n.dest {
-                    Time::NEVER
-                } else {
-                    f.wait
-                };
-                let r = if j >= start { j - start } else { j + nb - start };
-                order.push(key(w.0, r as u32));
-            }
-            order.sort_unstable();
-            for k in order.iter_mut() {
-                let r = rotated(*k) as usize + start;
-                *k = if r >= nb { r - nb } else { r } as u128;
-            }
+        // ties in round robin from the pointer: keys (age, rotated index)
+        let mut small = [0u128; SMALL_ORDER];
+        let mut big = Vec::new();
+        let order: &mut [u128] = if nb <= SMALL_ORDER {
+            &mut small[..nb]
+        } else {
+            big = std::mem::take(&mut self.scratch.order);
+            big.clear();
+            big.resize(nb, 0);
+            &mut big
+        };
+        let n = &self.nodes[xi];
+        let rot = n.rot as usize;
+        let start = if rot < nb { rot } else { rot % nb };
+        for (j, f) in n.flows.iter().enumerate() {
+            let w = if Some(f.dest) == n.dest {
+                Time::NEVER
+            } else {
+                f.wait
+            };
+            let r = if j >= start { j - start } else { j + nb - start };
+            order[j] = key(w.0, r as u32);
         }
+        sort_small(order);
+        let flow_at = |k: u128| {
+            let r = rotated(k) as usize + start;
+            if r >= nb {
+                r - nb
+            } else {
+                r
+            }
+        };
         // a flow that has waited more than two slices keeps its path for
         // itself: links it cannot get now are not handed to younger flows
-        let starving = {
-            let n = &self.nodes[xi];
-            let f = n.flows[order[0] as usize];
-            (Some(f.dest) != n.dest && now.saturating_since(f.wait) > self.cfg.slice.doubled())
-                .then_some((f.dest, f.path, f.wait))
-        };
+        let f0 = n.flows[flow_at(order[0])];
+        let starving = (Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled())
+            .then_some(f0);
+        let own = old.as_ref().map_or(&[][..], |o| o.links(&self.topo));
+        let own_c = n.contrib_bps;
+        let cx = self.topo.host_bps[xi];
+        let hybrid = self.cfg.mode == Mode::Hybrid;
         let mut chosen = None;
-        for (i, &j) in order.iter().enumerate() {
-            let f = self.nodes[xi].flows[j as usize];
-            if f.path.is_empty() {
+        for (i, &k) in order.iter().enumerate() {
+            let j = flow_at(k);
+            let f = &n.flows[j];
+            if !f.routed() {
                 continue;
             }
-            let c = self.contribution(x, f.path);
-            if self.feasible(x, f.path, c) {
-                chosen = Some((f.dest, f.path, c, j as usize));
-                if i == 0 {
-                    self.nodes[xi].rot = (j + 1) as u32;
-                }
+            let links = f.links(&self.topo);
+            // what x adds to alpha: C_x, in the hybrid form at most the path's tightest link
+            let c = if hybrid {
+                links
+                    .iter()
+                    .map(|&l| self.topo.link_bps[l as usize])
+                    .fold(cx, u64::min)
+            } else {
+                cx
+            };
+            if self.feasible(x, links, c, own, own_c) {
+                chosen = Some((*f, c, j, i == 0));
                 break;
             }
         }
-        self.scratch.order = order;
-        if let Some((sd, r, since)) = starving {
-            if chosen.is_none_or(|(d, ..)| d != sd) {
-                self.reserve(x, sd, r, since);
+        if nb > SMALL_ORDER {
+            self.scratch.order = big;
+        }
+        if let Some((_, _, j, true)) = chosen {
+            self.nodes[xi].rot = (j + 1) as u32;
+        }
+        if let Some(sf) = starving {
+            if chosen.is_none_or(|(f, ..)| f.dest != sf.dest) {
+                self.reserve(x, &sf);
             }
         }
-        let Some((d, path, c, j)) = chosen else { return };
+        let Some((f, c, j, _)) = chosen else { return };
+        let d = f.dest;
         // preempt x's old transmission; capacity it frees affects more nodes
-        let n = &self.nodes[xi];
-        let (old_dest, old_path, old_c) = (n.dest, n.path, n.contrib_bps);
-        for &l in self.topo.links(old_path) {
-            let ls = &mut self.links[l as usize];
-            ls.free_bps += old_c;
-            ls.senders -= 1;
-        }
+        let old_c = self.nodes[xi].contrib_bps;
+        let old_dest = self.nodes[xi].dest;
         self.nodes[xi].in_n = true;
-        for i in 0..self.topo.links(old_path).len() {
-            let l = self.topo.links(old_path)[i];
-            if !self.topo.links(path).contains(&l) {
-                self.affect_link(now, l, rr, a);
+        if let Some(o) = &old {
+            for &l in o.links(&self.topo) {
+                let ls = &mut self.links[l as usize];
+                ls.free_bps += old_c;
+                ls.senders -= 1;
+            }
+            for i in 0..o.links(&self.topo).len() {
+                let l = o.links(&self.topo)[i];
+                if !f.links(&self.topo).contains(&l) {
+                    self.affect_link(now, l, rr, a);
+                }
             }
         }
-        for &l in self.topo.links(path) {
+        for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
             ls.free_bps -= c;
             ls.senders += 1;
-            if ls.held_by == x && self.reservations[l as usize].dest == d {
+            if ls.held_by == x && ls.res.dest == d {
                 // served: the reservation ends (it holds, as x waited for d)
                 ls.held_by = NOBODY;
-                self.reservations[l as usize].owner = NOBODY;
+                ls.res.owner = NOBODY;
             }
         }
         let n = &mut self.nodes[xi];
+        n.dest = Some(d);
+        n.contrib_bps = c;
         if old_dest != Some(d) {
             n.active_since = now;
             // service of this flow begins: it is now the youngest of the
             // node's flows, behind every flow that waits since this instant
             let began = now + Dur(1);
-            n.flows[j].wait = began;
-            let served = &mut self.meta[xi].served;
-            match served.iter_mut().find(|e| e.0 == d) {
-                Some(e) => e.1 = began,
-                None => {
-                    if served.len() >= 64 {
-                        let oldest = (0..served.len()).min_by_key(|&i| served[i].1).unwrap_or(0);
-                        served.swap_remove(oldest);
-                    }
-                    served.push((d, began));
-                }
+            n.flows[j].wait = began; // its history entry, if any, is this wait
+            if n.flows[j].history == NOT_SERVED {
+                self.remember(x, j, began);
             }
         }
-        n.dest = Some(d);
-        n.path = path;
-        n.contrib_bps = c;
         if scheduled.is_empty() {
             self.rr = (x + 1) % self.nodes.len() as u32;
         }
         scheduled.push(x);
     }
 
-    /// Reserve the path `r` of x's starving flow to `d` (age `since`); an
-    /// older starving flow takes over a younger one's links.
-    fn reserve(&mut self, x: u32, d: u32, r: PathRef, since: Time) {
-        for &l in self.topo.links(r) {
-            let l = l as usize;
-            let holder = self.links[l].held_by;
-            let take = holder == NOBODY || holder == x || {
-                let res = &self.reservations[l];
-                // (age, node) is a total order: one oldest flow, no standoff
-                (since, x) < (res.since, res.owner)
+    /// Enter the service of x's flow `j` (not in the history) beginning at
+    /// `began` into x's service history, forgetting the oldest entry when full.
+    fn remember(&mut self, x: u32, j: usize, began: Time) {
+        let flows = &mut self.nodes[x as usize].flows;
+        let served = &mut self.meta[x as usize].served;
+        if served.len() >= HISTORY {
+            // an entry's time: the wait of the backlogged flow it belongs to, else its own
+            let time = |i: usize| {
+                flows
+                    .iter()
+                    .find(|f| f.history as usize == i)
+                    .map_or(served[i].1, |f| f.wait)
             };
-            if take {
-                self.links[l].held_by = x;
-                self.reservations[l] = Reservation {
-                    owner: x,
-                    dest: d,
-                    since,
-                };
+            let mut oldest = 0;
+            for i in 1..served.len() {
+                if time(i) < time(oldest) {
+                    oldest = i;
+                }
+            }
+            let last = served.len() - 1;
+            served.swap_remove(oldest);
+            for f in flows.iter_mut() {
+                if f.history as usize == oldest {
+                    f.history = NOT_SERVED;
+                } else if f.history as usize == last {
+                    f.history = oldest as u8;
+                }
+            }
+        }
+        served.push((flows[j].dest, began));
+        flows[j].history = (served.len() - 1) as u8;
+    }
+
+    /// Reserve the path of x's starving flow `f`; an older starving flow
+    /// takes over a younger one's links.
+    fn reserve(&mut self, x: u32, f: &Flow) {
+        let mine = Reservation {
+            owner: x,
+            dest: f.dest,
+            since: f.wait,
+        };
+        for &l in f.links(&self.topo) {
+            let ls = &mut self.links[l as usize];
+            if ls.held_by == x {
+                if ls.res != mine {
+                    ls.res = mine; // x's other flow hands the link to this one
+                }
+            } else if ls.held_by == NOBODY
+                // (age, node) is a total order: one oldest flow, no standoff
+                || (f.wait, x) < (ls.res.since, ls.res.owner)
+            {
+                ls.held_by = x;
+                ls.res = mine;
             }
         }
     }

@@ -12,8 +12,8 @@ impl Scheduler {
         self.stats.events += 1;
         let mut affected: BTreeSet<u32> = triggers.iter().copied().collect();
         for &t in triggers {
-            for f in &self.nodes[t as usize].flows {
-                for &l in self.topo.links(f.path) {
+            for f in self.nodes[t as usize].flows.iter() {
+                for &l in f.links(&self.topo) {
                     affected.extend(self.beta[l as usize].iter().map(|&(y, _)| y));
                 }
             }
@@ -29,9 +29,8 @@ impl Scheduler {
             .flows
             .iter()
             .map(|f| {
-                let rate = self
-                    .topo
-                    .links(f.path)
+                let rate = f
+                    .links(&self.topo)
                     .iter()
                     .map(|&l| self.topo.link_bps[l as usize] / self.beta[l as usize].len().max(1) as u64)
                     .fold(cx, u64::min);

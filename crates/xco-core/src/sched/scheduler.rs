@@ -23,7 +23,7 @@
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
-use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY};
+use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY, NOT_SERVED};
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
@@ -88,11 +88,8 @@ pub struct Scheduler {
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
     pub(super) beta: Vec<Vec<(u32, u32)>>,
-    /// Per link, packed for the feasibility check: free capacity, |alpha|,
-    /// and the node holding a live reservation (if any).
+    /// Per link: free capacity, |alpha|, reservations.
     pub(super) links: Vec<LinkState>,
-    /// Per link, the last reservation made of it by a starving flow.
-    pub(super) reservations: Vec<Reservation>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -149,9 +146,9 @@ impl Scheduler {
                     free_bps: cap,
                     senders: 0,
                     held_by: NOBODY,
+                    res: Reservation::NONE,
                 })
                 .collect(),
-            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -338,7 +335,8 @@ impl Scheduler {
                 break;
             }
             self.expiries.pop_front();
-            if self.nodes[x as usize].dest.is_some() && self.meta[x as usize].expires == t {
+            let n = &self.nodes[x as usize];
+            if n.dest.is_some() && n.expires == t {
                 self.release(x, &mut freed);
                 triggers.push(x);
             }
@@ -396,13 +394,17 @@ impl Scheduler {
     fn set_backlog(&mut self, now: Time, x: u32, want: &[u32]) {
         let xi = x as usize;
         let mut old = std::mem::take(&mut self.nodes[xi].flows);
-        for f in &old {
+        for f in old.iter() {
             if want.binary_search(&f.dest).is_ok() {
                 continue;
             }
-            for &l in self.topo.links(f.path) {
-                if self.reservations[l as usize].of(x, f.dest) {
-                    self.links[l as usize].held_by = NOBODY; // the flow no longer waits
+            if f.history != NOT_SERVED {
+                self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
+            }
+            for &l in f.links(&self.topo) {
+                let ls = &mut self.links[l as usize];
+                if ls.res.of(x, f.dest) {
+                    ls.held_by = NOBODY; // the flow no longer waits
                 }
                 let m = &mut self.beta[l as usize];
                 if let Some(i) = m.iter().position(|&(y, _)| y == x) {
@@ -423,14 +425,15 @@ impl Scheduler {
                 Some(f) => f,
                 None => {
                     let path = self.topo.path_ref(x, d);
-                    let wait = self.meta[xi]
-                        .served
-                        .iter()
-                        .find(|e| e.0 == d)
-                        .map_or(now, |e| e.1);
-                    for &l in self.topo.links(path) {
-                        if self.reservations[l as usize].of(x, d) {
-                            self.links[l as usize].held_by = x; // it waits again
+                    let served = &self.meta[xi].served;
+                    let f = match served.iter().position(|e| e.0 == d) {
+                        Some(i) => Flow::new(d, served[i].1, i as u8, path, &self.topo),
+                        None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
+                    };
+                    for &l in f.links(&self.topo) {
+                        let ls = &mut self.links[l as usize];
+                        if ls.res.of(x, d) {
+                            ls.held_by = x; // it waits again
                         }
                         let m = &mut self.beta[l as usize];
                         match m.iter_mut().find(|(y, _)| *y == x) {
@@ -438,13 +441,12 @@ impl Scheduler {
                             None => m.push((x, 1)),
                         }
                     }
-                    Flow { dest: d, path, wait }
+                    f
                 }
             };
             flows.push(f);
         }
-        old.clear();
-        old.extend_from_slice(&flows);
+        old.set(&flows);
         self.nodes[xi].flows = old;
         self.scratch.flows = flows;
         let b = &mut self.meta[xi].backlog;
@@ -452,15 +454,28 @@ impl Scheduler {
         b.extend_from_slice(want);
     }
 
+    /// Node x's flow to `d` as a record: from B_x (its path without a
+    /// lookup), else from the topology.
+    pub(super) fn flow_to(&mut self, x: u32, d: u32) -> Flow {
+        match self.nodes[x as usize].flows.iter().find(|f| f.dest == d) {
+            Some(f) => *f,
+            None => {
+                let path = self.topo.path_ref(x, d);
+                Flow::new(d, Time::ZERO, NOT_SERVED, path, &self.topo)
+            }
+        }
+    }
+
     /// End x's transmission: remove it from alpha; append the links it freed to `freed`.
     fn release(&mut self, x: u32, freed: &mut Vec<LinkId>) {
-        let n = &mut self.nodes[x as usize];
-        if n.dest.take().is_none() {
+        let Some(d) = self.nodes[x as usize].dest else {
             return;
-        }
-        let path = std::mem::take(&mut n.path);
+        };
+        let f = self.flow_to(x, d);
+        let n = &mut self.nodes[x as usize];
+        n.dest = None;
         let c = std::mem::take(&mut n.contrib_bps);
-        let links = self.topo.links(path);
+        let links = f.links(&self.topo);
         for &l in links {
             let ls = &mut self.links[l as usize];
             ls.free_bps += c;
@@ -470,13 +485,13 @@ impl Scheduler {
     }
 
     pub(super) fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
-        let m = &mut self.meta[x as usize];
-        m.epoch += 1;
-        m.last_directive = now;
+        let n = &mut self.nodes[x as usize];
+        n.epoch += 1;
+        n.last_directive = now;
         self.stats.directives += 1;
         self.out.push_back(Directive {
             host: x,
-            epoch: m.epoch,
+            epoch: n.epoch,
             kind,
         });
     }
@@ -493,7 +508,7 @@ impl Scheduler {
             match self.cfg.mode {
                 Mode::RateLimit => self.send_rates(now, x, true),
                 _ => {
-                    let waited = now.saturating_since(self.meta[x as usize].last_directive);
+                    let waited = now.saturating_since(n.last_directive);
                     if n.dest.is_none() && waited >= self.cfg.slice {
                         let kind = DirectiveKind::Slice {
                             dest: None,
