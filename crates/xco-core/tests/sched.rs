@@ -574,3 +574,39 @@ fn a_report_that_misses_the_current_destination_does_not_end_the_slice() {
     assert_eq!(d.s.dest(0), Some(5), "host 0 still holds its slice");
     assert_eq!(d.s.dest(1), None, "so host 1 must not be granted the same link");
 }
+
+#[test]
+fn paths_longer_than_a_fat_tree_s_are_scheduled_like_short_ones() {
+    // hosts 0..3 on switch 4, a chain of switches 4..=11, host 3 on switch 11:
+    // paths of nine links (the scheduler keeps short paths inline, long ones apart)
+    let mut cables: Vec<(u32, u32, u64)> = (0..3).map(|h| (h, 4, G)).collect();
+    cables.extend((4..11).map(|s| (s, s + 1, 10 * G)));
+    cables.push((3, 11, G));
+    let net = Net {
+        hosts: 4,
+        switches: 8,
+        cables,
+    };
+    let mut d = Driver::new(Scheduler::new(net.topology(&[G; 4]), cfg(Mode::Timeslice)));
+    assert_eq!(d.s.path(0, 3).len(), 9);
+    for h in 0..3 {
+        d.s.handle_backlog(Time::ZERO, h, &[3]);
+    }
+    d.drain();
+    let mut senders = Vec::new();
+    for _ in 0..12 {
+        assert_eq!(
+            d.sending.len(),
+            1,
+            "one sender into host 3's port: {:?}",
+            d.sending
+        );
+        senders.push(*d.sending.keys().next().unwrap());
+        check_invariants(&mut d.s, 4);
+        d.step();
+    }
+    for w in senders.windows(3) {
+        let set: BTreeSet<u32> = w.iter().copied().collect();
+        assert_eq!(set.len(), 3, "round robin over all three: {senders:?}");
+    }
+}
