@@ -2,8 +2,8 @@
 //! with the oldest waiting flow first, ties in round robin.
 //!
 //! Most members are known before the loop starts (the contention groups of
-//! the links the triggers touch); they are sorted once (a radix sort: at a
-//! slot boundary that is every backlogged host). The few that join
+//! the links the triggers touch); they are sorted once (by buckets of age: at
+//! a slot boundary that is every backlogged host). The few that join
 //! while the loop runs (capacity freed by a preemption) go into a small heap.
 //! Popping takes the smaller head of the two, so the order is exactly that of
 //! one priority queue over all members, at a fraction of the cost.
@@ -34,7 +34,7 @@ pub(super) fn rotated(k: Key) -> u32 {
 pub(super) struct Affected {
     /// Members known when the loop starts; sorted by [`seal`](Self::seal).
     initial: Vec<Key>,
-    /// The radix sort's second buffer.
+    /// The sort's second buffer.
     spare: Vec<Key>,
     /// Next unpopped entry of `initial`.
     next: usize,
@@ -57,10 +57,7 @@ impl Affected {
 
     /// Sort the initial members; call once, before the first [`pop`](Self::pop).
     pub fn seal(&mut self) {
-        // members pushed in rotated order (a pass over all nodes) need only
-        // a stable sort by age
-        let by_index = self.initial.windows(2).all(|w| rotated(w[0]) < rotated(w[1]));
-        if self.initial.len() < RADIX_MIN || !by_index {
+        if self.initial.len() < BUCKET_MIN {
             self.initial.sort_unstable();
         } else {
             sort_by_age(&mut self.initial, &mut self.spare);
@@ -88,44 +85,47 @@ impl Affected {
 }
 
 /// Below this many keys a comparison sort is as fast.
-const RADIX_MIN: usize = 512;
+const BUCKET_MIN: usize = 512;
 
-/// Bits per radix digit.
-const DIGIT: u32 = 11;
+/// Buckets of the first pass of [`sort_by_age`] (a power of two).
+const BUCKETS: usize = 2048;
 
-/// Sort `keys` stably by age, with `spare` as the second buffer: a radix
-/// sort of the ages' offsets from the youngest, least significant digit first.
+/// Sort `keys` by age, ties by rotated index, with `spare` as the second
+/// buffer. One stable pass distributes the keys into buckets by the top bits
+/// of their age; a bucket already in order is done (pushed in rotated order,
+/// as by a pass over all nodes, a bucket of one age is), others are sorted on
+/// their own.
 fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>) {
     let n = keys.len();
     let age = |k: Key| (k >> 32) as u64;
     let lo = keys.iter().map(|&k| age(k)).min().unwrap_or(0);
     let hi = keys.iter().map(|&k| age(k)).max().unwrap_or(0);
     let bits = 64 - (hi - lo).leading_zeros();
+    let shift = bits.saturating_sub(BUCKETS.trailing_zeros());
+    let bucket = |k: Key| ((age(k) - lo) >> shift) as usize;
+    let mut at = vec![0u32; BUCKETS + 1];
+    for &k in keys.iter() {
+        at[bucket(k) + 1] += 1;
+    }
+    for b in 1..=BUCKETS {
+        at[b] += at[b - 1];
+    }
     if spare.len() < n {
         spare.resize(n, 0);
     }
-    let mut counts = vec![0u32; 1 << DIGIT];
-    let mut shift = 0;
-    while shift < bits {
-        let digit = |k: Key| ((age(k) - lo) >> shift) as usize & ((1 << DIGIT) - 1);
-        counts.fill(0);
-        for &k in keys.iter() {
-            counts[digit(k)] += 1;
+    spare.truncate(n);
+    let mut next = at.clone();
+    for &k in keys.iter() {
+        let b = bucket(k);
+        spare[next[b] as usize] = k;
+        next[b] += 1;
+    }
+    std::mem::swap(keys, spare);
+    for b in 0..BUCKETS {
+        let run = &mut keys[at[b] as usize..at[b + 1] as usize];
+        if run.windows(2).any(|w| w[0] > w[1]) {
+            run.sort_unstable();
         }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let m = *c;
-            *c = sum;
-            sum += m;
-        }
-        for &k in keys.iter() {
-            let d = digit(k);
-            spare[counts[d] as usize] = k;
-            counts[d] += 1;
-        }
-        std::mem::swap(keys, spare);
-        keys.truncate(n);
-        shift += DIGIT;
     }
 }
 
@@ -153,7 +153,7 @@ mod tests {
     }
 
     #[test]
-    fn the_radix_sort_sorts_by_age_then_index() {
+    fn the_bucket_sort_sorts_by_age_then_index() {
         let mut rng = crate::Rng::new(3);
         for n in [600, 3000, 5000] {
             let mut keys: Vec<Key> = (0..n)

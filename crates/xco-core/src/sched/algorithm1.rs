@@ -18,7 +18,7 @@ use super::topology::LinkId;
 use crate::time::{Dur, Time};
 
 /// Destination orders of nodes with at most this many flows are sorted on the stack.
-const SMALL_ORDER: usize = 8;
+const SMALL_ORDER: usize = 4;
 
 /// Sort a node's destination keys (insertion sort: there are few).
 #[inline]
@@ -36,6 +36,14 @@ fn sort_small(keys: &mut [u128]) {
         }
         keys[j] = k;
     }
+}
+
+/// What considering one node decides.
+struct Choice {
+    /// Grant this flow (index, contribution in bit/s, first in order).
+    grant: Option<(usize, u64, bool)>,
+    /// This starving flow reserves its path.
+    reserve: Option<usize>,
 }
 
 /// Collect A by one pass over all nodes when there are at least
@@ -167,11 +175,21 @@ impl Scheduler {
             // in round-robin order, so the keys arrive nearly sorted
             let y = if rr + i >= h { rr + i - h } else { rr + i };
             let n = &self.nodes[y as usize];
-            if n.flows.is_empty() || !self.eligible(now, y) {
+            let flows: &[Flow] = &n.flows;
+            if flows.is_empty() || !self.eligible(now, y) {
                 continue;
             }
+            // the age key (as `Node::oldest_wait`) and whether any flow has a path, in one pass
+            let (mut oldest, mut waits, mut routed) = (Time::NEVER, false, false);
+            for f in flows {
+                routed |= f.routed();
+                if Some(f.dest) != n.dest {
+                    waits = true;
+                    oldest = oldest.min(f.wait);
+                }
+            }
             let member = if self.trigger_stamp[y as usize] == stamp {
-                n.flows.iter().any(|f| f.routed())
+                routed
             } else {
                 if !freed_marked {
                     for &l in freed {
@@ -192,7 +210,7 @@ impl Scheduler {
             };
             if member {
                 self.a_stamp[y as usize] = stamp;
-                a.push_initial(key(self.nodes[y as usize].oldest_wait(now).0, i));
+                a.push_initial(key(if waits { oldest } else { now }.0, i));
             }
         }
     }
@@ -215,6 +233,17 @@ impl Scheduler {
     #[inline]
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
         // the destination end first: that is where contention usually is
+        if own.is_empty() {
+            // every link, without early exits: whether a path fits is hard to
+            // predict, a mispredicted branch per link costs more than the loads
+            let mut ok = true;
+            for &l in links {
+                let ls = &self.links[l as usize];
+                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
+                ok &= c <= ls.free_bps;
+            }
+            return ok;
+        }
         for &l in links.iter().rev() {
             let ls = &self.links[l as usize];
             if ls.held_by != NOBODY && ls.held_by != x {
@@ -239,28 +268,59 @@ impl Scheduler {
         let xi = x as usize;
         self.a_stamp[xi] = 0;
         self.stats.nodes_considered += 1;
-        let nb = self.nodes[xi].flows.len();
-        if nb == 0 {
-            return;
+        let c = if self.nodes[xi].flows.count() <= SMALL_ORDER {
+            self.choose::<SMALL_ORDER>(now, x, &mut Vec::new())
+        } else {
+            let mut order = std::mem::take(&mut self.scratch.order);
+            let c = self.choose::<0>(now, x, &mut order);
+            self.scratch.order = order;
+            c
+        };
+        if let Some(j0) = c.reserve {
+            let f = self.nodes[xi].flows[j0];
+            self.reserve(x, &f);
         }
-        let old = self.nodes[xi].dest.map(|d| self.flow_to(x, d));
+        if let Some((j, bps, first)) = c.grant {
+            if first {
+                self.nodes[xi].rot = (j + 1) as u32;
+            }
+            self.grant(now, x, j, bps, rr, a, scheduled);
+        }
+    }
+
+    /// What considering node `x` decides (reading only): the first feasible
+    /// of its flows in order, and whether its oldest flow, starving and not
+    /// chosen, reserves its path. Orders of more than `N` flows are sorted
+    /// in `big`.
+    #[inline]
+    fn choose<const N: usize>(&self, now: Time, x: u32, big: &mut Vec<u128>) -> Choice {
+        let n = &self.nodes[x as usize];
+        let flows: &[Flow] = &n.flows;
+        let nb = flows.len();
+        let mut choice = Choice {
+            grant: None,
+            reserve: None,
+        };
+        if nb == 0 {
+            return choice;
+        }
         // destinations oldest waiting first (the one being sent to last),
         // ties in round robin from the pointer: keys (age, rotated index)
-        let mut small = [0u128; SMALL_ORDER];
-        let mut big = Vec::new();
-        let order: &mut [u128] = if nb <= SMALL_ORDER {
+        let mut small = [0u128; N];
+        let order: &mut [u128] = if N > 0 {
             &mut small[..nb]
         } else {
-            big = std::mem::take(&mut self.scratch.order);
             big.clear();
             big.resize(nb, 0);
-            &mut big
+            big
         };
-        let n = &self.nodes[xi];
         let rot = n.rot as usize;
         let start = if rot < nb { rot } else { rot % nb };
-        for (j, f) in n.flows.iter().enumerate() {
+        let mut current = usize::MAX; // the flow x sends on
+        for j in 0..nb {
+            let f = &flows[j];
             let w = if Some(f.dest) == n.dest {
+                current = j;
                 Time::NEVER
             } else {
                 f.wait
@@ -268,6 +328,7 @@ impl Scheduler {
             let r = if j >= start { j - start } else { j + nb - start };
             order[j] = key(w.0, r as u32);
         }
+        debug_assert_eq!(current != usize::MAX, n.dest.is_some(), "D_x is in B_x");
         sort_small(order);
         let flow_at = |k: u128| {
             let r = rotated(k) as usize + start;
@@ -277,19 +338,16 @@ impl Scheduler {
                 r
             }
         };
-        // a flow that has waited more than two slices keeps its path for
-        // itself: links it cannot get now are not handed to younger flows
-        let f0 = n.flows[flow_at(order[0])];
-        let starving = (Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled())
-            .then_some(f0);
-        let own = old.as_ref().map_or(&[][..], |o| o.links(&self.topo));
-        let own_c = n.contrib_bps;
-        let cx = self.topo.host_bps[xi];
+        let own = if current < nb {
+            flows[current].links(&self.topo)
+        } else {
+            &[]
+        };
+        let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-        let mut chosen = None;
         for (i, &k) in order.iter().enumerate() {
             let j = flow_at(k);
-            let f = &n.flows[j];
+            let f = &flows[j];
             if !f.routed() {
                 continue;
             }
@@ -303,25 +361,43 @@ impl Scheduler {
             } else {
                 cx
             };
-            if self.feasible(x, links, c, own, own_c) {
-                chosen = Some((*f, c, j, i == 0));
+            if self.feasible(x, links, c, own, n.contrib_bps) {
+                choice.grant = Some((j, c, i == 0));
                 break;
             }
         }
-        if nb > SMALL_ORDER {
-            self.scratch.order = big;
+        // a flow that has waited more than two slices keeps its path for
+        // itself: links it cannot get now are not handed to younger flows
+        let j0 = flow_at(order[0]);
+        let f0 = &flows[j0];
+        if Some(f0.dest) != n.dest
+            && now.saturating_since(f0.wait) > self.cfg.slice.doubled()
+            && choice.grant.is_none_or(|(j, ..)| j != j0)
+        {
+            choice.reserve = Some(j0);
         }
-        if let Some((_, _, j, true)) = chosen {
-            self.nodes[xi].rot = (j + 1) as u32;
-        }
-        if let Some(sf) = starving {
-            if chosen.is_none_or(|(f, ..)| f.dest != sf.dest) {
-                self.reserve(x, &sf);
-            }
-        }
-        let Some((f, c, j, _)) = chosen else { return };
+        choice
+    }
+
+    /// Give node `x` its flow `j` (contributing `c`): preempt its old
+    /// transmission (the capacity it frees affects more nodes), admit the new
+    /// one, start the flow's service, and add x to N.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn grant(
+        &mut self,
+        now: Time,
+        x: u32,
+        j: usize,
+        c: u64,
+        rr: u32,
+        a: &mut Affected,
+        scheduled: &mut Vec<u32>,
+    ) {
+        let xi = x as usize;
+        let f = self.nodes[xi].flows[j];
         let d = f.dest;
-        // preempt x's old transmission; capacity it frees affects more nodes
+        let old = self.nodes[xi].dest.map(|d| self.flow_to(x, d));
         let old_c = self.nodes[xi].contrib_bps;
         let old_dest = self.nodes[xi].dest;
         self.nodes[xi].in_n = true;
@@ -342,10 +418,10 @@ impl Scheduler {
             let ls = &mut self.links[l as usize];
             ls.free_bps -= c;
             ls.senders += 1;
-            if ls.held_by == x && ls.res.dest == d {
+            if ls.held_by == x && self.reservations[l as usize].dest == d {
                 // served: the reservation ends (it holds, as x waited for d)
                 ls.held_by = NOBODY;
-                ls.res.owner = NOBODY;
+                self.reservations[l as usize].owner = NOBODY;
             }
         }
         let n = &mut self.nodes[xi];
@@ -402,6 +478,7 @@ impl Scheduler {
 
     /// Reserve the path of x's starving flow `f`; an older starving flow
     /// takes over a younger one's links.
+    #[inline(never)]
     fn reserve(&mut self, x: u32, f: &Flow) {
         let mine = Reservation {
             owner: x,
@@ -410,16 +487,17 @@ impl Scheduler {
         };
         for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
+            let res = &mut self.reservations[l as usize];
+            // x's own link (perhaps for another of its flows), a free one, or
+            // one held by a younger flow; (age, node) is a total order: one
+            // oldest flow, no standoff
             if ls.held_by == x {
-                if ls.res != mine {
-                    ls.res = mine; // x's other flow hands the link to this one
+                if res.dest != f.dest || res.since != f.wait {
+                    *res = mine; // x's other flow hands the link to this one
                 }
-            } else if ls.held_by == NOBODY
-                // (age, node) is a total order: one oldest flow, no standoff
-                || (f.wait, x) < (ls.res.since, ls.res.owner)
-            {
+            } else if ls.held_by == NOBODY || (f.wait, x) < (res.since, res.owner) {
                 ls.held_by = x;
-                ls.res = mine;
+                *res = mine;
             }
         }
     }

@@ -88,8 +88,11 @@ pub struct Scheduler {
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
     pub(super) beta: Vec<Vec<(u32, u32)>>,
-    /// Per link: free capacity, |alpha|, reservations.
+    /// Per link, what the feasibility check reads: free capacity, |alpha|,
+    /// the holder of a live reservation.
     pub(super) links: Vec<LinkState>,
+    /// Per link, the last reservation made of it by a starving flow.
+    pub(super) reservations: Vec<Reservation>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -146,9 +149,9 @@ impl Scheduler {
                     free_bps: cap,
                     senders: 0,
                     held_by: NOBODY,
-                    res: Reservation::NONE,
                 })
                 .collect(),
+            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -351,7 +354,7 @@ impl Scheduler {
                 self.trigger_stamp[x as usize] = self.stamp;
             }
             for (x, n) in self.nodes.iter().enumerate() {
-                if n.joined && n.dest.is_none() && !n.flows.is_empty() && self.trigger_stamp[x] != self.stamp
+                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
                 {
                     triggers.push(x as u32);
                 }
@@ -402,9 +405,8 @@ impl Scheduler {
                 self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
             }
             for &l in f.links(&self.topo) {
-                let ls = &mut self.links[l as usize];
-                if ls.res.of(x, f.dest) {
-                    ls.held_by = NOBODY; // the flow no longer waits
+                if self.reservations[l as usize].of(x, f.dest) {
+                    self.links[l as usize].held_by = NOBODY; // the flow no longer waits
                 }
                 let m = &mut self.beta[l as usize];
                 if let Some(i) = m.iter().position(|&(y, _)| y == x) {
@@ -431,9 +433,8 @@ impl Scheduler {
                         None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
                     };
                     for &l in f.links(&self.topo) {
-                        let ls = &mut self.links[l as usize];
-                        if ls.res.of(x, d) {
-                            ls.held_by = x; // it waits again
+                        if self.reservations[l as usize].of(x, d) {
+                            self.links[l as usize].held_by = x; // it waits again
                         }
                         let m = &mut self.beta[l as usize];
                         match m.iter_mut().find(|(y, _)| *y == x) {
@@ -502,7 +503,7 @@ impl Scheduler {
     fn tick(&mut self, now: Time) {
         for x in 0..self.nodes.len() as u32 {
             let n = &self.nodes[x as usize];
-            if !n.joined || n.flows.is_empty() {
+            if !n.joined || n.flows.count() == 0 {
                 continue;
             }
             match self.cfg.mode {

@@ -116,6 +116,15 @@ impl Default for Flows {
 }
 
 impl Flows {
+    /// How many flows (without building the slice).
+    #[inline]
+    pub fn count(&self) -> usize {
+        match self {
+            Flows::Inline(n, _) => *n as usize,
+            Flows::Heap(v) => v.len(),
+        }
+    }
+
     /// Replace the flows by `fs`.
     pub fn set(&mut self, fs: &[Flow]) {
         match self {
@@ -255,10 +264,9 @@ pub(super) struct LinkState {
     /// |alpha_ij|.
     pub senders: u32,
     /// Node whose starving flow holds a live reservation of the link, or
-    /// `NOBODY` (no reservation, or one whose flow no longer waits).
+    /// `NOBODY` (no reservation, or one whose flow no longer waits); the
+    /// reservation itself is in `Scheduler::reservations`.
     pub held_by: u32,
-    /// The last reservation made of the link.
-    pub res: Reservation,
 }
 
 #[cfg(test)]
@@ -269,6 +277,6 @@ mod tests {
     fn records_fill_whole_cache_lines() {
         assert_eq!(std::mem::size_of::<Flow>(), 40);
         assert_eq!(std::mem::size_of::<Node>(), 192);
-        assert_eq!(std::mem::size_of::<LinkState>(), 32);
+        assert_eq!(std::mem::size_of::<LinkState>(), 16);
     }
 }
