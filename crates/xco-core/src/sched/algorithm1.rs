@@ -234,15 +234,10 @@ impl Scheduler {
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
         // the destination end first: that is where contention usually is
         if own.is_empty() {
-            // every link, without early exits: whether a path fits is hard to
-            // predict, a mispredicted branch per link costs more than the loads
-            let mut ok = true;
-            for &l in links {
+            return links.iter().rev().all(|&l| {
                 let ls = &self.links[l as usize];
-                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
-                ok &= c <= ls.free_bps;
-            }
-            return ok;
+                (ls.held_by == NOBODY || ls.held_by == x) && c <= ls.free_bps
+            });
         }
         for &l in links.iter().rev() {
             let ls = &self.links[l as usize];
