@@ -17,27 +17,6 @@ use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
 use super::topology::LinkId;
 use crate::time::{Dur, Time};
 
-/// Destination orders of nodes with at most this many flows are sorted on the stack.
-const SMALL_ORDER: usize = 4;
-
-/// Sort a node's destination keys (insertion sort: there are few).
-#[inline]
-fn sort_small(keys: &mut [u128]) {
-    if keys.len() > SMALL_ORDER {
-        keys.sort_unstable();
-        return;
-    }
-    for i in 1..keys.len() {
-        let k = keys[i];
-        let mut j = i;
-        while j > 0 && keys[j - 1] > k {
-            keys[j] = keys[j - 1];
-            j -= 1;
-        }
-        keys[j] = k;
-    }
-}
-
 /// What considering one node decides.
 struct Choice {
     /// Grant this flow (index, contribution in bit/s, first in order).
@@ -263,14 +242,7 @@ impl Scheduler {
         let xi = x as usize;
         self.a_stamp[xi] = 0;
         self.stats.nodes_considered += 1;
-        let c = if self.nodes[xi].flows.count() <= SMALL_ORDER {
-            self.choose::<SMALL_ORDER>(now, x, &mut Vec::new())
-        } else {
-            let mut order = std::mem::take(&mut self.scratch.order);
-            let c = self.choose::<0>(now, x, &mut order);
-            self.scratch.order = order;
-            c
-        };
+        let c = self.choose(now, x);
         if let Some(j0) = c.reserve {
             let f = self.nodes[xi].flows[j0];
             self.reserve(x, &f);
@@ -284,11 +256,15 @@ impl Scheduler {
     }
 
     /// What considering node `x` decides (reading only): the first feasible
-    /// of its flows in order, and whether its oldest flow, starving and not
-    /// chosen, reserves its path. Orders of more than `N` flows are sorted
-    /// in `big`.
+    /// of its flows in destination order, and whether its oldest flow,
+    /// starving and not chosen, reserves its path.
+    ///
+    /// The order is by age (the flow x sends on last), ties in round robin
+    /// from the pointer. Link state does not change while x's own flows are
+    /// checked, so the first feasible flow in that order is the feasible
+    /// flow with the smallest key: no sort, the oldest flow tried first.
     #[inline]
-    fn choose<const N: usize>(&self, now: Time, x: u32, big: &mut Vec<u128>) -> Choice {
+    fn choose(&self, now: Time, x: u32) -> Choice {
         let n = &self.nodes[x as usize];
         let flows: &[Flow] = &n.flows;
         let nb = flows.len();
@@ -299,55 +275,37 @@ impl Scheduler {
         if nb == 0 {
             return choice;
         }
-        // destinations oldest waiting first (the one being sent to last),
-        // ties in round robin from the pointer: keys (age, rotated index)
-        let mut small = [0u128; N];
-        let order: &mut [u128] = if N > 0 {
-            &mut small[..nb]
-        } else {
-            big.clear();
-            big.resize(nb, 0);
-            big
-        };
         let rot = n.rot as usize;
         let start = if rot < nb { rot } else { rot % nb };
-        let mut current = usize::MAX; // the flow x sends on
-        for j in 0..nb {
-            let f = &flows[j];
-            let w = if Some(f.dest) == n.dest {
-                current = j;
+        // a flow's key: (age, rotated index)
+        let key_at = |j: usize| {
+            let w = if Some(flows[j].dest) == n.dest {
                 Time::NEVER
             } else {
-                f.wait
+                flows[j].wait
             };
-            let r = if j >= start { j - start } else { j + nb - start };
-            order[j] = key(w.0, r as u32);
-        }
-        debug_assert_eq!(current != usize::MAX, n.dest.is_some(), "D_x is in B_x");
-        sort_small(order);
-        let flow_at = |k: u128| {
-            let r = rotated(k) as usize + start;
-            if r >= nb {
-                r - nb
-            } else {
-                r
+            key(w.0, if j >= start { j - start } else { j + nb - start } as u32)
+        };
+        let (mut j0, mut k0) = (0, u128::MAX);
+        let mut own: &[LinkId] = &[]; // the links x sends on
+        for (j, f) in flows.iter().enumerate() {
+            let k = key_at(j);
+            if k < k0 {
+                (j0, k0) = (j, k);
             }
-        };
-        let own = if current < nb {
-            flows[current].links(&self.topo)
-        } else {
-            &[]
-        };
+            if Some(f.dest) == n.dest {
+                own = f.links(&self.topo);
+            }
+        }
+        debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-        for (i, &k) in order.iter().enumerate() {
-            let j = flow_at(k);
-            let f = &flows[j];
+        // what x adds to alpha on a path: C_x, in the hybrid form at most the path's tightest link
+        let fits = |f: &Flow| {
             if !f.routed() {
-                continue;
+                return None;
             }
             let links = f.links(&self.topo);
-            // what x adds to alpha: C_x, in the hybrid form at most the path's tightest link
             let c = if hybrid {
                 links
                     .iter()
@@ -356,14 +314,24 @@ impl Scheduler {
             } else {
                 cx
             };
-            if self.feasible(x, links, c, own, n.contrib_bps) {
-                choice.grant = Some((j, c, i == 0));
-                break;
+            self.feasible(x, links, c, own, n.contrib_bps).then_some(c)
+        };
+        if let Some(c) = fits(&flows[j0]) {
+            choice.grant = Some((j0, c, true));
+        } else {
+            let mut best = u128::MAX;
+            for j in (0..nb).filter(|&j| j != j0) {
+                let k = key_at(j);
+                if k < best {
+                    if let Some(c) = fits(&flows[j]) {
+                        best = k;
+                        choice.grant = Some((j, c, false));
+                    }
+                }
             }
         }
         // a flow that has waited more than two slices keeps its path for
         // itself: links it cannot get now are not handed to younger flows
-        let j0 = flow_at(order[0]);
         let f0 = &flows[j0];
         if Some(f0.dest) != n.dest
             && now.saturating_since(f0.wait) > self.cfg.slice.doubled()

@@ -120,8 +120,6 @@ pub(super) struct Scratch {
     pub scheduled: Vec<u32>,
     /// Links collected for A.
     pub links: Vec<LinkId>,
-    /// A node's destination order.
-    pub order: Vec<u128>,
     /// Trigger nodes and links freed by them.
     triggers: Vec<u32>,
     freed: Vec<LinkId>,
