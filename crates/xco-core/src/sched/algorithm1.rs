@@ -6,9 +6,11 @@
 //! Speed matters here: at a slot boundary every slice expires together and
 //! one run considers every backlogged host. So A is collected by one pass
 //! over the nodes when the triggers are many (instead of walking every
-//! contention group), sorted once rather than kept in a heap, no run
-//! allocates, and the feasibility check walks a path from the destination
-//! end, where contention usually is.
+//! contention group) and sorted once rather than kept in a heap; a node's
+//! destinations are not sorted at all (see [`Scheduler::choose`]); the
+//! feasibility check walks a path from the destination end, where
+//! contention usually is; granting and reserving, rarer than checking, are
+//! out of line; no run allocates.
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;

@@ -27,6 +27,7 @@ use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY, NOT_SER
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
+
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

@@ -2,9 +2,10 @@
 //!
 //! At a slot boundary one run considers every backlogged host, so what it
 //! reads of a node (its flows with their paths, its destination, its
-//! timers) is one record of a few cache lines, and what it reads of a link
-//! (free capacity, reservation) is one record too. What only the input
-//! handlers and accessors need is kept apart.
+//! timers) is one record of three cache lines, and what the feasibility
+//! check reads of a link (free capacity, the holder of a live reservation)
+//! is one 16-byte record. What only reserving, the input handlers and the
+//! accessors need is kept apart.
 
 use super::topology::{LinkId, PathRef, SchedTopology};
 use crate::time::Time;
