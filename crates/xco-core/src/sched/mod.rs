@@ -4,12 +4,20 @@
 //!   capacities, each host's C_x, and paths P_sd (a search over any graph, or
 //!   arithmetic on a k-ary fat-tree).
 //! - [`scheduler`] — backlog groups B_x, contention groups beta_ij, active
-//!   groups alpha_ij, feasibility, the three scheduling events and
-//!   Algorithm 1; the rate-limit and hybrid forms.
+//!   groups alpha_ij, the three scheduling events, and the public interface
+//!   (events in, directives out).
+//! - `algorithm1` — Algorithm 1 itself: the affected set, feasibility,
+//!   preemption and reservations (timeslice and hybrid forms), with the
+//!   traversal queue in `affected` and the node and link records in `state`.
+//! - `rates` — the rate-limit form.
 //! - [`directive`] — what a host's local coordinator is told.
 
+mod affected;
+mod algorithm1;
 pub mod directive;
+mod rates;
 pub mod scheduler;
+mod state;
 pub mod topology;
 
 pub use directive::{Directive, DirectiveKind};

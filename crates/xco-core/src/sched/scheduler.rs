@@ -21,11 +21,12 @@
 //! `min_active` are not disturbed, and a node leaves the affected set once
 //! considered and never re-enters once scheduled (the loop terminates).
 
+use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
-use super::topology::{LinkId, PathRef, SchedTopology};
+use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY, NOT_SERVED};
+use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,67 +77,57 @@ pub struct SchedStats {
     pub hosts_timed_out: u64,
 }
 
-#[derive(Clone, Debug, Default)]
-struct Node {
-    joined: bool,
-    /// B_x, sorted.
-    backlog: Vec<u32>,
-    /// P_xd of each destination in `backlog`.
-    bpaths: Vec<PathRef>,
-    /// Age of each V2V flow in `backlog`: when its last slice began, or when
-    /// it became backlogged if it was never served.
-    bwait: Vec<Time>,
-    /// When service of each destination last began (kept across give-backs
-    /// and re-reports; the oldest entries are forgotten beyond 64).
-    served: Vec<(u32, Time)>,
-    /// D_x.
-    dest: Option<u32>,
-    /// P_{x,D_x}.
-    path: PathRef,
-    /// What x adds to alpha on its path, bit/s.
-    contrib_bps: u64,
-    active_since: Time,
-    expires: Time,
-    rot: u32,
-    last_feedback: Time,
-    last_directive: Time,
-    epoch: u64,
-    rates: Vec<(u32, u64)>,
-}
-
 /// The controller's scheduler. See the module documentation.
 pub struct Scheduler {
-    cfg: SchedConfig,
-    topo: SchedTopology,
-    nodes: Vec<Node>,
+    pub(super) cfg: SchedConfig,
+    pub(super) topo: SchedTopology,
+    /// Per node, what Algorithm 1 reads.
+    pub(super) nodes: Vec<Node>,
+    /// Per node, the rest.
+    pub(super) meta: Vec<NodeMeta>,
     /// beta: per link, hosts with a backlogged destination through it (and how
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
-    beta: Vec<Vec<(u32, u32)>>,
-    /// Per link, packed for the feasibility check: capacity, alpha's admitted
-    /// load and senders, and the node holding a reservation (if any).
-    links: Vec<LinkState>,
-    rr: u32,
+    pub(super) beta: Vec<Vec<(u32, u32)>>,
+    /// Per link, what the feasibility check reads: free capacity, |alpha|,
+    /// the holder of a live reservation.
+    pub(super) links: Vec<LinkState>,
+    /// Per link, the last reservation made of it by a starving flow.
+    pub(super) reservations: Vec<Reservation>,
+    /// Round robin: the next run's traversal starts at this node.
+    pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
     /// slices are granted in time order, so a FIFO keeps them sorted.
-    expiries: VecDeque<(Time, u32)>,
+    pub(super) expiries: VecDeque<(Time, u32)>,
     next_tick: Time,
     out: VecDeque<Directive>,
-    stats: SchedStats,
-    in_n: Vec<bool>,
-    /// Membership of the affected set A: `a_stamp[y] == stamp` while y is in A.
-    a_stamp: Vec<u32>,
-    /// Links already collected in this event: `link_stamp[l] == stamp`.
-    link_stamp: Vec<u32>,
-    /// Per link: the destination and age of the reserving flow (valid while
-    /// `links[l].reserved_by` names a node).
-    reservations: Vec<(u32, Time)>,
-    /// Scratch for a node's destination order.
-    order_scratch: Vec<usize>,
-    /// The affected set A (oldest waiting first, then round robin), kept
-    /// between events to reuse its memory.
-    a_heap: BinaryHeap<Reverse<(Time, u32, u32)>>,
-    stamp: u32,
+    pub(super) stats: SchedStats,
+    /// Per-run marks (`== stamp` while set): membership of the affected set
+    /// A, links collected, trigger nodes.
+    pub(super) a_stamp: Vec<u32>,
+    pub(super) link_stamp: Vec<u32>,
+    pub(super) trigger_stamp: Vec<u32>,
+    pub(super) stamp: u32,
+    /// Scratch kept between calls to reuse its memory.
+    pub(super) scratch: Scratch,
+}
+
+/// Buffers reused across calls (no allocation per event in steady state).
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// The affected set A.
+    pub affected: Affected,
+    /// The set N, in the order its members were scheduled.
+    pub scheduled: Vec<u32>,
+    /// Links collected for A.
+    pub links: Vec<LinkId>,
+    /// Trigger nodes and links freed by them.
+    triggers: Vec<u32>,
+    freed: Vec<LinkId>,
+    /// The flows being built by `set_backlog`.
+    flows: Vec<Flow>,
+    /// A backlog report being normalised.
+    want: Vec<u32>,
 }
 
 impl Scheduler {
@@ -148,29 +139,28 @@ impl Scheduler {
         Scheduler {
             cfg,
             nodes: vec![Node::default(); h],
+            meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
             links: topo
                 .link_bps
                 .iter()
                 .map(|&cap| LinkState {
-                    cap_bps: cap,
-                    load_bps: 0,
+                    free_bps: cap,
                     senders: 0,
-                    reserved_by: NOBODY,
+                    held_by: NOBODY,
                 })
                 .collect(),
+            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
             out: VecDeque::new(),
             stats: SchedStats::default(),
-            in_n: vec![false; h],
             a_stamp: vec![0; h],
             link_stamp: vec![0; l],
-            reservations: vec![(0, Time::ZERO); l],
-            a_heap: BinaryHeap::new(),
-            order_scratch: Vec::new(),
+            trigger_stamp: vec![0; h],
             stamp: 0,
+            scratch: Scratch::default(),
             topo,
         }
     }
@@ -187,7 +177,7 @@ impl Scheduler {
 
     /// Capacity admitted on link `l` now, bit/s (sum over its active senders).
     pub fn admitted_bps(&self, l: LinkId) -> u64 {
-        self.links[l as usize].load_bps
+        self.topo.link_bps[l as usize] - self.links[l as usize].free_bps
     }
 
     /// Senders currently admitted on link `l`.
@@ -197,7 +187,7 @@ impl Scheduler {
 
     /// Capacity of link `l`, bit/s.
     pub fn link_bps(&self, l: LinkId) -> u64 {
-        self.links[l as usize].cap_bps
+        self.topo.link_bps[l as usize]
     }
 
     /// Number of links.
@@ -212,7 +202,7 @@ impl Scheduler {
 
     /// B_x: the destinations host `x` has reported backlogged.
     pub fn backlog(&self, x: u32) -> &[u32] {
-        &self.nodes[x as usize].backlog
+        &self.meta[x as usize].backlog
     }
 
     /// True if host `x` is registered.
@@ -230,9 +220,8 @@ impl Scheduler {
 
     /// Host `x` registers (again: after a controller restart its soft state is rebuilt from reports).
     pub fn handle_join(&mut self, now: Time, x: u32) {
-        let n = &mut self.nodes[x as usize];
-        n.joined = true;
-        n.last_feedback = now;
+        self.nodes[x as usize].joined = true;
+        self.meta[x as usize].last_feedback = now;
         if self.next_tick == Time::NEVER {
             self.next_tick = now + self.cfg.slice;
         }
@@ -243,7 +232,7 @@ impl Scheduler {
         if !self.nodes[x as usize].joined {
             self.handle_join(now, x);
         }
-        self.nodes[x as usize].last_feedback = now;
+        self.meta[x as usize].last_feedback = now;
     }
 
     /// Host `x` leaves: its flows are no longer scheduled.
@@ -251,10 +240,16 @@ impl Scheduler {
         if !self.nodes[x as usize].joined {
             return;
         }
-        let freed = self.release(x);
+        let mut freed = std::mem::take(&mut self.scratch.freed);
+        freed.clear();
+        self.release(x, &mut freed);
         self.set_backlog(now, x, &[]);
         self.nodes[x as usize].joined = false;
-        self.after_change(now, &[x], &freed);
+        match self.cfg.mode {
+            Mode::RateLimit => self.recompute_rates(now, &[x]),
+            _ => self.algorithm1(now, &[x], &freed),
+        }
+        self.scratch.freed = freed;
     }
 
     /// Host `x` reports B_x, the destinations it has backlogged traffic for.
@@ -265,12 +260,11 @@ impl Scheduler {
         if !self.nodes[x as usize].joined {
             self.handle_join(now, x);
         }
-        self.nodes[x as usize].last_feedback = now;
-        let mut want: Vec<u32> = dests
-            .iter()
-            .copied()
-            .filter(|&d| d != x && (d as usize) < self.nodes.len())
-            .collect();
+        self.meta[x as usize].last_feedback = now;
+        let h = self.nodes.len();
+        let mut want = std::mem::take(&mut self.scratch.want);
+        want.clear();
+        want.extend(dests.iter().copied().filter(|&d| d != x && (d as usize) < h));
         // a host holding a slice keeps its destination until it gives the
         // slice back or the slice ends (a report may catch its queue empty)
         if let Some(d) = self.nodes[x as usize].dest {
@@ -278,36 +272,43 @@ impl Scheduler {
         }
         want.sort_unstable();
         want.dedup();
-        let was_empty = self.nodes[x as usize].backlog.is_empty();
-        if want == self.nodes[x as usize].backlog {
-            return;
-        }
-        self.set_backlog(now, x, &want);
-        match self.cfg.mode {
-            Mode::RateLimit => self.recompute_rates(now, &[x]),
-            _ => {
-                if was_empty && !want.is_empty() {
-                    self.algorithm1(now, &[x], &[]); // event 3
+        let was_empty = self.meta[x as usize].backlog.is_empty();
+        if want != self.meta[x as usize].backlog {
+            self.set_backlog(now, x, &want);
+            match self.cfg.mode {
+                Mode::RateLimit => self.recompute_rates(now, &[x]),
+                _ => {
+                    if was_empty && !want.is_empty() {
+                        self.algorithm1(now, &[x], &[]); // event 3
+                    }
                 }
             }
         }
+        self.scratch.want = want;
     }
 
     /// Host `x` gives back the rest of its slice to `dest` (work conservation, event 2).
     pub fn handle_giveback(&mut self, now: Time, x: u32, dest: u32) {
-        self.nodes[x as usize].last_feedback = now;
+        self.meta[x as usize].last_feedback = now;
         if self.nodes[x as usize].dest != Some(dest) {
             return; // stale: that slice already ended
         }
-        let freed = self.release(x);
-        let rest: Vec<u32> = self.nodes[x as usize]
-            .backlog
-            .iter()
-            .copied()
-            .filter(|&d| d != dest)
-            .collect();
+        let mut freed = std::mem::take(&mut self.scratch.freed);
+        freed.clear();
+        self.release(x, &mut freed);
+        let mut rest = std::mem::take(&mut self.scratch.want);
+        rest.clear();
+        rest.extend(
+            self.meta[x as usize]
+                .backlog
+                .iter()
+                .copied()
+                .filter(|&d| d != dest),
+        );
         self.set_backlog(now, x, &rest);
+        self.scratch.want = rest;
         self.algorithm1(now, &[x], &freed);
+        self.scratch.freed = freed;
     }
 
     /// Handle everything due at `now`: slice expiries (event 1), the periodic
@@ -317,8 +318,8 @@ impl Scheduler {
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.nodes.len() as u32)
                 .filter(|&x| {
-                    let n = &self.nodes[x as usize];
-                    n.joined && now.saturating_since(n.last_feedback) > limit
+                    self.nodes[x as usize].joined
+                        && now.saturating_since(self.meta[x as usize].last_feedback) > limit
                 })
                 .collect();
             for x in dead {
@@ -327,8 +328,10 @@ impl Scheduler {
             }
         }
         // slice expiries that fall due together are one event whose triggers are all of them
-        let mut triggers = Vec::new();
-        let mut freed = Vec::new();
+        let mut triggers = std::mem::take(&mut self.scratch.triggers);
+        let mut freed = std::mem::take(&mut self.scratch.freed);
+        triggers.clear();
+        freed.clear();
         while let Some(&(t, x)) = self.expiries.front() {
             if t > now {
                 break;
@@ -336,7 +339,7 @@ impl Scheduler {
             self.expiries.pop_front();
             let n = &self.nodes[x as usize];
             if n.dest.is_some() && n.expires == t {
-                freed.extend(self.release(x));
+                self.release(x, &mut freed);
                 triggers.push(x);
             }
         }
@@ -345,20 +348,22 @@ impl Scheduler {
             // every slice, hosts that wait with backlog are triggers too: the
             // schedule moves on even when no slice ends (e.g. after
             // reservations held links idle); one run together with the expiries
-            let mut is_trigger = vec![false; self.nodes.len()];
+            self.stamp = self.stamp.wrapping_add(1).max(1);
             for &x in &triggers {
-                is_trigger[x as usize] = true;
+                self.trigger_stamp[x as usize] = self.stamp;
             }
-            for x in 0..self.nodes.len() as u32 {
-                let n = &self.nodes[x as usize];
-                if n.joined && n.dest.is_none() && !n.backlog.is_empty() && !is_trigger[x as usize] {
-                    triggers.push(x);
+            for (x, n) in self.nodes.iter().enumerate() {
+                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
+                {
+                    triggers.push(x as u32);
                 }
             }
         }
         if !triggers.is_empty() {
             self.algorithm1(now, &triggers, &freed);
         }
+        self.scratch.triggers = triggers;
+        self.scratch.freed = freed;
         if tick {
             self.tick(now);
             self.next_tick = now + self.cfg.slice;
@@ -386,15 +391,22 @@ impl Scheduler {
     // ------------------------------------------------------------------
     // state changes
 
+    /// Set B_x to `want` (sorted, no duplicates), with paths and ages, and
+    /// update the contention groups.
     fn set_backlog(&mut self, now: Time, x: u32, want: &[u32]) {
-        let old = std::mem::take(&mut self.nodes[x as usize].backlog);
-        let old_paths = std::mem::take(&mut self.nodes[x as usize].bpaths);
-        let old_wait = std::mem::take(&mut self.nodes[x as usize].bwait);
-        for (&d, &r) in old.iter().zip(&old_paths) {
-            if want.contains(&d) {
+        let xi = x as usize;
+        let mut old = std::mem::take(&mut self.nodes[xi].flows);
+        for f in old.iter() {
+            if want.binary_search(&f.dest).is_ok() {
                 continue;
             }
-            for &l in self.topo.links(r) {
+            if f.history != NOT_SERVED {
+                self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
+            }
+            for &l in f.links(&self.topo) {
+                if self.reservations[l as usize].of(x, f.dest) {
+                    self.links[l as usize].held_by = NOBODY; // the flow no longer waits
+                }
                 let m = &mut self.beta[l as usize];
                 if let Some(i) = m.iter().position(|&(y, _)| y == x) {
                     m[i].1 -= 1;
@@ -404,314 +416,75 @@ impl Scheduler {
                 }
             }
         }
-        let mut paths = Vec::with_capacity(want.len());
-        let mut waits = Vec::with_capacity(want.len());
+        let mut flows = std::mem::take(&mut self.scratch.flows);
+        flows.clear();
         for &d in want {
-            let r = self.topo.path_ref(x, d);
-            paths.push(r);
             // a flow keeps its age while it stays backlogged; one that comes
             // back is as old as the start of its last slice
-            let n = &self.nodes[x as usize];
-            let age = match old.iter().position(|&o| o == d) {
-                Some(i) => old_wait[i],
-                None => n.served.iter().find(|e| e.0 == d).map_or(now, |e| e.1),
-            };
-            waits.push(age);
-            if !old.contains(&d) {
-                for &l in self.topo.links(r) {
-                    let m = &mut self.beta[l as usize];
-                    match m.iter_mut().find(|(y, _)| *y == x) {
-                        Some(e) => e.1 += 1,
-                        None => m.push((x, 1)),
+            let kept = old.binary_search_by_key(&d, |f| f.dest).ok().map(|i| old[i]);
+            let f = match kept {
+                Some(f) => f,
+                None => {
+                    let path = self.topo.path_ref(x, d);
+                    let served = &self.meta[xi].served;
+                    let f = match served.iter().position(|e| e.0 == d) {
+                        Some(i) => Flow::new(d, served[i].1, i as u8, path, &self.topo),
+                        None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
+                    };
+                    for &l in f.links(&self.topo) {
+                        if self.reservations[l as usize].of(x, d) {
+                            self.links[l as usize].held_by = x; // it waits again
+                        }
+                        let m = &mut self.beta[l as usize];
+                        match m.iter_mut().find(|(y, _)| *y == x) {
+                            Some(e) => e.1 += 1,
+                            None => m.push((x, 1)),
+                        }
                     }
+                    f
                 }
+            };
+            flows.push(f);
+        }
+        old.set(&flows);
+        self.nodes[xi].flows = old;
+        self.scratch.flows = flows;
+        let b = &mut self.meta[xi].backlog;
+        b.clear();
+        b.extend_from_slice(want);
+    }
+
+    /// Node x's flow to `d` as a record: from B_x (its path without a
+    /// lookup), else from the topology.
+    pub(super) fn flow_to(&mut self, x: u32, d: u32) -> Flow {
+        match self.nodes[x as usize].flows.iter().find(|f| f.dest == d) {
+            Some(f) => *f,
+            None => {
+                let path = self.topo.path_ref(x, d);
+                Flow::new(d, Time::ZERO, NOT_SERVED, path, &self.topo)
             }
         }
-        let n = &mut self.nodes[x as usize];
-        n.backlog = want.to_vec();
-        n.bpaths = paths;
-        n.bwait = waits;
     }
 
-    /// Age key of node `y` for the affected set: its oldest waiting flow
-    /// (the one it is sending to does not wait).
-    fn oldest_wait(&self, now: Time, y: u32) -> Time {
-        let n = &self.nodes[y as usize];
-        n.backlog
-            .iter()
-            .zip(&n.bwait)
-            .filter(|(&d, _)| Some(d) != n.dest)
-            .map(|(_, &w)| w)
-            .min()
-            .unwrap_or(now)
-    }
-
-    /// End x's transmission: remove it from alpha; returns the links it freed.
-    fn release(&mut self, x: u32) -> Vec<LinkId> {
+    /// End x's transmission: remove it from alpha; append the links it freed to `freed`.
+    fn release(&mut self, x: u32, freed: &mut Vec<LinkId>) {
+        let Some(d) = self.nodes[x as usize].dest else {
+            return;
+        };
+        let f = self.flow_to(x, d);
         let n = &mut self.nodes[x as usize];
-        if n.dest.take().is_none() {
-            return Vec::new();
-        }
-        let path = std::mem::take(&mut n.path);
+        n.dest = None;
         let c = std::mem::take(&mut n.contrib_bps);
-        let links = self.topo.links(path);
+        let links = f.links(&self.topo);
         for &l in links {
             let ls = &mut self.links[l as usize];
-            ls.load_bps -= c;
+            ls.free_bps += c;
             ls.senders -= 1;
         }
-        links.to_vec()
+        freed.extend_from_slice(links);
     }
 
-    fn after_change(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
-        match self.cfg.mode {
-            Mode::RateLimit => self.recompute_rates(now, triggers),
-            _ => self.algorithm1(now, triggers, freed),
-        }
-    }
-
-    fn eligible(&self, now: Time, y: u32) -> bool {
-        let n = &self.nodes[y as usize];
-        n.joined
-            && !self.in_n[y as usize]
-            && (n.dest.is_none() || now.saturating_since(n.active_since) >= self.cfg.min_active)
-    }
-
-    fn contribution(&self, x: u32, path: PathRef) -> u64 {
-        let cx = self.topo.host_bps[x as usize];
-        match self.cfg.mode {
-            Mode::Hybrid => self
-                .topo
-                .links(path)
-                .iter()
-                .map(|&l| self.links[l as usize].cap_bps)
-                .fold(cx, u64::min),
-            _ => cx,
-        }
-    }
-
-    /// F({x} ∪ alpha_ij, C_ij) for every link of `path`, x contributing `c`;
-    /// a link reserved in this event for another node's starving flow is full.
-    fn feasible(&self, x: u32, path: PathRef, c: u64) -> bool {
-        let n = &self.nodes[x as usize];
-        let own = self.topo.links(n.path);
-        self.topo.links(path).iter().all(|&l| {
-            let ls = &self.links[l as usize];
-            if ls.reserved_by != NOBODY && ls.reserved_by != x {
-                let (rd, _) = self.reservations[l as usize];
-                if self.reservation_live(ls.reserved_by, rd) {
-                    return false;
-                }
-            }
-            let mut load = ls.load_bps;
-            if own.contains(&l) {
-                load -= n.contrib_bps; // x is already counted there
-            }
-            load + c <= ls.cap_bps
-        })
-    }
-
-    /// True while node `x` still waits to send to `d` (its reservation holds).
-    fn reservation_live(&self, x: u32, d: u32) -> bool {
-        let n = &self.nodes[x as usize];
-        n.joined && n.dest != Some(d) && n.backlog.contains(&d)
-    }
-
-    /// Add the eligible members of beta on `links` to the affected set A.
-    fn affect(
-        &mut self,
-        now: Time,
-        links: &[LinkId],
-        a: &mut BinaryHeap<Reverse<(Time, u32, u32)>>,
-        rr: u32,
-    ) {
-        let h = self.nodes.len() as u32;
-        for &l in links {
-            for &(y, _) in &self.beta[l as usize] {
-                if self.a_stamp[y as usize] != self.stamp && self.eligible(now, y) {
-                    self.a_stamp[y as usize] = self.stamp;
-                    // the node with the oldest waiting flow first, ties in round robin
-                    let waited = self.oldest_wait(now, y);
-                    a.push(Reverse((waited, (y + h - rr) % h, y)));
-                }
-            }
-        }
-    }
-
-    /// Algorithm 1 for the trigger nodes (already released from alpha, with
-    /// their give-backs applied), whose transmissions freed `freed`.
-    fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
-        self.stats.events += 1;
-        self.stamp = self.stamp.wrapping_add(1).max(1);
-        // round robin: this event's traversal starts after the node that was
-        // served first by the previous one
-        let h = self.nodes.len() as u32;
-        let rr = self.rr % h.max(1);
-        let mut a = std::mem::take(&mut self.a_heap);
-        a.clear();
-        let mut links: Vec<LinkId> = Vec::new();
-        let stamp = self.stamp;
-        let mut collect = |l: LinkId, link_stamp: &mut Vec<u32>| {
-            if link_stamp[l as usize] != stamp {
-                link_stamp[l as usize] = stamp;
-                links.push(l);
-            }
-        };
-        for &l in freed {
-            collect(l, &mut self.link_stamp);
-        }
-        for &t in triggers {
-            for &r in &self.nodes[t as usize].bpaths {
-                for &l in self.topo.links(r) {
-                    collect(l, &mut self.link_stamp);
-                }
-            }
-        }
-        self.affect(now, &links, &mut a, rr);
-        let mut scheduled: Vec<u32> = Vec::new();
-        while let Some(Reverse((_, _, x))) = a.pop() {
-            self.a_stamp[x as usize] = 0;
-            self.stats.nodes_considered += 1;
-            let nb = self.nodes[x as usize].backlog.len();
-            if nb == 0 {
-                continue;
-            }
-            // destinations oldest waiting first (the one being sent to last),
-            // ties in round robin from the pointer
-            let start = self.nodes[x as usize].rot as usize % nb;
-            let mut order = std::mem::take(&mut self.order_scratch);
-            order.clear();
-            {
-                let n = &self.nodes[x as usize];
-                order.extend(0..nb);
-                order.sort_by_key(|&j| {
-                    let w = if Some(n.backlog[j]) == n.dest {
-                        Time::NEVER
-                    } else {
-                        n.bwait[j]
-                    };
-                    (w, (j + nb - start) % nb)
-                });
-            }
-            let mut chosen = None;
-            // a flow that has waited more than two slices keeps its path for
-            // itself: links it cannot get now are not handed to younger flows
-            let starving = {
-                let n = &self.nodes[x as usize];
-                let j = order[0];
-                (Some(n.backlog[j]) != n.dest && now.saturating_since(n.bwait[j]) > self.cfg.slice.doubled())
-                    .then_some((n.backlog[j], n.bpaths[j], n.bwait[j]))
-            };
-            for (i, &j) in order.iter().enumerate() {
-                let r = self.nodes[x as usize].bpaths[j];
-                if r.is_empty() {
-                    continue;
-                }
-                let c = self.contribution(x, r);
-                if self.feasible(x, r, c) {
-                    chosen = Some((self.nodes[x as usize].backlog[j], r, c));
-                    if i == 0 {
-                        self.nodes[x as usize].rot = (j + 1) as u32;
-                    }
-                    break;
-                }
-            }
-            self.order_scratch = order;
-            if let Some((sd, r, since)) = starving {
-                if chosen.as_ref().is_none_or(|&(d, _, _)| d != sd) {
-                    // reserve the path; an older starving flow takes over a younger one's links
-                    for i in 0..self.topo.links(r).len() {
-                        let l = self.topo.links(r)[i] as usize;
-                        let rx = self.links[l].reserved_by;
-                        let take = if rx == NOBODY {
-                            true
-                        } else {
-                            let (rd, w) = self.reservations[l];
-                            // (age, node) is a total order: one oldest flow, no standoff
-                            !self.reservation_live(rx, rd) || (since, x) < (w, rx) || rx == x
-                        };
-                        if take {
-                            self.links[l].reserved_by = x;
-                            self.reservations[l] = (sd, since);
-                        }
-                    }
-                }
-            }
-            let Some((d, path, c)) = chosen else { continue };
-            // preempt x's old transmission; capacity it frees affects more nodes
-            let old_dest = self.nodes[x as usize].dest;
-            let old_path = self.nodes[x as usize].path;
-            let old_c = self.nodes[x as usize].contrib_bps;
-            for &l in self.topo.links(old_path) {
-                let ls = &mut self.links[l as usize];
-                ls.load_bps -= old_c;
-                ls.senders -= 1;
-            }
-            self.in_n[x as usize] = true;
-            let new_links = self.topo.links(path).to_vec();
-            let freed_now: Vec<LinkId> = self
-                .topo
-                .links(old_path)
-                .iter()
-                .copied()
-                .filter(|l| !new_links.contains(l))
-                .collect();
-            self.affect(now, &freed_now, &mut a, rr);
-            for &l in &new_links {
-                let ls = &mut self.links[l as usize];
-                ls.load_bps += c;
-                ls.senders += 1;
-                if ls.reserved_by == x && self.reservations[l as usize].0 == d {
-                    ls.reserved_by = NOBODY;
-                }
-            }
-            let n = &mut self.nodes[x as usize];
-            if old_dest != Some(d) {
-                n.active_since = now;
-                // service of this flow begins: it is now the youngest of the
-                // node's flows, behind every flow that waits since this instant
-                let began = now + Dur(1);
-                if let Some(i) = n.backlog.iter().position(|&b| b == d) {
-                    n.bwait[i] = began;
-                }
-                match n.served.iter_mut().find(|e| e.0 == d) {
-                    Some(e) => e.1 = began,
-                    None => {
-                        if n.served.len() >= 64 {
-                            let oldest = (0..n.served.len()).min_by_key(|&i| n.served[i].1).unwrap_or(0);
-                            n.served.swap_remove(oldest);
-                        }
-                        n.served.push((d, began));
-                    }
-                }
-            }
-            n.dest = Some(d);
-            n.path = path;
-            n.contrib_bps = c;
-            if scheduled.is_empty() {
-                self.rr = (x + 1) % h;
-            }
-            scheduled.push(x);
-        }
-        self.a_heap = a;
-        for x in scheduled {
-            self.in_n[x as usize] = false;
-            let slice = self.cfg.slice;
-            let hybrid = self.cfg.mode == Mode::Hybrid;
-            let n = &mut self.nodes[x as usize];
-            n.expires = now + slice;
-            debug_assert!(self.expiries.back().is_none_or(|b| b.0 <= n.expires));
-            self.expiries.push_back((n.expires, x));
-            let kind = DirectiveKind::Slice {
-                dest: n.dest,
-                len: slice,
-                rate_bps: hybrid.then_some(n.contrib_bps),
-            };
-            self.emit(now, x, kind);
-        }
-    }
-
-    fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
+    pub(super) fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
         let n = &mut self.nodes[x as usize];
         n.epoch += 1;
         n.last_directive = now;
@@ -723,64 +496,20 @@ impl Scheduler {
         });
     }
 
-    /// Rate-limit form: rate of V2V flow (x, d) = min over P_xd of C_ij / |beta_ij|, at most C_x.
-    fn recompute_rates(&mut self, now: Time, triggers: &[u32]) {
-        self.stats.events += 1;
-        let mut affected: BTreeSet<u32> = triggers.iter().copied().collect();
-        for &t in triggers {
-            for &r in &self.nodes[t as usize].bpaths {
-                for &l in self.topo.links(r) {
-                    affected.extend(self.beta[l as usize].iter().map(|&(y, _)| y));
-                }
-            }
-        }
-        for x in affected {
-            self.send_rates(now, x, false);
-        }
-    }
-
-    fn rates_of(&self, x: u32) -> Vec<(u32, u64)> {
-        let cx = self.topo.host_bps[x as usize];
-        let n = &self.nodes[x as usize];
-        n.backlog
-            .iter()
-            .zip(&n.bpaths)
-            .map(|(&d, &r)| {
-                let rate = self
-                    .topo
-                    .links(r)
-                    .iter()
-                    .map(|&l| self.links[l as usize].cap_bps / self.beta[l as usize].len().max(1) as u64)
-                    .fold(cx, u64::min);
-                (d, rate)
-            })
-            .collect()
-    }
-
-    fn send_rates(&mut self, now: Time, x: u32, refresh: bool) {
-        if !self.nodes[x as usize].joined {
-            return;
-        }
-        let rates = self.rates_of(x);
-        if refresh || rates != self.nodes[x as usize].rates {
-            self.nodes[x as usize].rates = rates.clone();
-            self.emit(now, x, DirectiveKind::Rates { rates });
-        }
-    }
-
     /// Periodic work: in the rate form, refresh every backlogged host's rates;
     /// in the slice forms, tell backlogged hosts without a slice to keep
     /// waiting (so their fail-open timers see a live controller).
     fn tick(&mut self, now: Time) {
         for x in 0..self.nodes.len() as u32 {
             let n = &self.nodes[x as usize];
-            if !n.joined || n.backlog.is_empty() {
+            if !n.joined || n.flows.count() == 0 {
                 continue;
             }
             match self.cfg.mode {
                 Mode::RateLimit => self.send_rates(now, x, true),
                 _ => {
-                    if n.dest.is_none() && now.saturating_since(n.last_directive) >= self.cfg.slice {
+                    let waited = now.saturating_since(n.last_directive);
+                    if n.dest.is_none() && waited >= self.cfg.slice {
                         let kind = DirectiveKind::Slice {
                             dest: None,
                             len: self.cfg.slice,
@@ -792,19 +521,4 @@ impl Scheduler {
             }
         }
     }
-}
-
-const NOBODY: u32 = u32::MAX;
-
-/// What the feasibility check reads of one link, in one cache-friendly record.
-#[derive(Clone, Copy, Debug)]
-struct LinkState {
-    /// C_ij, bit/s.
-    cap_bps: u64,
-    /// Capacity admitted to alpha_ij, bit/s.
-    load_bps: u64,
-    /// |alpha_ij|.
-    senders: u32,
-    /// Node whose starving flow reserved the link, or `NOBODY`.
-    reserved_by: u32,
 }

@@ -106,6 +106,16 @@ impl PathRef {
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
+
+    /// (start, length) in the arena, for compact storage.
+    pub(crate) fn to_raw(self) -> (u32, u32) {
+        (self.start, self.len)
+    }
+
+    /// The reference [`to_raw`](Self::to_raw) gave.
+    pub(crate) fn from_raw(start: u32, len: u32) -> PathRef {
+        PathRef { start, len }
+    }
 }
 
 /// The network as the scheduler sees it.

@@ -1,0 +1,469 @@
+//! Algorithm 1 of the XCo spec (timeslice and hybrid forms): collect the
+//! affected set A, then give each of its nodes, oldest waiting first, the
+//! first destination whose path is feasible, preempting and reserving as the
+//! scheduler's module documentation describes.
+//!
+//! Speed matters here: at a slot boundary every slice expires together and
+//! one run considers every backlogged host. So A is collected by one pass
+//! over the nodes when the triggers are many (instead of walking every
+//! contention group) and sorted once rather than kept in a heap; a node's
+//! destinations are not sorted at all (see [`Scheduler::choose`]); the
+//! feasibility check walks a path from the destination end, where
+//! contention usually is; granting and reserving, rarer than checking, are
+//! out of line; no run allocates.
+
+use super::affected::{key, rotated, Affected};
+use super::directive::DirectiveKind;
+use super::scheduler::{Mode, Scheduler};
+use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
+use super::topology::LinkId;
+use crate::time::{Dur, Time};
+
+/// What considering one node decides.
+struct Choice {
+    /// Grant this flow (index, contribution in bit/s, first in order).
+    grant: Option<(usize, u64, bool)>,
+    /// This starving flow reserves its path.
+    reserve: Option<usize>,
+}
+
+/// Collect A by one pass over all nodes when there are at least
+/// `nodes / NODE_SCAN_RATIO` triggers (fewer: walk the contention groups of
+/// the links they touch). Either way A is the same set.
+const NODE_SCAN_RATIO: usize = 8;
+
+impl Scheduler {
+    /// Algorithm 1 for the trigger nodes (already released from alpha, with
+    /// their give-backs applied), whose transmissions freed `freed`.
+    pub(super) fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
+        self.stats.events += 1;
+        self.stamp = self.stamp.wrapping_add(1).max(1);
+        // round robin: this event's traversal starts after the node that was
+        // served first by the previous one
+        let h = self.nodes.len() as u32;
+        let rr = self.rr % h.max(1);
+        let mut a = std::mem::take(&mut self.scratch.affected);
+        a.clear();
+        if triggers.len() * NODE_SCAN_RATIO >= self.nodes.len() {
+            self.collect_by_nodes(now, triggers, freed, rr, &mut a);
+        } else {
+            self.collect_by_links(now, triggers, freed, rr, &mut a);
+        }
+        a.seal();
+        let mut scheduled = std::mem::take(&mut self.scratch.scheduled);
+        scheduled.clear();
+        while let Some(k) = a.pop() {
+            let r = rotated(k);
+            let x = if r >= h - rr { r - (h - rr) } else { r + rr };
+            self.consider(now, x, rr, &mut a, &mut scheduled);
+        }
+        self.scratch.affected = a;
+        let slice = self.cfg.slice;
+        let hybrid = self.cfg.mode == Mode::Hybrid;
+        for &x in &scheduled {
+            let n = &mut self.nodes[x as usize];
+            n.in_n = false;
+            let kind = DirectiveKind::Slice {
+                dest: n.dest,
+                len: slice,
+                rate_bps: hybrid.then_some(n.contrib_bps),
+            };
+            let expires = now + slice;
+            n.expires = expires;
+            debug_assert!(self.expiries.back().is_none_or(|b| b.0 <= expires));
+            self.expiries.push_back((expires, x));
+            self.emit(now, x, kind);
+        }
+        self.scratch.scheduled = scheduled;
+    }
+
+    /// Node `y` may join A: registered, not yet scheduled in this run, and
+    /// not sending for less than `min_active`.
+    #[inline]
+    fn eligible(&self, now: Time, y: u32) -> bool {
+        let n = &self.nodes[y as usize];
+        n.joined
+            && !n.in_n
+            && (n.dest.is_none() || now.saturating_since(n.active_since) >= self.cfg.min_active)
+    }
+
+    /// The traversal key of node `y`: its oldest waiting flow first, ties in
+    /// round robin from `rr`.
+    #[inline]
+    fn key_of(&self, now: Time, y: u32, rr: u32) -> u128 {
+        let r = if y >= rr {
+            y - rr
+        } else {
+            y + (self.nodes.len() as u32 - rr)
+        };
+        key(self.nodes[y as usize].oldest_wait(now).0, r)
+    }
+
+    /// Mark `l` collected in this run; true if it was not yet.
+    #[inline]
+    fn mark_link(link_stamp: &mut [u32], stamp: u32, l: LinkId) -> bool {
+        let s = &mut link_stamp[l as usize];
+        let new = *s != stamp;
+        *s = stamp;
+        new
+    }
+
+    /// A := the eligible members of beta on the links freed by the triggers
+    /// and on every path of the triggers' backlogs, walking those links.
+    fn collect_by_links(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], rr: u32, a: &mut Affected) {
+        let mut links = std::mem::take(&mut self.scratch.links);
+        links.clear();
+        let stamp = self.stamp;
+        for &l in freed {
+            if Self::mark_link(&mut self.link_stamp, stamp, l) {
+                links.push(l);
+            }
+        }
+        for &t in triggers {
+            for f in self.nodes[t as usize].flows.iter() {
+                for &l in f.links(&self.topo) {
+                    if Self::mark_link(&mut self.link_stamp, stamp, l) {
+                        links.push(l);
+                    }
+                }
+            }
+        }
+        for &l in &links {
+            for i in 0..self.beta[l as usize].len() {
+                let y = self.beta[l as usize][i].0;
+                if self.a_stamp[y as usize] != stamp && self.eligible(now, y) {
+                    self.a_stamp[y as usize] = stamp;
+                    a.push_initial(self.key_of(now, y, rr));
+                }
+            }
+        }
+        self.scratch.links = links;
+    }
+
+    /// The same set as [`collect_by_links`](Self::collect_by_links), by one
+    /// pass over the nodes. A node is in beta of a link iff one of its flows'
+    /// paths crosses it; so a trigger with a routed flow is in A if eligible
+    /// (its own paths are collected), and another node iff one of its paths
+    /// crosses a freed link or a link whose beta holds a trigger.
+    fn collect_by_nodes(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], rr: u32, a: &mut Affected) {
+        let stamp = self.stamp;
+        for &t in triggers {
+            self.trigger_stamp[t as usize] = stamp;
+        }
+        let mut freed_marked = false;
+        let h = self.nodes.len() as u32;
+        for i in 0..h {
+            // in round-robin order, so the keys arrive nearly sorted
+            let y = if rr + i >= h { rr + i - h } else { rr + i };
+            let n = &self.nodes[y as usize];
+            let flows: &[Flow] = &n.flows;
+            if flows.is_empty() || !self.eligible(now, y) {
+                continue;
+            }
+            // the age key (as `Node::oldest_wait`) and whether any flow has a path, in one pass
+            let (mut oldest, mut waits, mut routed) = (Time::NEVER, false, false);
+            for f in flows {
+                routed |= f.routed();
+                if Some(f.dest) != n.dest {
+                    waits = true;
+                    oldest = oldest.min(f.wait);
+                }
+            }
+            let member = if self.trigger_stamp[y as usize] == stamp {
+                routed
+            } else {
+                if !freed_marked {
+                    for &l in freed {
+                        self.link_stamp[l as usize] = stamp;
+                    }
+                    freed_marked = true;
+                }
+                let n = &self.nodes[y as usize];
+                // from the destination end: a trigger wanting the same destination is the likely find
+                n.flows.iter().any(|f| {
+                    f.links(&self.topo).iter().rev().any(|&l| {
+                        self.link_stamp[l as usize] == stamp
+                            || self.beta[l as usize]
+                                .iter()
+                                .any(|&(t, _)| self.trigger_stamp[t as usize] == stamp)
+                    })
+                })
+            };
+            if member {
+                self.a_stamp[y as usize] = stamp;
+                a.push_initial(key(if waits { oldest } else { now }.0, i));
+            }
+        }
+    }
+
+    /// Add the eligible members of beta on `l` to A while the loop runs.
+    fn affect_link(&mut self, now: Time, l: LinkId, rr: u32, a: &mut Affected) {
+        let stamp = self.stamp;
+        for i in 0..self.beta[l as usize].len() {
+            let y = self.beta[l as usize][i].0;
+            if self.a_stamp[y as usize] != stamp && self.eligible(now, y) {
+                self.a_stamp[y as usize] = stamp;
+                a.push(self.key_of(now, y, rr));
+            }
+        }
+    }
+
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing
+    /// `c` (x already counts `own_c` on the links `own` it sends on now); a
+    /// link reserved for another node's starving flow is full.
+    #[inline]
+    fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
+        // the destination end first: that is where contention usually is
+        if own.is_empty() {
+            return links.iter().rev().all(|&l| {
+                let ls = &self.links[l as usize];
+                (ls.held_by == NOBODY || ls.held_by == x) && c <= ls.free_bps
+            });
+        }
+        for &l in links.iter().rev() {
+            let ls = &self.links[l as usize];
+            if ls.held_by != NOBODY && ls.held_by != x {
+                return false;
+            }
+            let free = if own.contains(&l) {
+                ls.free_bps + own_c
+            } else {
+                ls.free_bps
+            };
+            if c > free {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One step of the loop: give node `x` (just taken from A) its first
+    /// feasible destination, oldest waiting first; reserve for its starving
+    /// flow; preempt its old transmission.
+    fn consider(&mut self, now: Time, x: u32, rr: u32, a: &mut Affected, scheduled: &mut Vec<u32>) {
+        let xi = x as usize;
+        self.a_stamp[xi] = 0;
+        self.stats.nodes_considered += 1;
+        let c = self.choose(now, x);
+        if let Some(j0) = c.reserve {
+            let f = self.nodes[xi].flows[j0];
+            self.reserve(x, &f);
+        }
+        if let Some((j, bps, first)) = c.grant {
+            if first {
+                self.nodes[xi].rot = (j + 1) as u32;
+            }
+            self.grant(now, x, j, bps, rr, a, scheduled);
+        }
+    }
+
+    /// What considering node `x` decides (reading only): the first feasible
+    /// of its flows in destination order, and whether its oldest flow,
+    /// starving and not chosen, reserves its path.
+    ///
+    /// The order is by age (the flow x sends on last), ties in round robin
+    /// from the pointer. Link state does not change while x's own flows are
+    /// checked, so the first feasible flow in that order is the feasible
+    /// flow with the smallest key: no sort, the oldest flow tried first.
+    #[inline]
+    fn choose(&self, now: Time, x: u32) -> Choice {
+        let n = &self.nodes[x as usize];
+        let flows: &[Flow] = &n.flows;
+        let nb = flows.len();
+        let mut choice = Choice {
+            grant: None,
+            reserve: None,
+        };
+        if nb == 0 {
+            return choice;
+        }
+        let rot = n.rot as usize;
+        let start = if rot < nb { rot } else { rot % nb };
+        // a flow's key: (age, rotated index)
+        let key_at = |j: usize| {
+            let w = if Some(flows[j].dest) == n.dest {
+                Time::NEVER
+            } else {
+                flows[j].wait
+            };
+            key(w.0, if j >= start { j - start } else { j + nb - start } as u32)
+        };
+        let (mut j0, mut k0) = (0, u128::MAX);
+        let mut own: &[LinkId] = &[]; // the links x sends on
+        for (j, f) in flows.iter().enumerate() {
+            let k = key_at(j);
+            if k < k0 {
+                (j0, k0) = (j, k);
+            }
+            if Some(f.dest) == n.dest {
+                own = f.links(&self.topo);
+            }
+        }
+        debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
+        let cx = self.topo.host_bps[x as usize];
+        let hybrid = self.cfg.mode == Mode::Hybrid;
+        // what x adds to alpha on a path: C_x, in the hybrid form at most the path's tightest link
+        let fits = |f: &Flow| {
+            if !f.routed() {
+                return None;
+            }
+            let links = f.links(&self.topo);
+            let c = if hybrid {
+                links
+                    .iter()
+                    .map(|&l| self.topo.link_bps[l as usize])
+                    .fold(cx, u64::min)
+            } else {
+                cx
+            };
+            self.feasible(x, links, c, own, n.contrib_bps).then_some(c)
+        };
+        if let Some(c) = fits(&flows[j0]) {
+            choice.grant = Some((j0, c, true));
+        } else {
+            let mut best = u128::MAX;
+            for j in (0..nb).filter(|&j| j != j0) {
+                let k = key_at(j);
+                if k < best {
+                    if let Some(c) = fits(&flows[j]) {
+                        best = k;
+                        choice.grant = Some((j, c, false));
+                    }
+                }
+            }
+        }
+        // a flow that has waited more than two slices keeps its path for
+        // itself: links it cannot get now are not handed to younger flows
+        let f0 = &flows[j0];
+        if Some(f0.dest) != n.dest
+            && now.saturating_since(f0.wait) > self.cfg.slice.doubled()
+            && choice.grant.is_none_or(|(j, ..)| j != j0)
+        {
+            choice.reserve = Some(j0);
+        }
+        choice
+    }
+
+    /// Give node `x` its flow `j` (contributing `c`): preempt its old
+    /// transmission (the capacity it frees affects more nodes), admit the new
+    /// one, start the flow's service, and add x to N.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn grant(
+        &mut self,
+        now: Time,
+        x: u32,
+        j: usize,
+        c: u64,
+        rr: u32,
+        a: &mut Affected,
+        scheduled: &mut Vec<u32>,
+    ) {
+        let xi = x as usize;
+        let f = self.nodes[xi].flows[j];
+        let d = f.dest;
+        let old = self.nodes[xi].dest.map(|d| self.flow_to(x, d));
+        let old_c = self.nodes[xi].contrib_bps;
+        let old_dest = self.nodes[xi].dest;
+        self.nodes[xi].in_n = true;
+        if let Some(o) = &old {
+            for &l in o.links(&self.topo) {
+                let ls = &mut self.links[l as usize];
+                ls.free_bps += old_c;
+                ls.senders -= 1;
+            }
+            for i in 0..o.links(&self.topo).len() {
+                let l = o.links(&self.topo)[i];
+                if !f.links(&self.topo).contains(&l) {
+                    self.affect_link(now, l, rr, a);
+                }
+            }
+        }
+        for &l in f.links(&self.topo) {
+            let ls = &mut self.links[l as usize];
+            ls.free_bps -= c;
+            ls.senders += 1;
+            if ls.held_by == x && self.reservations[l as usize].dest == d {
+                // served: the reservation ends (it holds, as x waited for d)
+                ls.held_by = NOBODY;
+                self.reservations[l as usize].owner = NOBODY;
+            }
+        }
+        let n = &mut self.nodes[xi];
+        n.dest = Some(d);
+        n.contrib_bps = c;
+        if old_dest != Some(d) {
+            n.active_since = now;
+            // service of this flow begins: it is now the youngest of the
+            // node's flows, behind every flow that waits since this instant
+            let began = now + Dur(1);
+            n.flows[j].wait = began; // its history entry, if any, is this wait
+            if n.flows[j].history == NOT_SERVED {
+                self.remember(x, j, began);
+            }
+        }
+        if scheduled.is_empty() {
+            self.rr = (x + 1) % self.nodes.len() as u32;
+        }
+        scheduled.push(x);
+    }
+
+    /// Enter the service of x's flow `j` (not in the history) beginning at
+    /// `began` into x's service history, forgetting the oldest entry when full.
+    fn remember(&mut self, x: u32, j: usize, began: Time) {
+        let flows = &mut self.nodes[x as usize].flows;
+        let served = &mut self.meta[x as usize].served;
+        if served.len() >= HISTORY {
+            // an entry's time: the wait of the backlogged flow it belongs to, else its own
+            let time = |i: usize| {
+                flows
+                    .iter()
+                    .find(|f| f.history as usize == i)
+                    .map_or(served[i].1, |f| f.wait)
+            };
+            let mut oldest = 0;
+            for i in 1..served.len() {
+                if time(i) < time(oldest) {
+                    oldest = i;
+                }
+            }
+            let last = served.len() - 1;
+            served.swap_remove(oldest);
+            for f in flows.iter_mut() {
+                if f.history as usize == oldest {
+                    f.history = NOT_SERVED;
+                } else if f.history as usize == last {
+                    f.history = oldest as u8;
+                }
+            }
+        }
+        served.push((flows[j].dest, began));
+        flows[j].history = (served.len() - 1) as u8;
+    }
+
+    /// Reserve the path of x's starving flow `f`; an older starving flow
+    /// takes over a younger one's links.
+    #[inline(never)]
+    fn reserve(&mut self, x: u32, f: &Flow) {
+        let mine = Reservation {
+            owner: x,
+            dest: f.dest,
+            since: f.wait,
+        };
+        for &l in f.links(&self.topo) {
+            let ls = &mut self.links[l as usize];
+            let res = &mut self.reservations[l as usize];
+            // x's own link (perhaps for another of its flows), a free one, or
+            // one held by a younger flow; (age, node) is a total order: one
+            // oldest flow, no standoff
+            if ls.held_by == x {
+                if res.dest != f.dest || res.since != f.wait {
+                    *res = mine; // x's other flow hands the link to this one
+                }
+            } else if ls.held_by == NOBODY || (f.wait, x) < (res.since, res.owner) {
+                ls.held_by = x;
+                *res = mine;
+            }
+        }
+    }
+}
