@@ -55,9 +55,9 @@ def testbed(tmp_path, request):
 
 def _last_stats(log: Path) -> dict[str, str]:
     """Fields of the agent's last stats/stop line."""
-    lines = [x for x in log.read_text().splitlines() if "event=stop" in x or "event=stats" in x]
-    assert lines, f"no stats in {log}:\n{log.read_text()}"
-    return dict(kv.split("=", 1) for kv in lines[-1].split() if "=" in kv)
+    st = daemons.log_fields(log, "stop", "stats")
+    assert st, f"no stats in {log}:\n{log.read_text()}"
+    return st
 
 
 # a TCP sink: accepts one connection, reads to EOF, prints JSON {bytes, progress: [[t, cumulative]...]}

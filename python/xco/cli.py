@@ -187,6 +187,22 @@ def _cmd_testbed_run(args: argparse.Namespace) -> int:
     return _cmd_reproduce(args)
 
 
+def _reproduce_options(sp: argparse.ArgumentParser) -> None:
+    """Options of `xco reproduce` (also taken by `xco testbed run`)."""
+    sp.add_argument("--out", default="results", help="output directory (default: results)")
+    sp.add_argument(
+        "--full", action="store_true", help="the paper's full sweep (slower) instead of the quick one"
+    )
+    sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
+    sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
+    sp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: on a terminal)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="xco",
@@ -208,18 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR/ID.png, DIR/ID.txt and DIR/ID.meta.json.",
     )
     sp.add_argument("id", help="experiment id, e.g. pdn-goodput (see xco list)")
-    sp.add_argument("--out", default="results", help="output directory (default: results)")
-    sp.add_argument(
-        "--full", action="store_true", help="the paper's full sweep (slower) instead of the quick one"
-    )
-    sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
-    sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
-    sp.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bar (default: on a terminal)",
-    )
+    _reproduce_options(sp)
     sp.set_defaults(func=_cmd_reproduce)
 
     sim_p = sub.add_parser("sim", help="run or check a scenario file")
@@ -296,11 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tear it down, and write CSV, PNG and a summary.",
     )
     sp.add_argument("experiment", help="real-udp, real-vs-sim or real-overhead")
-    sp.add_argument("--out", default="results", help="output directory (default results/)")
-    sp.add_argument("--full", action="store_true", help="all k and longer runs")
-    sp.add_argument("--seed", type=int, default=1, help="seed of the simulator side (default 1)")
-    sp.add_argument("--jobs", type=int, default=None, help=argparse.SUPPRESS)
-    sp.add_argument("--progress", action="store_true", default=None, help=argparse.SUPPRESS)
+    _reproduce_options(sp)
     sp.set_defaults(func=_cmd_testbed_run)
     return p
 

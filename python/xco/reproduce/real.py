@@ -46,12 +46,13 @@ def _seconds(full: bool) -> float:
     return 8.0 if full else 3.0
 
 
-def _topology(workdir: Path, mode: str) -> topo.TestbedTopology:
-    path = workdir / f"real-udp-{mode}.toml"
+def _topology(workdir: Path) -> topo.TestbedTopology:
+    """The star of 5 senders and a receiver; its control settings serve the timeslice series."""
+    path = workdir / "real-udp.toml"
     extra = "giveback_hysteresis_us = 500\nfail_open_ms = 500\nreport_interval_ms = 20"
     path.write_text(
         topo.star_toml(
-            SENDERS + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, mode=mode, slice_ms=SLICE_MS,
+            SENDERS + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, mode="timeslice", slice_ms=SLICE_MS,
             prefix="xcr", extra_control=extra,
         )
     )  # fmt: skip
@@ -88,16 +89,16 @@ def run_real_udp(opts: Options, ks: list[int] | None = None, seconds: float | No
     rows = []
     with tempfile.TemporaryDirectory(prefix="xco-real-") as tmp:
         work = Path(tmp)
-        for series in ("none", "timeslice"):
-            t = _topology(work, "timeslice")
-            tb = netns.up(t)
-            try:
+        t = _topology(work)
+        tb = netns.up(t)
+        try:
+            for series in ("none", "timeslice"):
                 for k in ks:
                     print(f"  real-udp: {series}, k={k} ({seconds:.0f} s)", flush=True)
                     rows.append(_real_point(tb, series, k, seconds, work))
-            finally:
-                tb.stop_all()
-                netns.down(t.prefix)
+        finally:
+            tb.stop_all()
+            netns.down(t.prefix)
     return pd.DataFrame(rows)
 
 
@@ -219,11 +220,6 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _stop_fields(log: Path) -> dict[str, str]:
-    lines = [x for x in log.read_text().splitlines() if "event=stop" in x]
-    return dict(kv.split("=", 1) for kv in lines[-1].split() if "=" in kv) if lines else {}
-
-
 def run_overhead(
     opts: Options, rates_mbps: tuple[float, ...] = (100, 10000), seconds: float = 3.0
 ) -> pd.DataFrame:
@@ -252,7 +248,7 @@ def run_overhead(
                         c0 = _cpu_s(pid)
                         r = iperf.run_flows(tb, flow, seconds, d)[0]
                         cpu = (_cpu_s(pid) - c0) / seconds * 100
-                    st = _stop_fields(d / "agent-h1.log")
+                    st = daemons.log_fields(d / "agent-h1.log", "stop")
                     rows.append(
                         {
                             "link_mbps": rate, "mode": mode, "throughput_mbps": r["mbps"],

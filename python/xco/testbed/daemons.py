@@ -35,6 +35,13 @@ def daemon_binary() -> str:
     )
 
 
+def log_fields(log: Path, *events: str) -> dict[str, str]:
+    """Fields of the last line of ``log`` whose event is one of ``events`` (logfmt; {} if none)."""
+    tags = tuple(f"event={e}" for e in events)
+    lines = [x for x in log.read_text().splitlines() if any(t in x.split() for t in tags)]
+    return dict(kv.split("=", 1) for kv in lines[-1].split() if "=" in kv) if lines else {}
+
+
 def keygen(path: Path) -> Path:
     subprocess.run([daemon_binary(), "keygen", str(path)], check=True, capture_output=True)
     return path

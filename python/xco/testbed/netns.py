@@ -142,10 +142,10 @@ def _build(tb: Testbed) -> None:
         sh("ip", "link", "set", "lo", "up", ns=ns)
         # data link: host eth0 <-> switch port p-HOST
         a, b = f"{p}{i}a", f"{p}{i}b"
+        port = f"p-{h.name}"[:15]
         sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
         sh("ip", "link", "set", a, "netns", ns, "name", "eth0")
-        sh("ip", "link", "set", b, "netns", sw, "name", f"p-{h.name}"[:15])
-        port = f"p-{h.name}"[:15]
+        sh("ip", "link", "set", b, "netns", sw, "name", port)
         sh("ip", "addr", "add", f"{h.addr}/{t.data_prefix_len}", "dev", "eth0", ns=ns)
         for dev, where in (("eth0", ns), (port, sw)):
             _no_offload(dev, where)

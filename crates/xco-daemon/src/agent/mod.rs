@@ -62,7 +62,7 @@ pub struct AgentStats {
     pub held: u64,
     /// Held packets released.
     pub released: u64,
-    /// Bytes held / released.
+    /// IP bytes held.
     pub held_bytes: u64,
     /// Bytes released after being held.
     pub released_bytes: u64,
@@ -379,7 +379,7 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         me: opts.host,
         nic_bps: nic_bps.max(1),
         nic_free_at: Time::ZERO,
-        topo: opts.topo.clone(),
+        topo: opts.topo,
         core,
         queues: Vec::new(),
         gate,
