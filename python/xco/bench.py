@@ -52,16 +52,26 @@ def sched(ks: list[int], slots: int = 200) -> list[dict]:
 
 
 def sched_report(results: list[dict]) -> str:
-    """The scheduler figures, with the 1-ms budget check per size."""
+    """The scheduler figures, with the 1-ms budget check per size.
+
+    The budget check uses the scheduler's busy time per slot (its churn
+    calls and its boundary): below 1,000 us at p99 the scheduler keeps a
+    1-ms schedule on one core.
+    """
     lines = []
     for r in results:
-        ok = "within" if r["slot_p99_us"] < 1000 else "OVER"
+        ok = "within" if r["busy_p99_us"] < 1000 else "OVER"
         lines.append(f"fat-tree k={r['k']} ({r['hosts']} hosts), 1-ms timeslices, random backlog churn")
         calls, p50, p99 = r["events_per_s"], r["p50_us"], r["p99_us"]
         lines.append(f"  {calls:,.0f} scheduler calls/s; per call p50 {p50:.1f} us, p99 {p99:.1f} us")
         s50, s99, smax = r["slot_p50_us"], r["slot_p99_us"], r["slot_max_us"]
         lines.append(
-            f"  slot boundary (every expiry of a slot): p50 {s50:.0f} us, p99 {s99:.0f} us, worst {smax:.0f}"
-            f" us -> {ok} the 1-ms budget; {r['mean_active']:.0f} senders per slot"
+            f"  slot boundary (every expiry of a slot): p50 {s50:.0f} us, p99 {s99:.0f} us, worst {smax:.0f} us;"
+            f" {r['mean_active']:.0f} senders per slot"
+        )
+        b50, b99 = r["busy_p50_us"], r["busy_p99_us"]
+        lines.append(
+            f"  scheduler busy per 1-ms slot (churn + boundary): p50 {b50:.0f} us, p99 {b99:.0f} us"
+            f" -> {ok} the 1-ms budget on one core"
         )
     return "\n".join(lines)

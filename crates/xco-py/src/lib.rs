@@ -128,6 +128,8 @@ fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64) -> PyResult<Bound<
     d.set_item("slot_p99_us", r.slot_p99_us)?;
     d.set_item("slot_max_us", r.max_slot_us)?;
     d.set_item("mean_active", r.mean_active)?;
+    d.set_item("busy_p50_us", r.busy_p50_us)?;
+    d.set_item("busy_p99_us", r.busy_p99_us)?;
     Ok(d)
 }
 
