@@ -383,10 +383,10 @@ impl Scheduler {
             let ls = &mut self.links[l as usize];
             ls.free_bps -= c;
             ls.senders += 1;
-            if ls.held_by == x && self.reservations[l as usize].dest == d {
+            if ls.held_by == x && ls.res.dest == d {
                 // served: the reservation ends (it holds, as x waited for d)
                 ls.held_by = NOBODY;
-                self.reservations[l as usize].owner = NOBODY;
+                ls.res.owner = NOBODY;
             }
         }
         let n = &mut self.nodes[xi];
@@ -452,17 +452,13 @@ impl Scheduler {
         };
         for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
-            let res = &mut self.reservations[l as usize];
-            // x's own link (perhaps for another of its flows), a free one, or
-            // one held by a younger flow; (age, node) is a total order: one
-            // oldest flow, no standoff
-            if ls.held_by == x {
-                if res.dest != f.dest || res.since != f.wait {
-                    *res = mine; // x's other flow hands the link to this one
-                }
-            } else if ls.held_by == NOBODY || (f.wait, x) < (res.since, res.owner) {
+            // x's own link (perhaps for another of its flows: this one takes
+            // it over), a free one, or one held by a younger flow; (age,
+            // node) is a total order: one oldest flow, no standoff. (A link
+            // held by x is x's reservation: `res.owner == x`.)
+            if ls.held_by == x || ls.held_by == NOBODY || (f.wait, x) < (ls.res.since, ls.res.owner) {
                 ls.held_by = x;
-                *res = mine;
+                ls.res = mine;
             }
         }
     }

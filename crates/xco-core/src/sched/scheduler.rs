@@ -89,11 +89,10 @@ pub struct Scheduler {
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
     pub(super) beta: Vec<Vec<(u32, u32)>>,
-    /// Per link, what the feasibility check reads: free capacity, |alpha|,
-    /// the holder of a live reservation.
+    /// Per link, what Algorithm 1 reads and updates: free capacity, |alpha|,
+    /// the holder of a live reservation and the last reservation made of it
+    /// by a starving flow.
     pub(super) links: Vec<LinkState>,
-    /// Per link, the last reservation made of it by a starving flow.
-    pub(super) reservations: Vec<Reservation>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -148,9 +147,9 @@ impl Scheduler {
                     free_bps: cap,
                     senders: 0,
                     held_by: NOBODY,
+                    res: Reservation::NONE,
                 })
                 .collect(),
-            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -404,7 +403,7 @@ impl Scheduler {
                 self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
             }
             for &l in f.links(&self.topo) {
-                if self.reservations[l as usize].of(x, f.dest) {
+                if self.links[l as usize].res.of(x, f.dest) {
                     self.links[l as usize].held_by = NOBODY; // the flow no longer waits
                 }
                 let m = &mut self.beta[l as usize];
@@ -432,7 +431,7 @@ impl Scheduler {
                         None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
                     };
                     for &l in f.links(&self.topo) {
-                        if self.reservations[l as usize].of(x, d) {
+                        if self.links[l as usize].res.of(x, d) {
                             self.links[l as usize].held_by = x; // it waits again
                         }
                         let m = &mut self.beta[l as usize];

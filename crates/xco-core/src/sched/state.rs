@@ -3,8 +3,8 @@
 //! At a slot boundary one run considers every backlogged host, so what it
 //! reads of a node (its flows with their paths, its destination, its
 //! timers) is one record of three cache lines, and what the feasibility
-//! check reads of a link (free capacity, the holder of a live reservation)
-//! is one 16-byte record. What only reserving, the input handlers and the
+//! check, granting and reserving read and write of a link (free capacity,
+//! the holder of a live reservation, the reservation) is one 32-byte record. What only reserving, the input handlers and the
 //! accessors need is kept apart.
 
 use super::topology::{LinkId, PathRef, SchedTopology};
@@ -257,7 +257,8 @@ impl Reservation {
     }
 }
 
-/// What Algorithm 1 reads and updates of one link.
+/// What Algorithm 1 reads and updates of one link: one 32-byte record, so
+/// that checking, granting and reserving a link each touch one record.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LinkState {
     /// C_ij minus the capacity admitted to alpha_ij, bit/s.
@@ -266,8 +267,10 @@ pub(super) struct LinkState {
     pub senders: u32,
     /// Node whose starving flow holds a live reservation of the link, or
     /// `NOBODY` (no reservation, or one whose flow no longer waits); the
-    /// reservation itself is in `Scheduler::reservations`.
+    /// reservation itself is `res`.
     pub held_by: u32,
+    /// The last reservation made of the link by a starving flow.
+    pub res: Reservation,
 }
 
 #[cfg(test)]
@@ -278,6 +281,6 @@ mod tests {
     fn records_fill_whole_cache_lines() {
         assert_eq!(std::mem::size_of::<Flow>(), 40);
         assert_eq!(std::mem::size_of::<Node>(), 192);
-        assert_eq!(std::mem::size_of::<LinkState>(), 16);
+        assert_eq!(std::mem::size_of::<LinkState>(), 32);
     }
 }
