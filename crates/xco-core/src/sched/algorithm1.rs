@@ -8,9 +8,11 @@
 //! over the nodes when the triggers are many (instead of walking every
 //! contention group) and sorted once rather than kept in a heap; a node's
 //! destinations are not sorted at all (see [`Scheduler::choose`]); the
-//! feasibility check walks a path from the destination end, where
-//! contention usually is; granting and reserving, rarer than checking, are
-//! out of line; no run allocates.
+//! run is bound by instructions and mispredicted branches, not by memory,
+//! so the common feasibility check (a node not sending) and reserving walk
+//! every link of the short path without a branch on what the links hold
+//! rather than leaving early; granting and reserving, rarer than checking,
+//! are out of line; no run allocates.
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
@@ -213,13 +215,18 @@ impl Scheduler {
     /// link reserved for another node's starving flow is full.
     #[inline]
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
-        // the destination end first: that is where contention usually is
         if own.is_empty() {
-            return links.iter().rev().all(|&l| {
+            // every link, without early exit: a path has a handful of links,
+            // and a loop that leaves early mispredicts where it leaves
+            let mut ok = true;
+            for &l in links {
                 let ls = &self.links[l as usize];
-                (ls.held_by == NOBODY || ls.held_by == x) && c <= ls.free_bps
-            });
+                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
+                ok &= c <= ls.free_bps;
+            }
+            return ok;
         }
+        // the destination end first: that is where contention usually is
         for &l in links.iter().rev() {
             let ls = &self.links[l as usize];
             if ls.held_by != NOBODY && ls.held_by != x {
@@ -456,10 +463,12 @@ impl Scheduler {
             // it over), a free one, or one held by a younger flow; (age,
             // node) is a total order: one oldest flow, no standoff. (A link
             // held by x is x's reservation: `res.owner == x`.)
-            if ls.held_by == x || ls.held_by == NOBODY || (f.wait, x) < (ls.res.since, ls.res.owner) {
-                ls.held_by = x;
-                ls.res = mine;
-            }
+            let take = (ls.held_by == x)
+                | (ls.held_by == NOBODY)
+                | ((f.wait, x) < (ls.res.since, ls.res.owner));
+            // written either way (no branch on what the links hold)
+            ls.held_by = if take { x } else { ls.held_by };
+            ls.res = if take { mine } else { ls.res };
         }
     }
 }
