@@ -17,7 +17,7 @@
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
 use super::scheduler::{Mode, Scheduler};
-use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
+use super::state::{Flow, HISTORY, NOBODY, NOT_SERVED};
 use super::topology::LinkId;
 use crate::time::{Dur, Time};
 
@@ -452,23 +452,22 @@ impl Scheduler {
     /// takes over a younger one's links.
     #[inline(never)]
     fn reserve(&mut self, x: u32, f: &Flow) {
-        let mine = Reservation {
-            owner: x,
-            dest: f.dest,
-            since: f.wait,
-        };
         for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
             // x's own link (perhaps for another of its flows: this one takes
             // it over), a free one, or one held by a younger flow; (age,
             // node) is a total order: one oldest flow, no standoff. (A link
             // held by x is x's reservation: `res.owner == x`.)
-            let take = (ls.held_by == x)
-                | (ls.held_by == NOBODY)
-                | ((f.wait, x) < (ls.res.since, ls.res.owner));
-            // written either way (no branch on what the links hold)
-            ls.held_by = if take { x } else { ls.held_by };
-            ls.res = if take { mine } else { ls.res };
+            let r = ls.res;
+            let older = (f.wait < r.since) | ((f.wait == r.since) & (x < r.owner));
+            let take = (ls.held_by == x) | (ls.held_by == NOBODY) | older;
+            // written either way, through masks (no branch on what the links hold)
+            let m32 = u32::from(take).wrapping_neg();
+            let m64 = u64::from(take).wrapping_neg();
+            ls.held_by = (x & m32) | (ls.held_by & !m32);
+            ls.res.owner = (x & m32) | (r.owner & !m32);
+            ls.res.dest = (f.dest & m32) | (r.dest & !m32);
+            ls.res.since = Time((f.wait.0 & m64) | (r.since.0 & !m64));
         }
     }
 }
