@@ -166,29 +166,33 @@ impl std::ops::DerefMut for Flows {
 
 /// What Algorithm 1 and the timers read of a node: one record of three
 /// cache lines.
+///
+/// The fields are in declared order (`repr(C)`): the scalars first, so that
+/// the passes over all nodes (the scan for waiting hosts, the keep-alive
+/// tick, eligibility) read the first cache line only; the flows follow.
 #[derive(Clone, Debug, Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub(super) struct Node {
-    /// B_x with paths and ages, sorted by destination.
-    pub flows: Flows,
     /// D_x (its flow in `flows` holds P_{x,D_x}).
     pub dest: Option<u32>,
-    /// What x adds to alpha on its path, bit/s.
-    pub contrib_bps: u64,
-    /// When x began sending to D_x.
-    pub active_since: Time,
-    /// When x's current slice ends.
-    pub expires: Time,
-    /// When x was last sent a directive.
-    pub last_directive: Time,
-    /// Directives sent to x.
-    pub epoch: u64,
     /// Round-robin pointer into `flows`.
     pub rot: u32,
     /// Registered with the controller.
     pub joined: bool,
     /// Scheduled in the current run of Algorithm 1 (the set N).
     pub in_n: bool,
+    /// When x began sending to D_x.
+    pub active_since: Time,
+    /// When x was last sent a directive.
+    pub last_directive: Time,
+    /// What x adds to alpha on its path, bit/s.
+    pub contrib_bps: u64,
+    /// B_x with paths and ages, sorted by destination.
+    pub flows: Flows,
+    /// When x's current slice ends.
+    pub expires: Time,
+    /// Directives sent to x.
+    pub epoch: u64,
 }
 
 impl Node {
