@@ -7,12 +7,13 @@
 //! one run considers every backlogged host. So A is collected by one pass
 //! over the nodes when the triggers are many (instead of walking every
 //! contention group) and sorted once rather than kept in a heap; a node's
-//! destinations are not sorted at all (see [`Scheduler::choose`]); the
-//! run is bound by instructions and mispredicted branches, not by memory,
-//! so the common feasibility check (a node not sending) and reserving walk
-//! every link of the short path without a branch on what the links hold
-//! rather than leaving early; granting and reserving, rarer than checking,
-//! are out of line; no run allocates.
+//! destinations are not sorted at all, but checked in one pass (see
+//! [`Scheduler::choose`]). Such a run costs mostly mispredicted branches
+//! (whether a path is free is close to a coin toss) and waiting for node
+//! and link records, so the common feasibility check (a node not sending)
+//! and reserving walk every link of the short path without a branch on
+//! what the links hold, rather than leaving early; granting and reserving,
+//! rarer than checking, are out of line; no run allocates.
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
@@ -271,7 +272,10 @@ impl Scheduler {
     /// The order is by age (the flow x sends on last), ties in round robin
     /// from the pointer. Link state does not change while x's own flows are
     /// checked, so the first feasible flow in that order is the feasible
-    /// flow with the smallest key: no sort, the oldest flow tried first.
+    /// flow with the smallest key: no sort. One pass checks every flow (most
+    /// nodes considered at a slot boundary get none, so every flow is
+    /// checked anyway) and keeps the smallest key and the smallest feasible
+    /// one without branching on either.
     #[inline]
     fn choose(&self, now: Time, x: u32) -> Choice {
         let n = &self.nodes[x as usize];
@@ -286,34 +290,29 @@ impl Scheduler {
         }
         let rot = n.rot as usize;
         let start = if rot < nb { rot } else { rot % nb };
-        // a flow's key: (age, rotated index)
-        let key_at = |j: usize| {
-            let w = if Some(flows[j].dest) == n.dest {
-                Time::NEVER
-            } else {
-                flows[j].wait
-            };
-            key(w.0, if j >= start { j - start } else { j + nb - start } as u32)
+        // the links x sends on
+        let own: &[LinkId] = match n.dest {
+            Some(d) => flows
+                .iter()
+                .find(|f| f.dest == d)
+                .map_or(&[], |f| f.links(&self.topo)),
+            None => &[],
         };
-        let (mut j0, mut k0) = (0, u128::MAX);
-        let mut own: &[LinkId] = &[]; // the links x sends on
-        for (j, f) in flows.iter().enumerate() {
-            let k = key_at(j);
-            if k < k0 {
-                (j0, k0) = (j, k);
-            }
-            if Some(f.dest) == n.dest {
-                own = f.links(&self.topo);
-            }
-        }
         debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-        // what x adds to alpha on a path: C_x, in the hybrid form at most the path's tightest link
-        let fits = |f: &Flow| {
-            if !f.routed() {
-                return None;
-            }
+        // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
+        let (mut j0, mut k0) = (0, u128::MAX);
+        let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
+        for (j, f) in flows.iter().enumerate() {
+            // a flow's key: (age, rotated index); the flow x sends on is the youngest
+            let w = if Some(f.dest) == n.dest { Time::NEVER } else { f.wait };
+            let k = key(w.0, if j >= start { j - start } else { j + nb - start } as u32);
+            let oldest = k < k0;
+            j0 = if oldest { j } else { j0 };
+            k0 = k0.min(k);
+            // what x adds to alpha on the path: C_x, in the hybrid form at
+            // most the path's tightest link
             let links = f.links(&self.topo);
             let c = if hybrid {
                 links
@@ -323,29 +322,18 @@ impl Scheduler {
             } else {
                 cx
             };
-            self.feasible(x, links, c, own, n.contrib_bps).then_some(c)
-        };
-        if let Some(c) = fits(&flows[j0]) {
-            choice.grant = Some((j0, c, true));
-        } else {
-            let mut best = u128::MAX;
-            for j in (0..nb).filter(|&j| j != j0) {
-                let k = key_at(j);
-                if k < best {
-                    if let Some(c) = fits(&flows[j]) {
-                        best = k;
-                        choice.grant = Some((j, c, false));
-                    }
-                }
-            }
+            let take = f.routed() & (k < kg) & self.feasible(x, links, c, own, n.contrib_bps);
+            jg = if take { j } else { jg };
+            kg = if take { k } else { kg };
+            cg = if take { c } else { cg };
+        }
+        if jg != usize::MAX {
+            choice.grant = Some((jg, cg, jg == j0));
         }
         // a flow that has waited more than two slices keeps its path for
         // itself: links it cannot get now are not handed to younger flows
         let f0 = &flows[j0];
-        if Some(f0.dest) != n.dest
-            && now.saturating_since(f0.wait) > self.cfg.slice.doubled()
-            && choice.grant.is_none_or(|(j, ..)| j != j0)
-        {
+        if Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled() && jg != j0 {
             choice.reserve = Some(j0);
         }
         choice
