@@ -351,12 +351,16 @@ impl Scheduler {
             for &x in &triggers {
                 self.trigger_stamp[x as usize] = self.stamp;
             }
+            // written either way, kept if waiting: whether a host waits is
+            // a coin toss, which a branch would mispredict
+            let mut len = triggers.len();
+            triggers.resize(len + self.nodes.len(), 0);
             for (x, n) in self.nodes.iter().enumerate() {
-                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
-                {
-                    triggers.push(x as u32);
-                }
+                let waits = n.joined & n.dest.is_none() & (n.flows.count() > 0);
+                triggers[len] = x as u32;
+                len += usize::from(waits & (self.trigger_stamp[x] != self.stamp));
             }
+            triggers.truncate(len);
         }
         if !triggers.is_empty() {
             self.algorithm1(now, &triggers, &freed);
