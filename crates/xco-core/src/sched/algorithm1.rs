@@ -217,15 +217,7 @@ impl Scheduler {
     #[inline]
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
         if own.is_empty() {
-            // every link, without early exit: a path has a handful of links,
-            // and a loop that leaves early mispredicts where it leaves
-            let mut ok = true;
-            for &l in links {
-                let ls = &self.links[l as usize];
-                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
-                ok &= c <= ls.free_bps;
-            }
-            return ok;
+            return self.free_for(x, links, c);
         }
         // the destination end first: that is where contention usually is
         for &l in links.iter().rev() {
@@ -243,6 +235,21 @@ impl Scheduler {
             }
         }
         true
+    }
+
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing `c`
+    /// and sending nowhere now. Every link, without early exit: a path has a
+    /// handful of links, and a loop that leaves early mispredicts where it
+    /// leaves.
+    #[inline]
+    fn free_for(&self, x: u32, links: &[LinkId], c: u64) -> bool {
+        let mut ok = true;
+        for &l in links {
+            let ls = &self.links[l as usize];
+            ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
+            ok &= c <= ls.free_bps;
+        }
+        ok
     }
 
     /// One step of the loop: give node `x` (just taken from A) its first
@@ -322,7 +329,11 @@ impl Scheduler {
             } else {
                 cx
             };
-            let take = f.routed() & (k < kg) & self.feasible(x, links, c, own, n.contrib_bps);
+            let feasible = match f.padded() {
+                Some(padded) if own.is_empty() => self.free_for(x, padded, c),
+                _ => self.feasible(x, links, c, own, n.contrib_bps),
+            };
+            let take = f.routed() & (k < kg) & feasible;
             jg = if take { j } else { jg };
             kg = if take { k } else { kg };
             cg = if take { c } else { cg };

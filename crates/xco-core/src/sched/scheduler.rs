@@ -91,7 +91,7 @@ pub struct Scheduler {
     pub(super) beta: Vec<Vec<(u32, u32)>>,
     /// Per link, what Algorithm 1 reads and updates: free capacity, |alpha|,
     /// the holder of a live reservation and the last reservation made of it
-    /// by a starving flow.
+    /// by a starving flow; then a sentinel (`Flow::padded`).
     pub(super) links: Vec<LinkState>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
@@ -140,9 +140,12 @@ impl Scheduler {
             nodes: vec![Node::default(); h],
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
+            // every link, then the sentinel that pads short inline paths
+            // (see `Flow::padded`): always free, never held
             links: topo
                 .link_bps
                 .iter()
+                .chain([&u64::MAX])
                 .map(|&cap| LinkState {
                     free_bps: cap,
                     senders: 0,
@@ -191,7 +194,7 @@ impl Scheduler {
 
     /// Number of links.
     pub fn links(&self) -> usize {
-        self.links.len()
+        self.topo.link_bps.len()
     }
 
     /// D_x: where host `x` may send now.
