@@ -179,7 +179,8 @@ impl std::ops::DerefMut for Flows {
 ///
 /// The fields are in declared order (`repr(C)`): the scalars first, so that
 /// the passes over all nodes (the scan for waiting hosts, the keep-alive
-/// tick, eligibility) read the first cache line only; the flows follow.
+/// tick, eligibility) and the check of an expiring slice read the first
+/// cache line only; the flows follow.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct Node {
@@ -197,10 +198,10 @@ pub(super) struct Node {
     pub last_directive: Time,
     /// What x adds to alpha on its path, bit/s.
     pub contrib_bps: u64,
-    /// B_x with paths and ages, sorted by destination.
-    pub flows: Flows,
     /// When x's current slice ends.
     pub expires: Time,
+    /// B_x with paths and ages, sorted by destination.
+    pub flows: Flows,
     /// Directives sent to x.
     pub epoch: u64,
 }
