@@ -313,7 +313,11 @@ impl Scheduler {
         let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
         for (j, f) in flows.iter().enumerate() {
             // a flow's key: (age, rotated index); the flow x sends on is the youngest
-            let w = if Some(f.dest) == n.dest { Time::NEVER } else { f.wait };
+            let w = if Some(f.dest) == n.dest {
+                Time::NEVER
+            } else {
+                f.wait
+            };
             let k = key(w.0, if j >= start { j - start } else { j + nb - start } as u32);
             let oldest = k < k0;
             j0 = if oldest { j } else { j0 };
