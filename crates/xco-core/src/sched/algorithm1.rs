@@ -7,15 +7,18 @@
 //! one run considers every backlogged host. So A is collected by one pass
 //! over the nodes when the triggers are many (instead of walking every
 //! contention group) and sorted once rather than kept in a heap; a node's
-//! destinations are not sorted at all (see [`Scheduler::choose`]); the
-//! feasibility check walks a path from the destination end, where
-//! contention usually is; granting and reserving, rarer than checking, are
-//! out of line; no run allocates.
+//! destinations are not sorted at all, but checked in one pass (see
+//! [`Scheduler::choose`]). Such a run costs mostly mispredicted branches
+//! (whether a path is free is close to a coin toss) and waiting for node
+//! and link records, so the common feasibility check (a node not sending)
+//! and reserving walk every link of the short path without a branch on
+//! what the links hold, rather than leaving early; granting and reserving,
+//! rarer than checking, are out of line; no run allocates.
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
 use super::scheduler::{Mode, Scheduler};
-use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
+use super::state::{Flow, HISTORY, NOBODY, NOT_SERVED};
 use super::topology::LinkId;
 use crate::time::{Dur, Time};
 
@@ -213,13 +216,10 @@ impl Scheduler {
     /// link reserved for another node's starving flow is full.
     #[inline]
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
-        // the destination end first: that is where contention usually is
         if own.is_empty() {
-            return links.iter().rev().all(|&l| {
-                let ls = &self.links[l as usize];
-                (ls.held_by == NOBODY || ls.held_by == x) && c <= ls.free_bps
-            });
+            return self.free_for(x, links, c);
         }
+        // the destination end first: that is where contention usually is
         for &l in links.iter().rev() {
             let ls = &self.links[l as usize];
             if ls.held_by != NOBODY && ls.held_by != x {
@@ -235,6 +235,21 @@ impl Scheduler {
             }
         }
         true
+    }
+
+    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing `c`
+    /// and sending nowhere now. Every link, without early exit: a path has a
+    /// handful of links, and a loop that leaves early mispredicts where it
+    /// leaves.
+    #[inline]
+    fn free_for(&self, x: u32, links: &[LinkId], c: u64) -> bool {
+        let mut ok = true;
+        for &l in links {
+            let ls = &self.links[l as usize];
+            ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
+            ok &= c <= ls.free_bps;
+        }
+        ok
     }
 
     /// One step of the loop: give node `x` (just taken from A) its first
@@ -264,7 +279,10 @@ impl Scheduler {
     /// The order is by age (the flow x sends on last), ties in round robin
     /// from the pointer. Link state does not change while x's own flows are
     /// checked, so the first feasible flow in that order is the feasible
-    /// flow with the smallest key: no sort, the oldest flow tried first.
+    /// flow with the smallest key: no sort. One pass checks every flow (most
+    /// nodes considered at a slot boundary get none, so every flow is
+    /// checked anyway) and keeps the smallest key and the smallest feasible
+    /// one without branching on either.
     #[inline]
     fn choose(&self, now: Time, x: u32) -> Choice {
         let n = &self.nodes[x as usize];
@@ -279,34 +297,33 @@ impl Scheduler {
         }
         let rot = n.rot as usize;
         let start = if rot < nb { rot } else { rot % nb };
-        // a flow's key: (age, rotated index)
-        let key_at = |j: usize| {
-            let w = if Some(flows[j].dest) == n.dest {
-                Time::NEVER
-            } else {
-                flows[j].wait
-            };
-            key(w.0, if j >= start { j - start } else { j + nb - start } as u32)
+        // the links x sends on
+        let own: &[LinkId] = match n.dest {
+            Some(d) => flows
+                .iter()
+                .find(|f| f.dest == d)
+                .map_or(&[], |f| f.links(&self.topo)),
+            None => &[],
         };
-        let (mut j0, mut k0) = (0, u128::MAX);
-        let mut own: &[LinkId] = &[]; // the links x sends on
-        for (j, f) in flows.iter().enumerate() {
-            let k = key_at(j);
-            if k < k0 {
-                (j0, k0) = (j, k);
-            }
-            if Some(f.dest) == n.dest {
-                own = f.links(&self.topo);
-            }
-        }
         debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-        // what x adds to alpha on a path: C_x, in the hybrid form at most the path's tightest link
-        let fits = |f: &Flow| {
-            if !f.routed() {
-                return None;
-            }
+        // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
+        let (mut j0, mut k0) = (0, u128::MAX);
+        let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
+        for (j, f) in flows.iter().enumerate() {
+            // a flow's key: (age, rotated index); the flow x sends on is the youngest
+            let w = if Some(f.dest) == n.dest {
+                Time::NEVER
+            } else {
+                f.wait
+            };
+            let k = key(w.0, if j >= start { j - start } else { j + nb - start } as u32);
+            let oldest = k < k0;
+            j0 = if oldest { j } else { j0 };
+            k0 = k0.min(k);
+            // what x adds to alpha on the path: C_x, in the hybrid form at
+            // most the path's tightest link
             let links = f.links(&self.topo);
             let c = if hybrid {
                 links
@@ -316,29 +333,22 @@ impl Scheduler {
             } else {
                 cx
             };
-            self.feasible(x, links, c, own, n.contrib_bps).then_some(c)
-        };
-        if let Some(c) = fits(&flows[j0]) {
-            choice.grant = Some((j0, c, true));
-        } else {
-            let mut best = u128::MAX;
-            for j in (0..nb).filter(|&j| j != j0) {
-                let k = key_at(j);
-                if k < best {
-                    if let Some(c) = fits(&flows[j]) {
-                        best = k;
-                        choice.grant = Some((j, c, false));
-                    }
-                }
-            }
+            let feasible = match f.padded() {
+                Some(padded) if own.is_empty() => self.free_for(x, padded, c),
+                _ => self.feasible(x, links, c, own, n.contrib_bps),
+            };
+            let take = f.routed() & (k < kg) & feasible;
+            jg = if take { j } else { jg };
+            kg = if take { k } else { kg };
+            cg = if take { c } else { cg };
+        }
+        if jg != usize::MAX {
+            choice.grant = Some((jg, cg, jg == j0));
         }
         // a flow that has waited more than two slices keeps its path for
         // itself: links it cannot get now are not handed to younger flows
         let f0 = &flows[j0];
-        if Some(f0.dest) != n.dest
-            && now.saturating_since(f0.wait) > self.cfg.slice.doubled()
-            && choice.grant.is_none_or(|(j, ..)| j != j0)
-        {
+        if Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled() && jg != j0 {
             choice.reserve = Some(j0);
         }
         choice
@@ -383,10 +393,10 @@ impl Scheduler {
             let ls = &mut self.links[l as usize];
             ls.free_bps -= c;
             ls.senders += 1;
-            if ls.held_by == x && self.reservations[l as usize].dest == d {
+            if ls.held_by == x && ls.res.dest == d {
                 // served: the reservation ends (it holds, as x waited for d)
                 ls.held_by = NOBODY;
-                self.reservations[l as usize].owner = NOBODY;
+                ls.res.owner = NOBODY;
             }
         }
         let n = &mut self.nodes[xi];
@@ -445,25 +455,22 @@ impl Scheduler {
     /// takes over a younger one's links.
     #[inline(never)]
     fn reserve(&mut self, x: u32, f: &Flow) {
-        let mine = Reservation {
-            owner: x,
-            dest: f.dest,
-            since: f.wait,
-        };
         for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
-            let res = &mut self.reservations[l as usize];
-            // x's own link (perhaps for another of its flows), a free one, or
-            // one held by a younger flow; (age, node) is a total order: one
-            // oldest flow, no standoff
-            if ls.held_by == x {
-                if res.dest != f.dest || res.since != f.wait {
-                    *res = mine; // x's other flow hands the link to this one
-                }
-            } else if ls.held_by == NOBODY || (f.wait, x) < (res.since, res.owner) {
-                ls.held_by = x;
-                *res = mine;
-            }
+            // x's own link (perhaps for another of its flows: this one takes
+            // it over), a free one, or one held by a younger flow; (age,
+            // node) is a total order: one oldest flow, no standoff. (A link
+            // held by x is x's reservation: `res.owner == x`.)
+            let r = ls.res;
+            let older = (f.wait < r.since) | ((f.wait == r.since) & (x < r.owner));
+            let take = (ls.held_by == x) | (ls.held_by == NOBODY) | older;
+            // written either way, through masks (no branch on what the links hold)
+            let m32 = u32::from(take).wrapping_neg();
+            let m64 = u64::from(take).wrapping_neg();
+            ls.held_by = (x & m32) | (ls.held_by & !m32);
+            ls.res.owner = (x & m32) | (r.owner & !m32);
+            ls.res.dest = (f.dest & m32) | (r.dest & !m32);
+            ls.res.since = Time((f.wait.0 & m64) | (r.since.0 & !m64));
         }
     }
 }

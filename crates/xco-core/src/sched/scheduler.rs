@@ -89,11 +89,10 @@ pub struct Scheduler {
     /// many). Small vectors: a link's group averages a few hosts, and
     /// Algorithm 1 mostly iterates them.
     pub(super) beta: Vec<Vec<(u32, u32)>>,
-    /// Per link, what the feasibility check reads: free capacity, |alpha|,
-    /// the holder of a live reservation.
+    /// Per link, what Algorithm 1 reads and updates: free capacity, |alpha|,
+    /// the holder of a live reservation and the last reservation made of it
+    /// by a starving flow; then a sentinel (`Flow::padded`).
     pub(super) links: Vec<LinkState>,
-    /// Per link, the last reservation made of it by a starving flow.
-    pub(super) reservations: Vec<Reservation>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -141,16 +140,19 @@ impl Scheduler {
             nodes: vec![Node::default(); h],
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
+            // every link, then the sentinel that pads short inline paths
+            // (see `Flow::padded`): always free, never held
             links: topo
                 .link_bps
                 .iter()
+                .chain([&u64::MAX])
                 .map(|&cap| LinkState {
                     free_bps: cap,
                     senders: 0,
                     held_by: NOBODY,
+                    res: Reservation::NONE,
                 })
                 .collect(),
-            reservations: vec![Reservation::NONE; l],
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -192,7 +194,7 @@ impl Scheduler {
 
     /// Number of links.
     pub fn links(&self) -> usize {
-        self.links.len()
+        self.topo.link_bps.len()
     }
 
     /// D_x: where host `x` may send now.
@@ -352,12 +354,16 @@ impl Scheduler {
             for &x in &triggers {
                 self.trigger_stamp[x as usize] = self.stamp;
             }
+            // written either way, kept if waiting: whether a host waits is
+            // a coin toss, which a branch would mispredict
+            let mut len = triggers.len();
+            triggers.resize(len + self.nodes.len(), 0);
             for (x, n) in self.nodes.iter().enumerate() {
-                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
-                {
-                    triggers.push(x as u32);
-                }
+                let waits = n.joined & n.dest.is_none() & (n.flows.count() > 0);
+                triggers[len] = x as u32;
+                len += usize::from(waits & (self.trigger_stamp[x] != self.stamp));
             }
+            triggers.truncate(len);
         }
         if !triggers.is_empty() {
             self.algorithm1(now, &triggers, &freed);
@@ -404,7 +410,7 @@ impl Scheduler {
                 self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
             }
             for &l in f.links(&self.topo) {
-                if self.reservations[l as usize].of(x, f.dest) {
+                if self.links[l as usize].res.of(x, f.dest) {
                     self.links[l as usize].held_by = NOBODY; // the flow no longer waits
                 }
                 let m = &mut self.beta[l as usize];
@@ -432,7 +438,7 @@ impl Scheduler {
                         None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
                     };
                     for &l in f.links(&self.topo) {
-                        if self.reservations[l as usize].of(x, d) {
+                        if self.links[l as usize].res.of(x, d) {
                             self.links[l as usize].held_by = x; // it waits again
                         }
                         let m = &mut self.beta[l as usize];

@@ -3,8 +3,8 @@
 //! At a slot boundary one run considers every backlogged host, so what it
 //! reads of a node (its flows with their paths, its destination, its
 //! timers) is one record of three cache lines, and what the feasibility
-//! check reads of a link (free capacity, the holder of a live reservation)
-//! is one 16-byte record. What only reserving, the input handlers and the
+//! check, granting and reserving read and write of a link (free capacity,
+//! the holder of a live reservation, the reservation) is one 32-byte record. What only reserving, the input handlers and the
 //! accessors need is kept apart.
 
 use super::topology::{LinkId, PathRef, SchedTopology};
@@ -63,7 +63,8 @@ impl Flow {
     /// `history` in the node's service history.
     pub fn new(dest: u32, wait: Time, history: u8, path: PathRef, topo: &SchedTopology) -> Flow {
         let l = topo.links(path);
-        let mut links = [0; INLINE_LINKS];
+        // padded with the sentinel link, which is always free
+        let mut links = [topo.link_bps.len() as LinkId; INLINE_LINKS];
         let len = if l.len() <= INLINE_LINKS {
             links[..l.len()].copy_from_slice(l);
             l.len() as u8
@@ -90,6 +91,15 @@ impl Flow {
         } else {
             &self.links[..self.len as usize]
         }
+    }
+
+    /// P_xd padded to `INLINE_LINKS` links with the sentinel link after the
+    /// last one (always free, never held: the scheduler's link records end
+    /// with it), if P_xd is kept inline. Checking a padded path is a loop
+    /// of fixed length, with no branch on where the path ends.
+    #[inline]
+    pub fn padded(&self) -> Option<&[LinkId; INLINE_LINKS]> {
+        (self.len != IN_ARENA).then_some(&self.links)
     }
 
     /// True if there is a path to the destination.
@@ -166,29 +176,34 @@ impl std::ops::DerefMut for Flows {
 
 /// What Algorithm 1 and the timers read of a node: one record of three
 /// cache lines.
+///
+/// The fields are in declared order (`repr(C)`): the scalars first, so that
+/// the passes over all nodes (the scan for waiting hosts, the keep-alive
+/// tick, eligibility) and the check of an expiring slice read the first
+/// cache line only; the flows follow.
 #[derive(Clone, Debug, Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub(super) struct Node {
-    /// B_x with paths and ages, sorted by destination.
-    pub flows: Flows,
     /// D_x (its flow in `flows` holds P_{x,D_x}).
     pub dest: Option<u32>,
-    /// What x adds to alpha on its path, bit/s.
-    pub contrib_bps: u64,
-    /// When x began sending to D_x.
-    pub active_since: Time,
-    /// When x's current slice ends.
-    pub expires: Time,
-    /// When x was last sent a directive.
-    pub last_directive: Time,
-    /// Directives sent to x.
-    pub epoch: u64,
     /// Round-robin pointer into `flows`.
     pub rot: u32,
     /// Registered with the controller.
     pub joined: bool,
     /// Scheduled in the current run of Algorithm 1 (the set N).
     pub in_n: bool,
+    /// When x began sending to D_x.
+    pub active_since: Time,
+    /// When x was last sent a directive.
+    pub last_directive: Time,
+    /// What x adds to alpha on its path, bit/s.
+    pub contrib_bps: u64,
+    /// When x's current slice ends.
+    pub expires: Time,
+    /// B_x with paths and ages, sorted by destination.
+    pub flows: Flows,
+    /// Directives sent to x.
+    pub epoch: u64,
 }
 
 impl Node {
@@ -257,7 +272,8 @@ impl Reservation {
     }
 }
 
-/// What Algorithm 1 reads and updates of one link.
+/// What Algorithm 1 reads and updates of one link: one 32-byte record, so
+/// that checking, granting and reserving a link each touch one record.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct LinkState {
     /// C_ij minus the capacity admitted to alpha_ij, bit/s.
@@ -266,8 +282,10 @@ pub(super) struct LinkState {
     pub senders: u32,
     /// Node whose starving flow holds a live reservation of the link, or
     /// `NOBODY` (no reservation, or one whose flow no longer waits); the
-    /// reservation itself is in `Scheduler::reservations`.
+    /// reservation itself is `res`.
     pub held_by: u32,
+    /// The last reservation made of the link by a starving flow.
+    pub res: Reservation,
 }
 
 #[cfg(test)]
@@ -278,6 +296,6 @@ mod tests {
     fn records_fill_whole_cache_lines() {
         assert_eq!(std::mem::size_of::<Flow>(), 40);
         assert_eq!(std::mem::size_of::<Node>(), 192);
-        assert_eq!(std::mem::size_of::<LinkState>(), 16);
+        assert_eq!(std::mem::size_of::<LinkState>(), 32);
     }
 }
