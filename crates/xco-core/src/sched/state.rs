@@ -4,8 +4,9 @@
 //! reads of a node (its flows with their paths, its destination, its
 //! timers) is one record of three cache lines, and what the feasibility
 //! check, granting and reserving read and write of a link (free capacity,
-//! the holder of a live reservation, the reservation) is one 32-byte record. What only reserving, the input handlers and the
-//! accessors need is kept apart.
+//! the holder of a live reservation, the reservation) is one 32-byte
+//! record. What only the input handlers and the accessors need is kept
+//! apart.
 
 use super::topology::{LinkId, PathRef, SchedTopology};
 use crate::time::Time;
