@@ -66,8 +66,8 @@ def sched_report(results: list[dict]) -> str:
         lines.append(f"  {calls:,.0f} scheduler calls/s; per call p50 {p50:.1f} us, p99 {p99:.1f} us")
         s50, s99, smax = r["slot_p50_us"], r["slot_p99_us"], r["slot_max_us"]
         lines.append(
-            f"  slot boundary (every expiry of a slot): p50 {s50:.0f} us, p99 {s99:.0f} us, worst {smax:.0f} us;"
-            f" {r['mean_active']:.0f} senders per slot"
+            f"  slot boundary (every expiry of a slot): p50 {s50:.0f} us, p99 {s99:.0f} us,"
+            f" worst {smax:.0f} us; {r['mean_active']:.0f} senders per slot"
         )
         b50, b99 = r["busy_p50_us"], r["busy_p99_us"]
         lines.append(
