@@ -7,5 +7,5 @@ bash scripts/setup.sh
 echo "== rustfmt";  cargo fmt --all --check
 echo "== clippy";   cargo clippy -q --workspace --all-targets --release -- -D warnings
 echo "== cargo test"; cargo test -q --workspace --exclude xco-py --release
-echo "== ruff";     ruff check python tests && ruff format --check python tests
+echo "== ruff";     ruff check python tests; ruff format --check python tests
 echo "== pytest";   python3 -m pytest -q tests
