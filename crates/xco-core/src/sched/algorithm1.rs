@@ -217,7 +217,15 @@ impl Scheduler {
     #[inline]
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
         if own.is_empty() {
-            return self.free_for(x, links, c);
+            // every link, without early exit: a path has a handful of links,
+            // and a loop that leaves early mispredicts where it leaves
+            let mut ok = true;
+            for &l in links {
+                let ls = &self.links[l as usize];
+                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
+                ok &= c <= ls.free_bps;
+            }
+            return ok;
         }
         // the destination end first: that is where contention usually is
         for &l in links.iter().rev() {
@@ -235,21 +243,6 @@ impl Scheduler {
             }
         }
         true
-    }
-
-    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing `c`
-    /// and sending nowhere now. Every link, without early exit: a path has a
-    /// handful of links, and a loop that leaves early mispredicts where it
-    /// leaves.
-    #[inline]
-    fn free_for(&self, x: u32, links: &[LinkId], c: u64) -> bool {
-        let mut ok = true;
-        for &l in links {
-            let ls = &self.links[l as usize];
-            ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
-            ok &= c <= ls.free_bps;
-        }
-        ok
     }
 
     /// One step of the loop: give node `x` (just taken from A) its first
@@ -333,11 +326,7 @@ impl Scheduler {
             } else {
                 cx
             };
-            let feasible = match f.padded() {
-                Some(padded) if own.is_empty() => self.free_for(x, padded, c),
-                _ => self.feasible(x, links, c, own, n.contrib_bps),
-            };
-            let take = f.routed() & (k < kg) & feasible;
+            let take = f.routed() & (k < kg) & self.feasible(x, links, c, own, n.contrib_bps);
             jg = if take { j } else { jg };
             kg = if take { k } else { kg };
             cg = if take { c } else { cg };

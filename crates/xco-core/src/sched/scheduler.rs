@@ -91,7 +91,7 @@ pub struct Scheduler {
     pub(super) beta: Vec<Vec<(u32, u32)>>,
     /// Per link, what Algorithm 1 reads and updates: free capacity, |alpha|,
     /// the holder of a live reservation and the last reservation made of it
-    /// by a starving flow; then a sentinel (`Flow::padded`).
+    /// by a starving flow.
     pub(super) links: Vec<LinkState>,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
@@ -140,12 +140,9 @@ impl Scheduler {
             nodes: vec![Node::default(); h],
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
-            // every link, then the sentinel that pads short inline paths
-            // (see `Flow::padded`): always free, never held
             links: topo
                 .link_bps
                 .iter()
-                .chain([&u64::MAX])
                 .map(|&cap| LinkState {
                     free_bps: cap,
                     senders: 0,
@@ -194,7 +191,7 @@ impl Scheduler {
 
     /// Number of links.
     pub fn links(&self) -> usize {
-        self.topo.link_bps.len()
+        self.links.len()
     }
 
     /// D_x: where host `x` may send now.
@@ -354,16 +351,12 @@ impl Scheduler {
             for &x in &triggers {
                 self.trigger_stamp[x as usize] = self.stamp;
             }
-            // written either way, kept if waiting: whether a host waits is
-            // a coin toss, which a branch would mispredict
-            let mut len = triggers.len();
-            triggers.resize(len + self.nodes.len(), 0);
             for (x, n) in self.nodes.iter().enumerate() {
-                let waits = n.joined & n.dest.is_none() & (n.flows.count() > 0);
-                triggers[len] = x as u32;
-                len += usize::from(waits & (self.trigger_stamp[x] != self.stamp));
+                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
+                {
+                    triggers.push(x as u32);
+                }
             }
-            triggers.truncate(len);
         }
         if !triggers.is_empty() {
             self.algorithm1(now, &triggers, &freed);

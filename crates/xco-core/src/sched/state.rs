@@ -64,8 +64,7 @@ impl Flow {
     /// `history` in the node's service history.
     pub fn new(dest: u32, wait: Time, history: u8, path: PathRef, topo: &SchedTopology) -> Flow {
         let l = topo.links(path);
-        // padded with the sentinel link, which is always free
-        let mut links = [topo.link_bps.len() as LinkId; INLINE_LINKS];
+        let mut links = [0; INLINE_LINKS];
         let len = if l.len() <= INLINE_LINKS {
             links[..l.len()].copy_from_slice(l);
             l.len() as u8
@@ -92,15 +91,6 @@ impl Flow {
         } else {
             &self.links[..self.len as usize]
         }
-    }
-
-    /// P_xd padded to `INLINE_LINKS` links with the sentinel link after the
-    /// last one (always free, never held: the scheduler's link records end
-    /// with it), if P_xd is kept inline. Checking a padded path is a loop
-    /// of fixed length, with no branch on where the path ends.
-    #[inline]
-    pub fn padded(&self) -> Option<&[LinkId; INLINE_LINKS]> {
-        (self.len != IN_ARENA).then_some(&self.links)
     }
 
     /// True if there is a path to the destination.
