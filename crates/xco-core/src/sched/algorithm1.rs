@@ -414,15 +414,16 @@ impl Scheduler {
         let served = &mut self.meta[x as usize].served;
         if served.len() >= HISTORY {
             // an entry's time: the wait of the backlogged flow it belongs to, else its own
-            let time = |i: usize| {
-                flows
-                    .iter()
-                    .find(|f| f.history as usize == i)
-                    .map_or(served[i].1, |f| f.wait)
-            };
+            let mut time = [Time::ZERO; HISTORY];
+            for (t, e) in time.iter_mut().zip(served.iter()) {
+                *t = e.1;
+            }
+            for f in flows.iter().filter(|f| f.history != NOT_SERVED) {
+                time[f.history as usize] = f.wait;
+            }
             let mut oldest = 0;
             for i in 1..served.len() {
-                if time(i) < time(oldest) {
+                if time[i] < time[oldest] {
                     oldest = i;
                 }
             }
