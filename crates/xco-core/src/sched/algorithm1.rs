@@ -18,7 +18,7 @@
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
 use super::scheduler::{Mode, Scheduler};
-use super::state::{Flow, HISTORY, NOBODY, NOT_SERVED};
+use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
 use super::topology::LinkId;
 use crate::time::{Dur, Time};
 
@@ -441,26 +441,59 @@ impl Scheduler {
         flows[j].history = (served.len() - 1) as u8;
     }
 
-    /// Reserve the path of x's starving flow `f`; an older starving flow
-    /// takes over a younger one's links.
+    /// True if a link of the path of x's flow `f` is held by an older
+    /// starving flow: `f` cannot be served before that flow.
+    pub(super) fn behind_older(&self, x: u32, f: &Flow) -> bool {
+        f.links(&self.topo).iter().any(|&l| {
+            let ls = &self.links[l as usize];
+            // a live reservation names its holder (`res.owner == held_by`)
+            let r = ls.res;
+            let older = (r.since < f.wait) | ((r.since == f.wait) & (r.owner < x));
+            (ls.held_by != NOBODY) & (ls.held_by != x) & older
+        })
+    }
+
+    /// Reserve the path of x's starving flow `f`, so that no flow holds a
+    /// link while an older one holds another link of its path: if `f` is
+    /// behind an older flow it reserves nothing (it cannot be served first,
+    /// and holding its other links would only idle them); otherwise it
+    /// takes its whole path: each link is free, x's own (perhaps for
+    /// another of its flows: this one takes it over) or held by a younger
+    /// flow, which then holds none of its path. (age, node) is a total
+    /// order, so the oldest starving flow is never behind: it holds its
+    /// whole path and progresses.
     #[inline(never)]
     fn reserve(&mut self, x: u32, f: &Flow) {
+        if self.behind_older(x, f) {
+            return;
+        }
+        let res = Reservation {
+            owner: x,
+            dest: f.dest,
+            since: f.wait,
+        };
+        let mut displaced = std::mem::take(&mut self.scratch.displaced);
+        displaced.clear();
         for &l in f.links(&self.topo) {
             let ls = &mut self.links[l as usize];
-            // x's own link (perhaps for another of its flows: this one takes
-            // it over), a free one, or one held by a younger flow; (age,
-            // node) is a total order: one oldest flow, no standoff. (A link
-            // held by x is x's reservation: `res.owner == x`.)
-            let r = ls.res;
-            let older = (f.wait < r.since) | ((f.wait == r.since) & (x < r.owner));
-            let take = (ls.held_by == x) | (ls.held_by == NOBODY) | older;
-            // written either way, through masks (no branch on what the links hold)
-            let m32 = u32::from(take).wrapping_neg();
-            let m64 = u64::from(take).wrapping_neg();
-            ls.held_by = (x & m32) | (ls.held_by & !m32);
-            ls.res.owner = (x & m32) | (r.owner & !m32);
-            ls.res.dest = (f.dest & m32) | (r.dest & !m32);
-            ls.res.since = Time((f.wait.0 & m64) | (r.since.0 & !m64));
+            if ls.held_by != NOBODY && ls.held_by != x {
+                displaced.push((ls.held_by, ls.res.dest));
+            }
+            ls.held_by = x;
+            ls.res = res;
         }
+        // a younger flow that lost links to f is behind f now
+        for &(y, dy) in &displaced {
+            if let Some(g) = self.nodes[y as usize].flows.iter().find(|g| g.dest == dy) {
+                for &l in g.links(&self.topo) {
+                    let ls = &mut self.links[l as usize];
+                    if ls.res.of(y, dy) {
+                        ls.held_by = NOBODY;
+                        ls.res = Reservation::NONE;
+                    }
+                }
+            }
+        }
+        self.scratch.displaced = displaced;
     }
 }

@@ -16,7 +16,10 @@
 //! of its path against younger flows until it is served (an older starving
 //! flow takes over a younger one's reservations, so the oldest always
 //! progresses), so no V2V flow starves even where its path crosses links that
-//! other senders keep busy at unrelated times; an affected node that is already sending is preempted in
+//! other senders keep busy at unrelated times. A flow behind an older flow's
+//! reservation reserves nothing, and one overtaken so gives its whole path
+//! up: it cannot be served before the older flow, and holding links for it
+//! would only idle them. An affected node that is already sending is preempted in
 //! favour of the newly computed destination, nodes active for less than
 //! `min_active` are not disturbed, and a node leaves the affected set once
 //! considered and never re-enters once scheduled (the loop terminates).
@@ -127,6 +130,8 @@ pub(super) struct Scratch {
     flows: Vec<Flow>,
     /// A backlog report being normalised.
     want: Vec<u32>,
+    /// Reservations taken over by an older flow: (owner, destination).
+    pub displaced: Vec<(u32, u32)>,
 }
 
 impl Scheduler {
@@ -182,6 +187,13 @@ impl Scheduler {
     /// Senders currently admitted on link `l`.
     pub fn active_senders(&self, l: LinkId) -> u32 {
         self.links[l as usize].senders
+    }
+
+    /// The live reservation of link `l` by a starving flow, if any: (the
+    /// node, its destination, the flow's age).
+    pub fn reservation(&self, l: LinkId) -> Option<(u32, u32, Time)> {
+        let ls = &self.links[l as usize];
+        (ls.held_by != NOBODY).then_some((ls.res.owner, ls.res.dest, ls.res.since))
     }
 
     /// Capacity of link `l`, bit/s.
@@ -430,9 +442,17 @@ impl Scheduler {
                         Some(i) => Flow::new(d, served[i].1, i as u8, path, &self.topo),
                         None => Flow::new(d, now, NOT_SERVED, path, &self.topo),
                     };
+                    // it waits again: its reservation holds again, unless
+                    // an older flow reserved a link of its path meanwhile
+                    let rehold = !self.behind_older(x, &f);
                     for &l in f.links(&self.topo) {
-                        if self.links[l as usize].res.of(x, d) {
-                            self.links[l as usize].held_by = x; // it waits again
+                        let ls = &mut self.links[l as usize];
+                        if ls.res.of(x, d) {
+                            if rehold {
+                                ls.held_by = x;
+                            } else {
+                                ls.res = Reservation::NONE;
+                            }
                         }
                         let m = &mut self.beta[l as usize];
                         match m.iter_mut().find(|(y, _)| *y == x) {
