@@ -453,15 +453,14 @@ impl Scheduler {
         })
     }
 
-    /// Reserve the path of x's starving flow `f`, so that no flow holds a
-    /// link while an older one holds another link of its path: if `f` is
-    /// behind an older flow it reserves nothing (it cannot be served first,
-    /// and holding its other links would only idle them); otherwise it
-    /// takes its whole path: each link is free, x's own (perhaps for
-    /// another of its flows: this one takes it over) or held by a younger
-    /// flow, which then holds none of its path. (age, node) is a total
-    /// order, so the oldest starving flow is never behind: it holds its
-    /// whole path and progresses.
+    /// Reserve the path of x's starving flow `f`. If `f` is behind an older
+    /// flow it reserves nothing (it cannot be served first, and holding its
+    /// other links would only idle them); otherwise it takes its whole
+    /// path: each link is free, x's own (perhaps for another of its flows:
+    /// this one takes it over) or held by a younger flow, which then gives
+    /// up all of its path. (age, node) is a total order, so the oldest
+    /// starving flow is never behind: it holds its whole path and
+    /// progresses.
     #[inline(never)]
     fn reserve(&mut self, x: u32, f: &Flow) {
         if self.behind_older(x, f) {
