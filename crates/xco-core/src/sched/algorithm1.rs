@@ -213,31 +213,18 @@ impl Scheduler {
 
     /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing
     /// `c` (x already counts `own_c` on the links `own` it sends on now); a
-    /// link reserved for another node's starving flow is full.
-    #[inline]
+    /// link reserved for another node's starving flow is full. The check
+    /// for a node that sends; [`fits`](super::links::Links::fits) is the
+    /// common one.
     fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
-        if own.is_empty() {
-            // every link, without early exit: a path has a handful of links,
-            // and a loop that leaves early mispredicts where it leaves
-            let mut ok = true;
-            for &l in links {
-                let ls = &self.links[l as usize];
-                ok &= (ls.held_by == NOBODY) | (ls.held_by == x);
-                ok &= c <= ls.free_bps;
-            }
-            return ok;
-        }
         // the destination end first: that is where contention usually is
         for &l in links.iter().rev() {
-            let ls = &self.links[l as usize];
-            if ls.held_by != NOBODY && ls.held_by != x {
+            let held = self.links.held_by(l);
+            if held != NOBODY && held != x {
                 return false;
             }
-            let free = if own.contains(&l) {
-                ls.free_bps + own_c
-            } else {
-                ls.free_bps
-            };
+            let free = self.links.free_bps(l);
+            let free = if own.contains(&l) { free + own_c } else { free };
             if c > free {
                 return false;
             }
@@ -301,6 +288,7 @@ impl Scheduler {
         debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
+
         // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
         let (mut j0, mut k0) = (0, u128::MAX);
         let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
@@ -326,7 +314,12 @@ impl Scheduler {
             } else {
                 cx
             };
-            let take = f.routed() & (k < kg) & self.feasible(x, links, c, own, n.contrib_bps);
+            let fits = if own.is_empty() {
+                self.links.fits(links, x, c)
+            } else {
+                self.feasible(x, links, c, own, n.contrib_bps)
+            };
+            let take = f.routed() & (k < kg) & fits;
             jg = if take { j } else { jg };
             kg = if take { k } else { kg };
             cg = if take { c } else { cg };
@@ -367,9 +360,7 @@ impl Scheduler {
         self.nodes[xi].in_n = true;
         if let Some(o) = &old {
             for &l in o.links(&self.topo) {
-                let ls = &mut self.links[l as usize];
-                ls.free_bps += old_c;
-                ls.senders -= 1;
+                self.links.withdraw(l, old_c);
             }
             for i in 0..o.links(&self.topo).len() {
                 let l = o.links(&self.topo)[i];
@@ -379,13 +370,10 @@ impl Scheduler {
             }
         }
         for &l in f.links(&self.topo) {
-            let ls = &mut self.links[l as usize];
-            ls.free_bps -= c;
-            ls.senders += 1;
-            if ls.held_by == x && ls.res.dest == d {
+            self.links.admit(l, c);
+            if self.links.held_by(l) == x && self.links.res(l).dest == d {
                 // served: the reservation ends (it holds, as x waited for d)
-                ls.held_by = NOBODY;
-                ls.res.owner = NOBODY;
+                self.links.clear(l);
             }
         }
         let n = &mut self.nodes[xi];
@@ -445,11 +433,10 @@ impl Scheduler {
     /// starving flow: `f` cannot be served before that flow.
     pub(super) fn behind_older(&self, x: u32, f: &Flow) -> bool {
         f.links(&self.topo).iter().any(|&l| {
-            let ls = &self.links[l as usize];
             // a live reservation names its holder (`res.owner == held_by`)
-            let r = ls.res;
+            let (held, r) = (self.links.held_by(l), self.links.res(l));
             let older = (r.since < f.wait) | ((r.since == f.wait) & (r.owner < x));
-            (ls.held_by != NOBODY) & (ls.held_by != x) & older
+            (held != NOBODY) & (held != x) & older
         })
     }
 
@@ -474,21 +461,18 @@ impl Scheduler {
         let mut displaced = std::mem::take(&mut self.scratch.displaced);
         displaced.clear();
         for &l in f.links(&self.topo) {
-            let ls = &mut self.links[l as usize];
-            if ls.held_by != NOBODY && ls.held_by != x {
-                displaced.push((ls.held_by, ls.res.dest));
+            let held = self.links.held_by(l);
+            if held != NOBODY && held != x {
+                displaced.push((held, self.links.res(l).dest));
             }
-            ls.held_by = x;
-            ls.res = res;
+            self.links.reserve(l, res);
         }
         // a younger flow that lost links to f is behind f now
         for &(y, dy) in &displaced {
             if let Some(g) = self.nodes[y as usize].flows.iter().find(|g| g.dest == dy) {
                 for &l in g.links(&self.topo) {
-                    let ls = &mut self.links[l as usize];
-                    if ls.res.of(y, dy) {
-                        ls.held_by = NOBODY;
-                        ls.res = Reservation::NONE;
+                    if self.links.res(l).of(y, dy) {
+                        self.links.clear(l);
                     }
                 }
             }

@@ -8,13 +8,15 @@
 //!   (events in, directives out).
 //! - `algorithm1` — Algorithm 1 itself: the affected set, feasibility,
 //!   preemption and reservations (timeslice and hybrid forms), with the
-//!   traversal queue in `affected` and the node and link records in `state`.
+//!   traversal queue in `affected`, the node records in `state` and the
+//!   link table in `links`.
 //! - `rates` — the rate-limit form.
 //! - [`directive`] — what a host's local coordinator is told.
 
 mod affected;
 mod algorithm1;
 pub mod directive;
+mod links;
 mod rates;
 pub mod scheduler;
 mod state;

@@ -26,7 +26,8 @@
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
-use super::state::{Flow, LinkState, Node, NodeMeta, Reservation, NOBODY, NOT_SERVED};
+use super::links::Links;
+use super::state::{Flow, Node, NodeMeta, NOBODY, NOT_SERVED};
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
 use std::collections::VecDeque;
@@ -95,7 +96,7 @@ pub struct Scheduler {
     /// Per link, what Algorithm 1 reads and updates: free capacity, |alpha|,
     /// the holder of a live reservation and the last reservation made of it
     /// by a starving flow.
-    pub(super) links: Vec<LinkState>,
+    pub(super) links: Links,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -145,16 +146,7 @@ impl Scheduler {
             nodes: vec![Node::default(); h],
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
-            links: topo
-                .link_bps
-                .iter()
-                .map(|&cap| LinkState {
-                    free_bps: cap,
-                    senders: 0,
-                    held_by: NOBODY,
-                    res: Reservation::NONE,
-                })
-                .collect(),
+            links: Links::new(&topo.link_bps),
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
@@ -181,19 +173,19 @@ impl Scheduler {
 
     /// Capacity admitted on link `l` now, bit/s (sum over its active senders).
     pub fn admitted_bps(&self, l: LinkId) -> u64 {
-        self.topo.link_bps[l as usize] - self.links[l as usize].free_bps
+        self.topo.link_bps[l as usize] - self.links.free_bps(l)
     }
 
     /// Senders currently admitted on link `l`.
     pub fn active_senders(&self, l: LinkId) -> u32 {
-        self.links[l as usize].senders
+        self.links.senders(l)
     }
 
     /// The live reservation of link `l` by a starving flow, if any: (the
     /// node, its destination, the flow's age).
     pub fn reservation(&self, l: LinkId) -> Option<(u32, u32, Time)> {
-        let ls = &self.links[l as usize];
-        (ls.held_by != NOBODY).then_some((ls.res.owner, ls.res.dest, ls.res.since))
+        let r = self.links.res(l);
+        (self.links.held_by(l) != NOBODY).then_some((r.owner, r.dest, r.since))
     }
 
     /// Capacity of link `l`, bit/s.
@@ -415,8 +407,8 @@ impl Scheduler {
                 self.meta[xi].served[f.history as usize].1 = f.wait; // the entry is current again
             }
             for &l in f.links(&self.topo) {
-                if self.links[l as usize].res.of(x, f.dest) {
-                    self.links[l as usize].held_by = NOBODY; // the flow no longer waits
+                if self.links.res(l).of(x, f.dest) {
+                    self.links.set_holder(l, NOBODY); // the flow no longer waits
                 }
                 let m = &mut self.beta[l as usize];
                 if let Some(i) = m.iter().position(|&(y, _)| y == x) {
@@ -446,12 +438,11 @@ impl Scheduler {
                     // an older flow reserved a link of its path meanwhile
                     let rehold = !self.behind_older(x, &f);
                     for &l in f.links(&self.topo) {
-                        let ls = &mut self.links[l as usize];
-                        if ls.res.of(x, d) {
+                        if self.links.res(l).of(x, d) {
                             if rehold {
-                                ls.held_by = x;
+                                self.links.set_holder(l, x);
                             } else {
-                                ls.res = Reservation::NONE;
+                                self.links.clear(l);
                             }
                         }
                         let m = &mut self.beta[l as usize];
@@ -496,9 +487,7 @@ impl Scheduler {
         let c = std::mem::take(&mut n.contrib_bps);
         let links = f.links(&self.topo);
         for &l in links {
-            let ls = &mut self.links[l as usize];
-            ls.free_bps += c;
-            ls.senders -= 1;
+            self.links.withdraw(l, c);
         }
         freed.extend_from_slice(links);
     }

@@ -1,11 +1,9 @@
-//! The scheduler's per-node and per-link records, laid out for Algorithm 1.
+//! The scheduler's per-node records and reservations, laid out for Algorithm 1.
 //!
 //! At a slot boundary one run considers every backlogged host, so what it
 //! reads of a node (its flows with their paths, its destination, its
-//! timers) is one record of three cache lines, and what the feasibility
-//! check, granting and reserving read and write of a link (free capacity,
-//! the holder of a live reservation, the reservation) is one 32-byte
-//! record. What only the input handlers and the accessors need is kept
+//! timers) is one record of three cache lines (the links are in
+//! `links`). What only the input handlers and the accessors need is kept
 //! apart.
 
 use super::topology::{LinkId, PathRef, SchedTopology};
@@ -263,22 +261,6 @@ impl Reservation {
     }
 }
 
-/// What Algorithm 1 reads and updates of one link: one 32-byte record, so
-/// that checking, granting and reserving a link each touch one record.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct LinkState {
-    /// C_ij minus the capacity admitted to alpha_ij, bit/s.
-    pub free_bps: u64,
-    /// |alpha_ij|.
-    pub senders: u32,
-    /// Node whose starving flow holds a live reservation of the link, or
-    /// `NOBODY` (no reservation, or one whose flow no longer waits); the
-    /// reservation itself is `res`.
-    pub held_by: u32,
-    /// The last reservation made of the link by a starving flow.
-    pub res: Reservation,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +269,5 @@ mod tests {
     fn records_fill_whole_cache_lines() {
         assert_eq!(std::mem::size_of::<Flow>(), 40);
         assert_eq!(std::mem::size_of::<Node>(), 192);
-        assert_eq!(std::mem::size_of::<LinkState>(), 32);
     }
 }
