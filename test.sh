@@ -7,5 +7,8 @@ bash scripts/setup.sh
 echo "== rustfmt";  cargo fmt --all --check
 echo "== clippy";   cargo clippy -q --workspace --all-targets --release -- -D warnings
 echo "== cargo test"; cargo test -q --workspace --exclude xco-py --release
+# the core again with its debug assertions live (internal orderings and
+# invariants the release build does not check)
+echo "== cargo test (xco-core, debug assertions)"; cargo test -q -p xco-core
 echo "== ruff";     ruff check python tests; ruff format --check python tests
 echo "== pytest";   python3 -m pytest -q tests

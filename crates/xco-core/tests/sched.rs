@@ -558,6 +558,9 @@ fn property_no_starvation_when_unrelated_events_interleave_on_a_fat_tree() {
             for (&x, &y) in &d.sending {
                 served.insert((x, y));
             }
+            // the first timeouts are overdue, earlier than the last
+            // report: the scheduler takes them at the latest instant it saw
+            // (with debug assertions, the order of expiries is checked)
             let t = d.s.poll_timeout().unwrap();
             d.now = t;
             d.s.handle_timeout(t);

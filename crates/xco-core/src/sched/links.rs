@@ -152,6 +152,9 @@ mod tests {
         assert!(t.fits(&[1], 7, 20));
         t.withdraw(0, 4);
         t.clear(1);
-        assert_eq!((t.free_bps(0), t.senders(0), t.res(1)), (10, 0, Reservation::NONE));
+        assert_eq!(
+            (t.free_bps(0), t.senders(0), t.res(1)),
+            (10, 0, Reservation::NONE)
+        );
     }
 }

@@ -103,6 +103,8 @@ pub struct Scheduler {
     /// slices are granted in time order, so a FIFO keeps them sorted.
     pub(super) expiries: VecDeque<(Time, u32)>,
     next_tick: Time,
+    /// The latest instant an input was stamped with.
+    clock: Time,
     out: VecDeque<Directive>,
     pub(super) stats: SchedStats,
     /// Per-run marks (`== stamp` while set): membership of the affected set
@@ -150,6 +152,7 @@ impl Scheduler {
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
+            clock: Time::ZERO,
             out: VecDeque::new(),
             stats: SchedStats::default(),
             a_stamp: vec![0; h],
@@ -221,8 +224,19 @@ impl Scheduler {
     // ------------------------------------------------------------------
     // input
 
+    /// The scheduler's time at an input stamped `now`: time never goes
+    /// back (slices must expire in the order they were granted), so an
+    /// instant earlier than one already seen is taken as that one. A driver
+    /// that calls `handle_timeout` late, at the instant `poll_timeout` gave,
+    /// after later inputs, is so still served in order.
+    fn advance(&mut self, now: Time) -> Time {
+        self.clock = self.clock.max(now);
+        self.clock
+    }
+
     /// Host `x` registers (again: after a controller restart its soft state is rebuilt from reports).
     pub fn handle_join(&mut self, now: Time, x: u32) {
+        let now = self.advance(now);
         self.nodes[x as usize].joined = true;
         self.meta[x as usize].last_feedback = now;
         if self.next_tick == Time::NEVER {
@@ -232,6 +246,7 @@ impl Scheduler {
 
     /// Host `x` is alive (periodic feedback).
     pub fn handle_feedback(&mut self, now: Time, x: u32) {
+        let now = self.advance(now);
         if !self.nodes[x as usize].joined {
             self.handle_join(now, x);
         }
@@ -240,6 +255,7 @@ impl Scheduler {
 
     /// Host `x` leaves: its flows are no longer scheduled.
     pub fn handle_leave(&mut self, now: Time, x: u32) {
+        let now = self.advance(now);
         if !self.nodes[x as usize].joined {
             return;
         }
@@ -260,6 +276,7 @@ impl Scheduler {
     /// Per the spec a report that turns an empty backlog non-empty is a
     /// scheduling event; other reports update B_x and the contention groups.
     pub fn handle_backlog(&mut self, now: Time, x: u32, dests: &[u32]) {
+        let now = self.advance(now);
         if !self.nodes[x as usize].joined {
             self.handle_join(now, x);
         }
@@ -292,6 +309,7 @@ impl Scheduler {
 
     /// Host `x` gives back the rest of its slice to `dest` (work conservation, event 2).
     pub fn handle_giveback(&mut self, now: Time, x: u32, dest: u32) {
+        let now = self.advance(now);
         self.meta[x as usize].last_feedback = now;
         if self.nodes[x as usize].dest != Some(dest) {
             return; // stale: that slice already ended
@@ -317,6 +335,7 @@ impl Scheduler {
     /// Handle everything due at `now`: slice expiries (event 1), the periodic
     /// tick (keep-alive directives, rate refresh), feedback timeouts.
     pub fn handle_timeout(&mut self, now: Time) {
+        let now = self.advance(now);
         // feedback timeouts
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.nodes.len() as u32)
