@@ -480,3 +480,96 @@ impl Scheduler {
         self.scratch.displaced = displaced;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::scheduler::SchedConfig;
+    use super::super::topology::{BfsPaths, SchedTopology};
+    use super::*;
+
+    const G: u64 = 1_000_000_000;
+
+    /// Hosts 0, 1, 2 on switch 6 and hosts 3, 4, 5 on switch 7, one trunk
+    /// between the switches, 1 Gb/s everywhere. A = 0 -> 3 and B = 1 -> 4
+    /// share the trunk; B and C = 5 -> 4 share the downlink to 4, which A
+    /// does not cross. A has waited longest, then B; both starve.
+    fn abc() -> (Scheduler, [u32; 3], Time) {
+        let mut cables = vec![(6, 7)];
+        cables.extend((0..3).map(|h| (h, 6)).chain((3..6).map(|h| (h, 7))));
+        let links: Vec<(u32, u32)> = cables.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+        let is_host = (0..8).map(|v| v < 6).collect();
+        let topo = SchedTopology::new(
+            vec![G; 6],
+            vec![G; links.len()],
+            Box::new(BfsPaths::new(8, is_host, &links)),
+        );
+        let mut s = Scheduler::new(topo, SchedConfig::default());
+        s.set_backlog(Time::ZERO, 0, &[3]);
+        s.set_backlog(Time::ZERO, 1, &[4]);
+        s.nodes[1].flows[0].wait = Time(Dur::from_us(1).ps());
+        for x in [0, 1] {
+            s.nodes[x].joined = true;
+        }
+        let (trunk, down3) = (s.path(0, 3)[1], s.path(0, 3)[2]);
+        let down4 = s.path(1, 4)[2];
+        assert_eq!(s.path(1, 4)[1], trunk);
+        assert_eq!(s.path(5, 4), vec![s.path(5, 4)[0], down4]);
+        (s, [trunk, down3, down4], Time(Dur::from_ms(10).ps()))
+    }
+
+    #[test]
+    fn a_flow_behind_an_older_reservation_reserves_nothing() {
+        let (mut s, [trunk, down3, down4], now) = abc();
+        let (fa, fb) = (s.nodes[0].flows[0], s.nodes[1].flows[0]);
+        s.reserve(0, &fa);
+        assert_eq!(s.reservation(trunk).map(|r| r.0), Some(0));
+        assert_eq!(s.reservation(down3).map(|r| r.0), Some(0));
+        // B cannot be served before A: holding the downlink to 4 would only idle it
+        s.reserve(1, &fb);
+        assert_eq!(s.reservation(trunk).map(|r| r.0), Some(0));
+        assert_eq!(s.reservation(down4), None);
+        // so C, younger than both, is served there at once
+        s.handle_backlog(now, 5, &[4]);
+        assert_eq!(s.dest(5), Some(4));
+        assert_eq!(s.dest(1), None, "B is still behind A on the trunk");
+    }
+
+    #[test]
+    fn an_older_flow_takes_over_and_the_younger_gives_up_its_whole_path() {
+        let (mut s, [trunk, _, down4], now) = abc();
+        let (fa, fb) = (s.nodes[0].flows[0], s.nodes[1].flows[0]);
+        s.reserve(1, &fb);
+        assert_eq!(s.reservation(trunk).map(|r| r.0), Some(1));
+        assert_eq!(s.reservation(down4).map(|r| r.0), Some(1));
+        s.reserve(0, &fa);
+        assert_eq!(s.reservation(trunk).map(|r| r.0), Some(0));
+        assert_eq!(s.reservation(down4), None, "B released the links A did not need");
+        s.handle_backlog(now, 5, &[4]);
+        assert_eq!(s.dest(5), Some(4));
+    }
+
+    #[test]
+    fn a_flow_that_returns_behind_an_older_reservation_does_not_hold_again() {
+        let (mut s, [trunk, _, down4], now) = abc();
+        let (fa, fb) = (s.nodes[0].flows[0], s.nodes[1].flows[0]);
+        s.reserve(1, &fb);
+        // B leaves the backlog (its reservation lapses), A reserves, B returns
+        s.set_backlog(now, 1, &[]);
+        assert_eq!(s.reservation(down4), None);
+        s.reserve(0, &fa);
+        s.set_backlog(now, 1, &[4]);
+        assert_eq!(s.reservation(trunk).map(|r| r.0), Some(0));
+        assert_eq!(
+            s.reservation(down4),
+            None,
+            "B is behind A: its old hold would idle the link"
+        );
+        // without A's reservation it would have held again
+        let (mut s, [_, _, down4], now) = abc();
+        let fb = s.nodes[1].flows[0];
+        s.reserve(1, &fb);
+        s.set_backlog(now, 1, &[]);
+        s.set_backlog(now, 1, &[4]);
+        assert_eq!(s.reservation(down4).map(|r| r.0), Some(1));
+    }
+}

@@ -415,7 +415,7 @@ impl Scheduler {
 
     /// Set B_x to `want` (sorted, no duplicates), with paths and ages, and
     /// update the contention groups.
-    fn set_backlog(&mut self, now: Time, x: u32, want: &[u32]) {
+    pub(super) fn set_backlog(&mut self, now: Time, x: u32, want: &[u32]) {
         let xi = x as usize;
         let mut old = std::mem::take(&mut self.nodes[xi].flows);
         for f in old.iter() {
