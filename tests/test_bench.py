@@ -14,6 +14,7 @@ def test_bench_sched_reports_the_slot_budget(cli):
     assert r.returncode == 0, r.stderr
     assert "fat-tree k=4 (16 hosts)" in r.stdout
     assert "slot boundary" in r.stdout and "busy per 1-ms slot" in r.stdout and "1-ms budget" in r.stdout
+    assert "hosts considered per slot" in r.stdout and "ns each" in r.stdout
 
 
 def test_bench_rejects_bad_arguments(cli):

@@ -74,4 +74,9 @@ def sched_report(results: list[dict]) -> str:
             f"  scheduler busy per 1-ms slot (churn + boundary): p50 {b50:.0f} us, p99 {b99:.0f} us"
             f" -> {ok} the 1-ms budget on one core"
         )
+        nb, nc, ns = r["boundary_nodes_per_slot"], r["churn_nodes_per_slot"], r["ns_per_node"]
+        lines.append(
+            f"  hosts considered per slot: {nb:,.0f} at the boundary + {nc:,.0f} in churn,"
+            f" {ns:.0f} ns each (the budget allows {1e6 / (nb + nc):.0f} ns)"
+        )
     return "\n".join(lines)

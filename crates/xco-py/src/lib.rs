@@ -130,6 +130,9 @@ fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64) -> PyResult<Bound<
     d.set_item("mean_active", r.mean_active)?;
     d.set_item("busy_p50_us", r.busy_p50_us)?;
     d.set_item("busy_p99_us", r.busy_p99_us)?;
+    d.set_item("boundary_nodes_per_slot", r.boundary_nodes_per_slot)?;
+    d.set_item("churn_nodes_per_slot", r.churn_nodes_per_slot)?;
+    d.set_item("ns_per_node", r.ns_per_node)?;
     Ok(d)
 }
 

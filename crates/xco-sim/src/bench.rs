@@ -181,6 +181,13 @@ pub struct SchedBench {
     pub busy_p50_us: f64,
     /// 99th percentile of the same.
     pub busy_p99_us: f64,
+    /// Hosts considered by Algorithm 1 per slot (summed over its runs),
+    /// mean: at slot boundaries and in the churn between them.
+    pub boundary_nodes_per_slot: f64,
+    pub churn_nodes_per_slot: f64,
+    /// Scheduler time per host considered (all timed time over all
+    /// considerations), nanoseconds: the cost the 1-ms budget divides.
+    pub ns_per_node: f64,
 }
 
 /// The XCo scheduler on a k-ary fat-tree (10 Gb/s everywhere, 1 ms
@@ -231,8 +238,10 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
     let wall0 = Instant::now();
     let before = times.len();
     let mut busy: Vec<f64> = Vec::new();
+    let (mut boundary_nodes, mut churn_nodes) = (0u64, 0u64);
     for slot in 1..=slots {
         let first_call = times.len();
+        let considered = s.stats().nodes_considered;
         let slot_start = Time::ZERO + Dur::from_ms(slot as u64);
         // churn inside the slot
         let churn = (hosts / 32).max(1);
@@ -252,7 +261,10 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
         }
         // the slot boundary: every slice granted a slot ago expires together
         let end = slot_start + Dur::from_ms(1);
+        let at_boundary = s.stats().nodes_considered;
+        churn_nodes += at_boundary - considered;
         let us = timed(&mut || s.handle_timeout(end), &mut times);
+        boundary_nodes += s.stats().nodes_considered - at_boundary;
         slot_times.push(us);
         busy.push(times[first_call..].iter().sum());
         while s.poll_directive().is_some() {}
@@ -280,6 +292,9 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
         mean_active: active_sum as f64 / slots as f64,
         busy_p50_us: bq(0.5),
         busy_p99_us: bq(0.99),
+        boundary_nodes_per_slot: boundary_nodes as f64 / slots as f64,
+        churn_nodes_per_slot: churn_nodes as f64 / slots as f64,
+        ns_per_node: 1e3 * calls.iter().sum::<f64>() / (boundary_nodes + churn_nodes).max(1) as f64,
     }
 }
 
@@ -300,5 +315,11 @@ mod tests {
         assert!(r.busy_p50_us >= r.slot_p50_us, "{r:?}");
         assert!(r.busy_p99_us >= r.slot_p99_us, "{r:?}");
         assert!(r.busy_p99_us >= r.busy_p50_us && r.busy_p50_us > 0.0, "{r:?}");
+        // every backlogged host is considered at a boundary (16 hosts)
+        assert!(
+            r.boundary_nodes_per_slot > 8.0 && r.boundary_nodes_per_slot <= 16.0,
+            "{r:?}"
+        );
+        assert!(r.ns_per_node > 0.0, "{r:?}");
     }
 }
