@@ -77,6 +77,6 @@ def sched_report(results: list[dict]) -> str:
         nb, nc, ns = r["boundary_nodes_per_slot"], r["churn_nodes_per_slot"], r["ns_per_node"]
         lines.append(
             f"  hosts considered per slot: {nb:,.0f} at the boundary + {nc:,.0f} in churn,"
-            f" {ns:.0f} ns each (the budget allows {1e6 / (nb + nc):.0f} ns)"
+            f" {ns:.0f} ns each (the budget allows {1e6 / (nb + nc):,.0f} ns)"
         )
     return "\n".join(lines)
