@@ -856,3 +856,17 @@ fn decisions_match_the_reference_output() {
     ];
     assert_eq!(got, want, "got {got:#018x?}");
 }
+
+#[test]
+fn an_input_stamped_before_one_already_seen_is_taken_at_the_latest_instant() {
+    // host 1's report arrives stamped 1 ms after the scheduler saw 5 ms: its
+    // slice starts at 5 ms and ends at 7 ms, not at 3 ms (behind slices
+    // granted later than it, which would keep it past its end)
+    let net = star(3, G);
+    let mut s = Scheduler::new(net.topology(&[G; 3]), cfg(Mode::Timeslice));
+    let ms = |m: u64| Time(Dur::from_ms(m).ps());
+    s.handle_join(ms(5), 0);
+    s.handle_backlog(ms(1), 1, &[2]);
+    assert_eq!(s.dest(1), Some(2));
+    assert_eq!(s.poll_timeout(), Some(ms(7)));
+}

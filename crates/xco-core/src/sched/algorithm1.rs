@@ -288,7 +288,6 @@ impl Scheduler {
         debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-
         // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
         let (mut j0, mut k0) = (0, u128::MAX);
         let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
