@@ -181,9 +181,10 @@ pub struct SchedBench {
     pub busy_p50_us: f64,
     /// 99th percentile of the same.
     pub busy_p99_us: f64,
-    /// Hosts considered by Algorithm 1 per slot (summed over its runs),
-    /// mean: at slot boundaries and in the churn between them.
+    /// Hosts considered by Algorithm 1 at a slot boundary, mean per slot.
     pub boundary_nodes_per_slot: f64,
+    /// Hosts considered by Algorithm 1 in the churn between boundaries
+    /// (summed over its runs), mean per slot.
     pub churn_nodes_per_slot: f64,
     /// Scheduler time per host considered (all timed time over all
     /// considerations), nanoseconds: the cost the 1-ms budget divides.
