@@ -52,9 +52,8 @@ fn floor(k: u32) {
     for _ in 0..50 {
         free_bps.fill(link_bps);
         let t0 = Instant::now();
-        let mut order: Vec<(u64, u32)> = (0..hosts)
-            .map(|x| (flows[x as usize].iter().map(|f| f.wait_ps).min().unwrap_or(u64::MAX), x))
-            .collect();
+        let oldest = |fs: &[Flow]| fs.iter().map(|f| f.wait_ps).min().unwrap_or(u64::MAX);
+        let mut order: Vec<(u64, u32)> = (0..hosts).map(|x| (oldest(&flows[x as usize]), x)).collect();
         order.sort_unstable();
         let t1 = Instant::now();
         grants = 0;
