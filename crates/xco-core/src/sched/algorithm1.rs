@@ -10,7 +10,8 @@
 //! destinations are not sorted at all, but checked in one pass (see
 //! [`Scheduler::choose`]). Such a run costs mostly mispredicted branches
 //! (whether a path is free is close to a coin toss) and waiting for node
-//! and link records, so the common feasibility check (a node not sending)
+//! and link records, so the feasibility check (one for every node: a
+//! sender's own contribution is withdrawn while its flows are checked)
 //! and reserving walk every link of the short path without a branch on
 //! what the links hold, rather than leaving early; granting and reserving,
 //! rarer than checking, are out of line; no run allocates.
@@ -211,27 +212,6 @@ impl Scheduler {
         }
     }
 
-    /// F({x} ∪ alpha_ij, C_ij) for every link of `links`, x contributing
-    /// `c` (x already counts `own_c` on the links `own` it sends on now); a
-    /// link reserved for another node's starving flow is full. The check
-    /// for a node that sends; [`fits`](super::links::Links::fits) is the
-    /// common one.
-    fn feasible(&self, x: u32, links: &[LinkId], c: u64, own: &[LinkId], own_c: u64) -> bool {
-        // the destination end first: that is where contention usually is
-        for &l in links.iter().rev() {
-            let held = self.links.held_by(l);
-            if held != NOBODY && held != x {
-                return false;
-            }
-            let free = self.links.free_bps(l);
-            let free = if own.contains(&l) { free + own_c } else { free };
-            if c > free {
-                return false;
-            }
-        }
-        true
-    }
-
     /// One step of the loop: give node `x` (just taken from A) its first
     /// feasible destination, oldest waiting first; reserve for its starving
     /// flow; preempt its old transmission.
@@ -239,7 +219,22 @@ impl Scheduler {
         let xi = x as usize;
         self.a_stamp[xi] = 0;
         self.stats.nodes_considered += 1;
+        // a sender is checked as if it sent nowhere: its own links count
+        // without its contribution while its flows are checked
+        let own = self.nodes[xi]
+            .dest
+            .map(|d| (self.flow_to(x, d), self.nodes[xi].contrib_bps));
+        if let Some((f, own_bps)) = &own {
+            for &l in f.links(&self.topo) {
+                self.links.withdraw(l, *own_bps);
+            }
+        }
         let c = self.choose(now, x);
+        if let Some((f, own_bps)) = &own {
+            for &l in f.links(&self.topo) {
+                self.links.admit(l, *own_bps);
+            }
+        }
         if let Some(j0) = c.reserve {
             let f = self.nodes[xi].flows[j0];
             self.reserve(x, &f);
@@ -277,15 +272,6 @@ impl Scheduler {
         }
         let rot = n.rot as usize;
         let start = if rot < nb { rot } else { rot % nb };
-        // the links x sends on
-        let own: &[LinkId] = match n.dest {
-            Some(d) => flows
-                .iter()
-                .find(|f| f.dest == d)
-                .map_or(&[], |f| f.links(&self.topo)),
-            None => &[],
-        };
-        debug_assert_eq!(own.is_empty(), n.dest.is_none(), "D_x is in B_x, on a path");
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
         // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
@@ -313,12 +299,7 @@ impl Scheduler {
             } else {
                 cx
             };
-            let fits = if own.is_empty() {
-                self.links.fits(links, x, c)
-            } else {
-                self.feasible(x, links, c, own, n.contrib_bps)
-            };
-            let take = f.routed() & (k < kg) & fits;
+            let take = f.routed() & (k < kg) & self.links.fits(links, x, c);
             jg = if take { j } else { jg };
             kg = if take { k } else { kg };
             cg = if take { c } else { cg };
