@@ -2,8 +2,8 @@
 //! under `xco bench sched` — what one bare greedy pass over the same kind
 //! of backlog costs on this machine.
 //!
-//! Every host of a k-ary fat-tree has 1–3 random destinations (as in the
-//! benchmark), each flow an age; one pass sorts the hosts by their oldest
+//! Every host of a k-ary fat-tree has 1–3 random destinations (the
+//! benchmark's `random_dests`), each flow an age; one pass sorts the hosts by their oldest
 //! flow and gives each, in that order, its oldest flow whose path has room
 //! on every link (10 Gb/s everywhere, so one sender per link). That is the
 //! core of a slot boundary and nothing else: no reservations, no
@@ -29,10 +29,9 @@ fn floor(k: u32) {
     let mut flows: Vec<Vec<Flow>> = Vec::with_capacity(hosts as usize);
     let mut path = Vec::new();
     for x in 0..hosts {
-        let n = 1 + rng.below(3);
-        let fs = (0..n)
-            .map(|_| {
-                let d = (x + 1 + rng.below(hosts as u64 - 1) as u32) % hosts;
+        let fs = xco_sim::bench::random_dests(&mut rng, x, hosts)
+            .into_iter()
+            .map(|d| {
                 path.clear();
                 paths.path(x, d, &mut path);
                 let mut f = Flow {

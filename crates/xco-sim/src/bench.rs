@@ -224,15 +224,9 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
         times.push(us);
         us
     };
-    let random_dests = |rng: &mut Rng, x: u32| -> Vec<u32> {
-        let n = 1 + rng.below(3);
-        (0..n)
-            .map(|_| (x + 1 + rng.below(hosts as u64 - 1) as u32) % hosts)
-            .collect()
-    };
     // everybody starts backlogged
     for x in 0..hosts {
-        let ds = random_dests(&mut rng, x);
+        let ds = random_dests(&mut rng, x, hosts);
         timed(&mut || s.handle_backlog(Time::ZERO, x, &ds), &mut times);
         while s.poll_directive().is_some() {}
     }
@@ -254,7 +248,7 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
                     timed(&mut || s.handle_giveback(now, x, d), &mut times);
                 }
             } else {
-                let ds = random_dests(&mut rng, x);
+                let ds = random_dests(&mut rng, x, hosts);
                 timed(&mut || s.handle_backlog(now, x, &[]), &mut times);
                 timed(&mut || s.handle_backlog(now, x, &ds), &mut times);
             }
@@ -297,6 +291,15 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
         churn_nodes_per_slot: churn_nodes as f64 / slots as f64,
         ns_per_node: 1e3 * calls.iter().sum::<f64>() / (boundary_nodes + churn_nodes).max(1) as f64,
     }
+}
+
+/// A backlog report of the scheduler benchmark: 1–3 random destinations
+/// for host `x` among `hosts` (never `x` itself; `hosts` at least 2).
+pub fn random_dests(rng: &mut xco_core::Rng, x: u32, hosts: u32) -> Vec<u32> {
+    let n = 1 + rng.below(3);
+    (0..n)
+        .map(|_| (x + 1 + rng.below(hosts as u64 - 1) as u32) % hosts)
+        .collect()
 }
 
 /// The `p` quantile (0 to 1) of `sorted`, which is sorted and not empty.
