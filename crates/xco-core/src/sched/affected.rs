@@ -69,6 +69,13 @@ impl Affected {
         self.added.push(Reverse(k));
     }
 
+    /// The initial member `ahead` places after the next one, if any (to
+    /// prefetch what the loop reads of it).
+    #[inline]
+    pub fn initial_ahead(&self, ahead: usize) -> Option<Key> {
+        self.initial.get(self.next + ahead).copied()
+    }
+
     /// Remove and return the smallest key.
     pub fn pop(&mut self) -> Option<Key> {
         let a = self.initial.get(self.next).copied();

@@ -14,7 +14,12 @@
 //! sender's own contribution is withdrawn while its flows are checked)
 //! and reserving walk every link of the short path without a branch on
 //! what the links hold, rather than leaving early; granting and reserving,
-//! rarer than checking, are out of line; no run allocates.
+//! rarer than checking, are out of line; no run allocates. A path kept in
+//! its flow record is padded to six links with a sentinel link that always
+//! fits, so its check is a loop of fixed length. The traversal order is
+//! known once A is sorted, so the loop asks for the records of the nodes a
+//! few places ahead, and for their links a little later, before it needs
+//! them: it would otherwise wait on the cache for most of them.
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
@@ -35,6 +40,27 @@ struct Choice {
 /// `nodes / NODE_SCAN_RATIO` triggers (fewer: walk the contention groups of
 /// the links they touch). Either way A is the same set.
 const NODE_SCAN_RATIO: usize = 8;
+
+/// How many places ahead in A the loop asks for a node's record, and for
+/// the link records of its flows' paths (read from the record asked for
+/// earlier).
+const PREFETCH_NODES: usize = 8;
+const PREFETCH_LINKS: usize = 4;
+
+/// Ask for the cache lines of `v` ahead of use.
+#[inline(always)]
+pub(super) fn prefetch<T>(v: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = v as *const T as *const i8;
+        for off in (0..std::mem::size_of::<T>()).step_by(64) {
+            // SAFETY: a prefetch is a hint: it never faults and changes no
+            // state the program sees; SSE is part of every x86-64 target
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+}
 
 impl Scheduler {
     /// Algorithm 1 for the trigger nodes (already released from alpha, with
@@ -57,6 +83,22 @@ impl Scheduler {
         let mut scheduled = std::mem::take(&mut self.scratch.scheduled);
         scheduled.clear();
         while let Some(k) = a.pop() {
+            if let Some(kf) = a.initial_ahead(PREFETCH_NODES) {
+                let r = rotated(kf);
+                let y = if r >= h - rr { r - (h - rr) } else { r + rr };
+                prefetch(&self.nodes[y as usize]);
+            }
+            if let Some(kf) = a.initial_ahead(PREFETCH_LINKS) {
+                let r = rotated(kf);
+                let y = if r >= h - rr { r - (h - rr) } else { r + rr };
+                for f in self.nodes[y as usize].flows.iter() {
+                    if let Some(p) = f.padded_links() {
+                        for &l in p {
+                            self.links.prefetch(l);
+                        }
+                    }
+                }
+            }
             let r = rotated(k);
             let x = if r >= h - rr { r - (h - rr) } else { r + rr };
             self.consider(now, x, rr, &mut a, &mut scheduled);
@@ -274,35 +316,45 @@ impl Scheduler {
         let start = if rot < nb { rot } else { rot % nb };
         let cx = self.topo.host_bps[x as usize];
         let hybrid = self.cfg.mode == Mode::Hybrid;
-        // the oldest flow (j0, k0) and the oldest feasible one (jg, kg), contributing cg
-        let (mut j0, mut k0) = (0, u128::MAX);
-        let (mut jg, mut kg, mut cg) = (usize::MAX, u128::MAX, 0);
-        for (j, f) in flows.iter().enumerate() {
-            // a flow's key: (age, rotated index); the flow x sends on is the youngest
+        // the oldest flow (j0, age w0) and the oldest feasible one (jg, wg),
+        // contributing cg; the flows are visited in rotated order from the
+        // pointer and only a strictly older flow replaces, so ties go to the
+        // first in that order; the flow x sends on is the youngest
+        let (mut j0, mut w0) = (start, u64::MAX);
+        let (mut jg, mut wg, mut cg) = (usize::MAX, u64::MAX, 0);
+        let mut j = start;
+        for _ in 0..nb {
+            let f = &flows[j];
             let w = if Some(f.dest) == n.dest {
-                Time::NEVER
+                u64::MAX
             } else {
-                f.wait
+                f.wait.0
             };
-            let k = key(w.0, if j >= start { j - start } else { j + nb - start } as u32);
-            let oldest = k < k0;
-            j0 = if oldest { j } else { j0 };
-            k0 = k0.min(k);
+            let older = w < w0;
+            j0 = if older { j } else { j0 };
+            w0 = if older { w } else { w0 };
             // what x adds to alpha on the path: C_x, in the hybrid form at
             // most the path's tightest link
-            let links = f.links(&self.topo);
             let c = if hybrid {
-                links
+                f.links(&self.topo)
                     .iter()
                     .map(|&l| self.topo.link_bps[l as usize])
                     .fold(cx, u64::min)
             } else {
                 cx
             };
-            let take = f.routed() & (k < kg) & self.links.fits(links, x, c);
+            let fits = match f.padded_links() {
+                Some(p) => self.links.fits_padded(p, x, c),
+                None => self.links.fits(f.links(&self.topo), x, c),
+            };
+            let take = f.routed() & ((w < wg) | (jg == usize::MAX)) & fits;
             jg = if take { j } else { jg };
-            kg = if take { k } else { kg };
+            wg = if take { w } else { wg };
             cg = if take { c } else { cg };
+            j += 1;
+            if j == nb {
+                j = 0;
+            }
         }
         if jg != usize::MAX {
             choice.grant = Some((jg, cg, jg == j0));

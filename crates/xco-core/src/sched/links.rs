@@ -34,8 +34,14 @@ pub(super) struct Links {
 }
 
 impl Links {
-    /// Links of capacities `cap_bps`, all free.
+    /// Links of capacities `cap_bps`, all free, and after them the
+    /// sentinel link (see [`SchedTopology::sentinel_link`](super::topology::SchedTopology::sentinel_link)).
     pub fn new(cap_bps: &[u64]) -> Links {
+        let sentinel = Hot {
+            free_bps: u64::MAX,
+            held_by: NOBODY,
+            senders: 0,
+        };
         Links {
             hot: cap_bps
                 .iter()
@@ -44,14 +50,27 @@ impl Links {
                     held_by: NOBODY,
                     senders: 0,
                 })
+                .chain([sentinel])
                 .collect(),
-            res: vec![Reservation::NONE; cap_bps.len()],
+            res: vec![Reservation::NONE; cap_bps.len() + 1],
         }
     }
 
-    /// Number of links.
+    /// Number of links (the sentinel not counted).
     pub fn len(&self) -> usize {
-        self.hot.len()
+        self.hot.len() - 1
+    }
+
+    /// [`fits`](Self::fits) for a path padded with the sentinel link: a
+    /// loop of fixed length, unrolled.
+    #[inline]
+    pub fn fits_padded(&self, path: &[LinkId; 6], x: u32, c_bps: u64) -> bool {
+        let mut ok = true;
+        for &l in path {
+            let h = &self.hot[l as usize];
+            ok &= ((h.held_by == NOBODY) | (h.held_by == x)) & (c_bps <= h.free_bps);
+        }
+        ok
     }
 
     /// True if node `x`, sending nowhere, may contribute `c_bps` on every
@@ -67,6 +86,14 @@ impl Links {
             ok &= c_bps <= h.free_bps;
         }
         ok
+    }
+
+    /// Ask for the record of `l` ahead of a check.
+    #[inline]
+    pub fn prefetch(&self, l: LinkId) {
+        if let Some(h) = self.hot.get(l as usize) {
+            super::algorithm1::prefetch(h);
+        }
     }
 
     /// Capacity of `l` not admitted to alpha, bit/s.
@@ -150,6 +177,9 @@ mod tests {
         t.set_holder(1, NOBODY);
         assert_eq!(t.res(1), r, "a lapsed reservation is kept");
         assert!(t.fits(&[1], 7, 20));
+        // the sentinel (link 2) pads a path and fits anybody
+        assert!(t.fits_padded(&[1, 2, 2, 2, 2, 2], 7, 20) && !t.fits_padded(&[0, 2, 2, 2, 2, 2], 7, 7));
+        assert!(t.fits_padded(&[2; 6], 7, u64::MAX) && t.len() == 2);
         t.withdraw(0, 4);
         t.clear(1);
         assert_eq!(

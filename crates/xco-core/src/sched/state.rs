@@ -62,7 +62,8 @@ impl Flow {
     /// `history` in the node's service history.
     pub fn new(dest: u32, wait: Time, history: u8, path: PathRef, topo: &SchedTopology) -> Flow {
         let l = topo.links(path);
-        let mut links = [0; INLINE_LINKS];
+        // unused entries name the sentinel link, which always fits
+        let mut links = [topo.sentinel_link(); INLINE_LINKS];
         let len = if l.len() <= INLINE_LINKS {
             links[..l.len()].copy_from_slice(l);
             l.len() as u8
@@ -89,6 +90,14 @@ impl Flow {
         } else {
             &self.links[..self.len as usize]
         }
+    }
+
+    /// P_xd padded to `INLINE_LINKS` links with the topology's sentinel
+    /// link (which every check passes), if it is kept in the record: a
+    /// check of all of them is a loop of fixed length.
+    #[inline]
+    pub fn padded_links(&self) -> Option<&[LinkId; INLINE_LINKS]> {
+        (self.len != IN_ARENA).then_some(&self.links)
     }
 
     /// True if there is a path to the destination.

@@ -149,6 +149,14 @@ impl SchedTopology {
         self.host_bps.len()
     }
 
+    /// The sentinel link: one past the last real link. It pads paths kept
+    /// in flow records to a fixed length; the link table gives it unlimited
+    /// free capacity and no holder, and no path crosses it.
+    #[inline]
+    pub fn sentinel_link(&self) -> LinkId {
+        self.link_bps.len() as LinkId
+    }
+
     /// A reference to P_sd (computed once, then cached); empty if there is no path.
     pub fn path_ref(&mut self, s: u32, d: u32) -> PathRef {
         if let Some(&r) = self.cache.get(&(s, d)) {
