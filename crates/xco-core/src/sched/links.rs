@@ -2,24 +2,34 @@
 //! admitted to alpha, |alpha|, and the reservation of a starving flow.
 //!
 //! The feasibility check is the innermost step of a slot boundary (every
-//! backlogged host, every link of every backlogged path), so what it reads
-//! of a link (free capacity, the holder of a live reservation) is one
-//! 16-byte record in an array of its own, with |alpha|: at 16 bytes a link
-//! the records of a k = 32 fat-tree (49,152 links) stay in the core's
-//! cache. The reservations themselves, read only when a reservation is
-//! made, taken over or served, are kept apart.
+//! backlogged host, every link of every backlogged path), and whether a
+//! starving flow is behind an older one's reservation is asked of the same
+//! links right after it. So everything the scheduler keeps of a link (free
+//! capacity, the holder of a live reservation, |alpha|, the last
+//! reservation) is one 32-byte record, half a cache line: one miss per link
+//! at most, whichever of the two asks first. A sentinel record after the
+//! last link pads short paths (see [`Links::fits_padded`]).
 
 use super::state::{Reservation, NOBODY};
 use super::topology::LinkId;
+use crate::time::Time;
 
-/// What the feasibility check reads of a link, and |alpha|.
+/// One link: what the feasibility check reads (free capacity, the holder
+/// of a live reservation), |alpha|, and the last reservation made of it.
 #[derive(Clone, Copy, Debug)]
-struct Hot {
+#[repr(C, align(32))]
+struct Rec {
     /// C_ij minus the capacity admitted to alpha_ij, bit/s.
     free_bps: u64,
+    /// The age of the flow of the last reservation.
+    since: Time,
     /// Node whose starving flow holds a live reservation of the link, or
     /// `NOBODY` (no reservation, or one whose flow no longer waits).
     held_by: u32,
+    /// The node and destination of the last reservation (`owner` is
+    /// `NOBODY` if there is none).
+    owner: u32,
+    dest: u32,
     /// |alpha_ij|.
     senders: u32,
 }
@@ -27,38 +37,29 @@ struct Hot {
 /// The link table. See the module documentation.
 #[derive(Clone, Debug)]
 pub(super) struct Links {
-    hot: Vec<Hot>,
-    /// Per link, the last reservation made of it by a starving flow (live
-    /// iff `held_by` names its owner).
-    res: Vec<Reservation>,
+    rec: Vec<Rec>,
 }
 
 impl Links {
     /// Links of capacities `cap_bps`, all free, and after them the
     /// sentinel link (see [`SchedTopology::sentinel_link`](super::topology::SchedTopology::sentinel_link)).
     pub fn new(cap_bps: &[u64]) -> Links {
-        let sentinel = Hot {
-            free_bps: u64::MAX,
+        let free = |c: u64| Rec {
+            free_bps: c,
+            since: Reservation::NONE.since,
             held_by: NOBODY,
+            owner: Reservation::NONE.owner,
+            dest: Reservation::NONE.dest,
             senders: 0,
         };
         Links {
-            hot: cap_bps
-                .iter()
-                .map(|&c| Hot {
-                    free_bps: c,
-                    held_by: NOBODY,
-                    senders: 0,
-                })
-                .chain([sentinel])
-                .collect(),
-            res: vec![Reservation::NONE; cap_bps.len() + 1],
+            rec: cap_bps.iter().map(|&c| free(c)).chain([free(u64::MAX)]).collect(),
         }
     }
 
     /// Number of links (the sentinel not counted).
     pub fn len(&self) -> usize {
-        self.hot.len() - 1
+        self.rec.len() - 1
     }
 
     /// [`fits`](Self::fits) for a path padded with the sentinel link: a
@@ -67,7 +68,7 @@ impl Links {
     pub fn fits_padded(&self, path: &[LinkId; 6], x: u32, c_bps: u64) -> bool {
         let mut ok = true;
         for &l in path {
-            let h = &self.hot[l as usize];
+            let h = &self.rec[l as usize];
             ok &= ((h.held_by == NOBODY) | (h.held_by == x)) & (c_bps <= h.free_bps);
         }
         ok
@@ -81,7 +82,7 @@ impl Links {
     pub fn fits(&self, path: &[LinkId], x: u32, c_bps: u64) -> bool {
         let mut ok = true;
         for &l in path {
-            let h = &self.hot[l as usize];
+            let h = &self.rec[l as usize];
             ok &= (h.held_by == NOBODY) | (h.held_by == x);
             ok &= c_bps <= h.free_bps;
         }
@@ -91,7 +92,7 @@ impl Links {
     /// Ask for the record of `l` ahead of a check.
     #[inline]
     pub fn prefetch(&self, l: LinkId) {
-        if let Some(h) = self.hot.get(l as usize) {
+        if let Some(h) = self.rec.get(l as usize) {
             super::algorithm1::prefetch(h);
         }
     }
@@ -99,30 +100,35 @@ impl Links {
     /// Capacity of `l` not admitted to alpha, bit/s.
     #[inline]
     pub fn free_bps(&self, l: LinkId) -> u64 {
-        self.hot[l as usize].free_bps
+        self.rec[l as usize].free_bps
     }
 
     /// |alpha| of `l`.
     pub fn senders(&self, l: LinkId) -> u32 {
-        self.hot[l as usize].senders
+        self.rec[l as usize].senders
     }
 
     /// The node holding `l` for a starving flow, or `NOBODY`.
     #[inline]
     pub fn held_by(&self, l: LinkId) -> u32 {
-        self.hot[l as usize].held_by
+        self.rec[l as usize].held_by
     }
 
     /// The last reservation made of `l` (live iff `held_by(l)` is not `NOBODY`).
     #[inline]
     pub fn res(&self, l: LinkId) -> Reservation {
-        self.res[l as usize]
+        let h = &self.rec[l as usize];
+        Reservation {
+            owner: h.owner,
+            dest: h.dest,
+            since: h.since,
+        }
     }
 
     /// Admit a sender contributing `c_bps` to alpha of `l`.
     #[inline]
     pub fn admit(&mut self, l: LinkId, c_bps: u64) {
-        let h = &mut self.hot[l as usize];
+        let h = &mut self.rec[l as usize];
         h.free_bps -= c_bps;
         h.senders += 1;
     }
@@ -130,7 +136,7 @@ impl Links {
     /// Remove a sender contributing `c_bps` from alpha of `l`.
     #[inline]
     pub fn withdraw(&mut self, l: LinkId, c_bps: u64) {
-        let h = &mut self.hot[l as usize];
+        let h = &mut self.rec[l as usize];
         h.free_bps += c_bps;
         h.senders -= 1;
     }
@@ -138,28 +144,27 @@ impl Links {
     /// Set the live holder of `l` (`NOBODY`: none), keeping its last reservation.
     #[inline]
     pub fn set_holder(&mut self, l: LinkId, x: u32) {
-        self.hot[l as usize].held_by = x;
+        self.rec[l as usize].held_by = x;
     }
 
     /// Reserve `l` for `res` (its owner holds it).
     #[inline]
     pub fn reserve(&mut self, l: LinkId, res: Reservation) {
-        self.hot[l as usize].held_by = res.owner;
-        self.res[l as usize] = res;
+        let h = &mut self.rec[l as usize];
+        h.held_by = res.owner;
+        (h.owner, h.dest, h.since) = (res.owner, res.dest, res.since);
     }
 
     /// End the reservation of `l`, live or not.
     #[inline]
     pub fn clear(&mut self, l: LinkId) {
-        self.hot[l as usize].held_by = NOBODY;
-        self.res[l as usize] = Reservation::NONE;
+        self.reserve(l, Reservation::NONE);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Time;
 
     #[test]
     fn a_reserved_link_fits_only_its_holder() {
