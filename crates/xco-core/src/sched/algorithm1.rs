@@ -64,9 +64,10 @@ pub(super) fn prefetch<T>(v: &T) {
 
 impl Scheduler {
     /// Algorithm 1 for the trigger nodes (already released from alpha, with
-    /// their give-backs applied), whose transmissions freed `freed`.
-    pub(super) fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId]) {
-        self.stats.events += 1;
+    /// their give-backs applied), whose transmissions freed `freed`; if
+    /// `waiting`, every registered host with backlog and no slice is a
+    /// trigger too (found by the pass that collects A, not listed).
+    pub(super) fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], waiting: bool) {
         self.stamp = self.stamp.wrapping_add(1).max(1);
         // round robin: this event's traversal starts after the node that was
         // served first by the previous one
@@ -74,11 +75,18 @@ impl Scheduler {
         let rr = self.rr % h.max(1);
         let mut a = std::mem::take(&mut self.scratch.affected);
         a.clear();
-        if triggers.len() * NODE_SCAN_RATIO >= self.nodes.len() {
-            self.collect_by_nodes(now, triggers, freed, rr, &mut a);
+        let any_waiting = if waiting || triggers.len() * NODE_SCAN_RATIO >= self.nodes.len() {
+            self.collect_by_nodes(now, triggers, freed, waiting, rr, &mut a)
         } else {
             self.collect_by_links(now, triggers, freed, rr, &mut a);
+            false
+        };
+        if triggers.is_empty() && !any_waiting {
+            // nothing happened: not a scheduling event (A is empty)
+            self.scratch.affected = a;
+            return;
         }
+        self.stats.events += 1;
         a.seal();
         let mut scheduled = std::mem::take(&mut self.scratch.scheduled);
         scheduled.clear();
@@ -190,9 +198,25 @@ impl Scheduler {
     /// pass over the nodes. A node is in beta of a link iff one of its flows'
     /// paths crosses it; so a trigger with a routed flow is in A if eligible
     /// (its own paths are collected), and another node iff one of its paths
-    /// crosses a freed link or a link whose beta holds a trigger.
-    fn collect_by_nodes(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], rr: u32, a: &mut Affected) {
+    /// crosses a freed link or a link whose beta holds a trigger. If
+    /// `waiting`, a host with backlog and no slice is a trigger too; true
+    /// if there was such a host.
+    fn collect_by_nodes(
+        &mut self,
+        now: Time,
+        triggers: &[u32],
+        freed: &[LinkId],
+        waiting: bool,
+        rr: u32,
+        a: &mut Affected,
+    ) -> bool {
         let stamp = self.stamp;
+        let mut any_waiting = false;
+        // a host with backlog in beta is registered, so a member t of beta
+        // waits iff it has no slice
+        let is_trigger = |s: &Scheduler, t: u32| {
+            s.trigger_stamp[t as usize] == stamp || (waiting && s.nodes[t as usize].dest.is_none())
+        };
         for &t in triggers {
             self.trigger_stamp[t as usize] = stamp;
         }
@@ -203,19 +227,24 @@ impl Scheduler {
             let y = if rr + i >= h { rr + i - h } else { rr + i };
             let n = &self.nodes[y as usize];
             let flows: &[Flow] = &n.flows;
-            if flows.is_empty() || !self.eligible(now, y) {
+            if flows.is_empty() {
+                continue;
+            }
+            let waits = waiting && n.joined && n.dest.is_none();
+            any_waiting |= waits;
+            if !self.eligible(now, y) {
                 continue;
             }
             // the age key (as `Node::oldest_wait`) and whether any flow has a path, in one pass
-            let (mut oldest, mut waits, mut routed) = (Time::NEVER, false, false);
+            let (mut oldest, mut any_other, mut routed) = (Time::NEVER, false, false);
             for f in flows {
                 routed |= f.routed();
                 if Some(f.dest) != n.dest {
-                    waits = true;
+                    any_other = true;
                     oldest = oldest.min(f.wait);
                 }
             }
-            let member = if self.trigger_stamp[y as usize] == stamp {
+            let member = if waits || self.trigger_stamp[y as usize] == stamp {
                 routed
             } else {
                 if !freed_marked {
@@ -229,17 +258,16 @@ impl Scheduler {
                 n.flows.iter().any(|f| {
                     f.links(&self.topo).iter().rev().any(|&l| {
                         self.link_stamp[l as usize] == stamp
-                            || self.beta[l as usize]
-                                .iter()
-                                .any(|&(t, _)| self.trigger_stamp[t as usize] == stamp)
+                            || self.beta[l as usize].iter().any(|&(t, _)| is_trigger(self, t))
                     })
                 })
             };
             if member {
                 self.a_stamp[y as usize] = stamp;
-                a.push_initial(key(if waits { oldest } else { now }.0, i));
+                a.push_initial(key(if any_other { oldest } else { now }.0, i));
             }
         }
+        any_waiting
     }
 
     /// Add the eligible members of beta on `l` to A while the loop runs.

@@ -266,7 +266,7 @@ impl Scheduler {
         self.nodes[x as usize].joined = false;
         match self.cfg.mode {
             Mode::RateLimit => self.recompute_rates(now, &[x]),
-            _ => self.algorithm1(now, &[x], &freed),
+            _ => self.algorithm1(now, &[x], &freed, false),
         }
         self.scratch.freed = freed;
     }
@@ -299,7 +299,7 @@ impl Scheduler {
                 Mode::RateLimit => self.recompute_rates(now, &[x]),
                 _ => {
                     if was_empty && !want.is_empty() {
-                        self.algorithm1(now, &[x], &[]); // event 3
+                        self.algorithm1(now, &[x], &[], false); // event 3
                     }
                 }
             }
@@ -328,7 +328,7 @@ impl Scheduler {
         );
         self.set_backlog(now, x, &rest);
         self.scratch.want = rest;
-        self.algorithm1(now, &[x], &freed);
+        self.algorithm1(now, &[x], &freed, false);
         self.scratch.freed = freed;
     }
 
@@ -366,23 +366,12 @@ impl Scheduler {
             }
         }
         let tick = now >= self.next_tick;
-        if tick && self.cfg.mode != Mode::RateLimit {
-            // every slice, hosts that wait with backlog are triggers too: the
-            // schedule moves on even when no slice ends (e.g. after
-            // reservations held links idle); one run together with the expiries
-            self.stamp = self.stamp.wrapping_add(1).max(1);
-            for &x in &triggers {
-                self.trigger_stamp[x as usize] = self.stamp;
-            }
-            for (x, n) in self.nodes.iter().enumerate() {
-                if n.joined && n.dest.is_none() && n.flows.count() > 0 && self.trigger_stamp[x] != self.stamp
-                {
-                    triggers.push(x as u32);
-                }
-            }
-        }
-        if !triggers.is_empty() {
-            self.algorithm1(now, &triggers, &freed);
+        // every slice, hosts that wait with backlog are triggers too: the
+        // schedule moves on even when no slice ends (e.g. after
+        // reservations held links idle); one run together with the expiries
+        let waiting = tick && self.cfg.mode != Mode::RateLimit;
+        if !triggers.is_empty() || waiting {
+            self.algorithm1(now, &triggers, &freed, waiting);
         }
         self.scratch.triggers = triggers;
         self.scratch.freed = freed;
