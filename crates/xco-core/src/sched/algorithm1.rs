@@ -182,15 +182,36 @@ impl Scheduler {
                 }
             }
         }
+        // the contention groups are scattered in memory: ask for all of
+        // them (the vectors, then their members) before reading any
         for &l in &links {
-            for i in 0..self.beta[l as usize].len() {
-                let y = self.beta[l as usize][i].0;
-                if self.a_stamp[y as usize] != stamp && self.eligible(now, y) {
+            prefetch(&self.beta[l as usize]);
+        }
+        for &l in &links {
+            if let Some(first) = self.beta[l as usize].first() {
+                prefetch(first);
+            }
+        }
+        // the members, each once, their records asked for; then the eligible ones join A
+        let mut cand = std::mem::take(&mut self.scratch.candidates);
+        cand.clear();
+        for &l in &links {
+            for &(y, _) in &self.beta[l as usize] {
+                if self.a_stamp[y as usize] != stamp {
                     self.a_stamp[y as usize] = stamp;
-                    a.push_initial(self.key_of(now, y, rr));
+                    prefetch(&self.nodes[y as usize]);
+                    cand.push(y);
                 }
             }
         }
+        for &y in &cand {
+            if self.eligible(now, y) {
+                a.push_initial(self.key_of(now, y, rr));
+            } else {
+                self.a_stamp[y as usize] = 0;
+            }
+        }
+        self.scratch.candidates = cand;
         self.scratch.links = links;
     }
 

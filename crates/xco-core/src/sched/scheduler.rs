@@ -126,6 +126,8 @@ pub(super) struct Scratch {
     pub scheduled: Vec<u32>,
     /// Links collected for A.
     pub links: Vec<LinkId>,
+    /// Members of the contention groups of those links, each once.
+    pub candidates: Vec<u32>,
     /// Trigger nodes and links freed by them.
     triggers: Vec<u32>,
     freed: Vec<LinkId>,
