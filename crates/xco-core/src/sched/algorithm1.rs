@@ -90,16 +90,21 @@ impl Scheduler {
         a.seal();
         let mut scheduled = std::mem::take(&mut self.scratch.scheduled);
         scheduled.clear();
+        // the node of a key: its index counted from the round-robin start, unrotated
+        let node = |k| {
+            let r = rotated(k);
+            if r >= h - rr {
+                r - (h - rr)
+            } else {
+                r + rr
+            }
+        };
         while let Some(k) = a.pop() {
             if let Some(kf) = a.initial_ahead(PREFETCH_NODES) {
-                let r = rotated(kf);
-                let y = if r >= h - rr { r - (h - rr) } else { r + rr };
-                prefetch(&self.nodes[y as usize]);
+                prefetch(&self.nodes[node(kf) as usize]);
             }
             if let Some(kf) = a.initial_ahead(PREFETCH_LINKS) {
-                let r = rotated(kf);
-                let y = if r >= h - rr { r - (h - rr) } else { r + rr };
-                for f in self.nodes[y as usize].flows.iter() {
+                for f in self.nodes[node(kf) as usize].flows.iter() {
                     if let Some(p) = f.padded_links() {
                         for &l in p {
                             self.links.prefetch(l);
@@ -107,9 +112,7 @@ impl Scheduler {
                     }
                 }
             }
-            let r = rotated(k);
-            let x = if r >= h - rr { r - (h - rr) } else { r + rr };
-            self.consider(now, x, rr, &mut a, &mut scheduled);
+            self.consider(now, node(k), rr, &mut a, &mut scheduled);
         }
         self.scratch.affected = a;
         let slice = self.cfg.slice;
