@@ -395,8 +395,9 @@ impl Scheduler {
             } else {
                 cx
             };
+            // two calls, so the one on the padded array is of fixed length
             let fits = match f.padded_links() {
-                Some(p) => self.links.fits_padded(p, x, c),
+                Some(p) => self.links.fits(p, x, c),
                 None => self.links.fits(f.links(&self.topo), x, c),
             };
             let take = f.routed() & ((w < wg) | (jg == usize::MAX)) & fits;

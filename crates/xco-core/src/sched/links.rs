@@ -8,7 +8,7 @@
 //! capacity, the holder of a live reservation, |alpha|, the last
 //! reservation) is one 32-byte record, half a cache line: one miss per link
 //! at most, whichever of the two asks first. A sentinel record after the
-//! last link pads short paths (see [`Links::fits_padded`]).
+//! last link pads short paths (see [`Links::fits`]).
 
 use super::state::{Reservation, NOBODY};
 use super::topology::LinkId;
@@ -62,22 +62,12 @@ impl Links {
         self.rec.len() - 1
     }
 
-    /// [`fits`](Self::fits) for a path padded with the sentinel link: a
-    /// loop of fixed length, unrolled.
-    #[inline]
-    pub fn fits_padded(&self, path: &[LinkId; 6], x: u32, c_bps: u64) -> bool {
-        let mut ok = true;
-        for &l in path {
-            let h = &self.rec[l as usize];
-            ok &= ((h.held_by == NOBODY) | (h.held_by == x)) & (c_bps <= h.free_bps);
-        }
-        ok
-    }
-
     /// True if node `x`, sending nowhere, may contribute `c_bps` on every
     /// link of `path`: each is free enough and held by nobody or by x.
     /// Every link is checked, without early exit: a path has a handful of
-    /// links, and a loop that leaves early mispredicts where it leaves.
+    /// links, and a loop that leaves early mispredicts where it leaves. A
+    /// path padded with the sentinel link (which fits anybody) has a fixed
+    /// length, so the inlined loop is unrolled.
     #[inline]
     pub fn fits(&self, path: &[LinkId], x: u32, c_bps: u64) -> bool {
         let mut ok = true;
@@ -183,8 +173,8 @@ mod tests {
         assert_eq!(t.res(1), r, "a lapsed reservation is kept");
         assert!(t.fits(&[1], 7, 20));
         // the sentinel (link 2) pads a path and fits anybody
-        assert!(t.fits_padded(&[1, 2, 2, 2, 2, 2], 7, 20) && !t.fits_padded(&[0, 2, 2, 2, 2, 2], 7, 7));
-        assert!(t.fits_padded(&[2; 6], 7, u64::MAX) && t.len() == 2);
+        assert!(t.fits(&[1, 2, 2, 2, 2, 2], 7, 20) && !t.fits(&[0, 2, 2, 2, 2, 2], 7, 7));
+        assert!(t.fits(&[2; 6], 7, u64::MAX) && t.len() == 2);
         t.withdraw(0, 4);
         t.clear(1);
         assert_eq!(
