@@ -91,6 +91,11 @@ def main() -> None:
     a = p.parse_args()
     if a.per <= 0:
         sys.exit("--per must be positive")
+    for what, path in (("profile", a.profile), ("binary", a.binary)):
+        if not Path(path).is_file():
+            sys.exit(f"{what} {path!r}: no such file")
+    if subprocess.run(["which", "addr2line"], capture_output=True).returncode != 0:
+        sys.exit("addr2line not found: install binutils")
     per_addr = costs(a.profile, a.event)
     if not per_addr:
         sys.exit("no costs per instruction address found: record a callgrind profile with --dump-instr=yes")
