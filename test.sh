@@ -10,5 +10,5 @@ echo "== cargo test"; cargo test -q --workspace --exclude xco-py --release
 # the core again with its debug assertions live (internal orderings and
 # invariants the release build does not check)
 echo "== cargo test (xco-core, debug assertions)"; cargo test -q -p xco-core
-echo "== ruff";     ruff check python tests; ruff format --check python tests
+echo "== ruff";     ruff check python tests scripts; ruff format --check python tests scripts
 echo "== pytest";   python3 -m pytest -q tests

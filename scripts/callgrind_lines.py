@@ -18,6 +18,7 @@ Needs addr2line (binutils). Prints the top lines and the total per file.
 import argparse
 import collections
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,18 +32,23 @@ def costs(path: str, event: str) -> collections.Counter:
     """Exclusive cost of `event` per instruction address."""
     per_addr: collections.Counter = collections.Counter()
     index = None
+    positions = 1
     addr = 0
     after_call = False
     with open(path) as f:
         for line in f:
+            if line.startswith("positions:"):
+                names = line.split()[1:]
+                if not names or names[0] != "instr":
+                    sys.exit("the profile has no instruction addresses: record it with --dump-instr=yes")
+                positions = len(names)
+                continue
             if line.startswith("events:"):
                 names = line.split()[1:]
                 if event not in names:
                     sys.exit(f"event {event!r} not in this profile (it has {', '.join(names)})")
                 index = names.index(event)
                 continue
-            if line.startswith("positions:") and "instr" not in line:
-                sys.exit("the profile has no instruction addresses: record it with --dump-instr=yes")
             if line.startswith("calls="):
                 after_call = True  # the next cost line is the call's inclusive cost
                 continue
@@ -57,7 +63,7 @@ def costs(path: str, event: str) -> collections.Counter:
             if after_call:
                 after_call = False
                 continue
-            fields = m.group(2).split()[1:]  # after the line number
+            fields = m.group(2).split()[positions - 1 :]  # the costs, after the other positions
             if len(fields) > index:
                 per_addr[addr] += int(fields[index])
     return per_addr
@@ -94,7 +100,7 @@ def main() -> None:
     for what, path in (("profile", a.profile), ("binary", a.binary)):
         if not Path(path).is_file():
             sys.exit(f"{what} {path!r}: no such file")
-    if subprocess.run(["which", "addr2line"], capture_output=True).returncode != 0:
+    if shutil.which("addr2line") is None:
         sys.exit("addr2line not found: install binutils")
     per_addr = costs(a.profile, a.event)
     if not per_addr:

@@ -33,6 +33,8 @@ struct Flow {
 
 const NOBODY: u32 = u32::MAX;
 const SLICE_PS: u64 = 1_000_000_000;
+/// Every link and every host: one sender fills a link.
+const LINK_BPS: u64 = 10_000_000_000;
 
 /// The link state of the variant with reservations.
 struct Held {
@@ -40,83 +42,83 @@ struct Held {
     since_ps: Vec<u64>,
 }
 
-/// One pass in the order of `order`; returns the number of grants.
-fn pass(
+/// A host's oldest flow whose whole path passes `fits` (`usize::MAX`: none)
+/// and its oldest flow with that flow's age, in one branch-free pass. The
+/// bare pass ignores the second; inlined, its work is dropped.
+#[inline(always)]
+fn choose(fs: &[Flow], fits: impl Fn(u32) -> bool) -> (usize, usize, u64) {
+    let (mut best, mut best_wait) = (usize::MAX, u64::MAX);
+    let (mut j0, mut w0) = (0, u64::MAX);
+    for (j, f) in fs.iter().enumerate() {
+        let mut ok = true;
+        for &l in &f.links[..f.len as usize] {
+            ok &= fits(l);
+        }
+        let older = f.wait_ps < w0;
+        j0 = if older { j } else { j0 };
+        w0 = if older { f.wait_ps } else { w0 };
+        let take = ok & (f.wait_ps < best_wait);
+        best = if take { j } else { best };
+        best_wait = if take { f.wait_ps } else { best_wait };
+    }
+    (best, j0, w0)
+}
+
+/// The bare pass in the order of `order`; returns the number of grants.
+fn pass_bare(order: &[(u64, u32)], flows: &[Vec<Flow>], free_bps: &mut [u64]) -> u32 {
+    let mut grants = 0;
+    for &(_, x) in order {
+        let fs = &flows[x as usize];
+        let (best, _, _) = choose(fs, |l| free_bps[l as usize] >= LINK_BPS);
+        if let Some(f) = fs.get(best) {
+            for &l in &f.links[..f.len as usize] {
+                free_bps[l as usize] -= LINK_BPS;
+            }
+            grants += 1;
+        }
+    }
+    grants
+}
+
+/// The pass with reservations at `now_ps`; returns the number of grants.
+fn pass_reserving(
     order: &[(u64, u32)],
     flows: &mut [Vec<Flow>],
     free_bps: &mut [u64],
-    held: Option<&mut Held>,
+    h: &mut Held,
     now_ps: u64,
 ) -> u32 {
-    let c = 10_000_000_000u64;
     let mut grants = 0;
-    match held {
-        None => {
-            for &(_, x) in order {
-                let (mut best, mut best_wait) = (usize::MAX, u64::MAX);
-                for (j, f) in flows[x as usize].iter().enumerate() {
-                    let mut fits = true;
-                    for &l in &f.links[..f.len as usize] {
-                        fits &= free_bps[l as usize] >= c;
-                    }
-                    let take = fits & (f.wait_ps < best_wait);
-                    best = if take { j } else { best };
-                    best_wait = if take { f.wait_ps } else { best_wait };
-                }
-                if let Some(f) = flows[x as usize].get(best) {
-                    for &l in &f.links[..f.len as usize] {
-                        free_bps[l as usize] -= c;
-                    }
-                    grants += 1;
+    for &(_, x) in order {
+        let fs = &mut flows[x as usize];
+        let (best, j0, w0) = choose(fs, |l| {
+            let by = h.by[l as usize];
+            (free_bps[l as usize] >= LINK_BPS) & ((by == NOBODY) | (by == x))
+        });
+        if j0 != best && now_ps.saturating_sub(w0) > 2 * SLICE_PS {
+            let f = fs[j0];
+            let mut behind = false;
+            for &l in &f.links[..f.len as usize] {
+                let (by, since) = (h.by[l as usize], h.since_ps[l as usize]);
+                behind |=
+                    (by != NOBODY) & (by != x) & ((since < f.wait_ps) | ((since == f.wait_ps) & (by < x)));
+            }
+            if !behind {
+                for &l in &f.links[..f.len as usize] {
+                    h.by[l as usize] = x;
+                    h.since_ps[l as usize] = f.wait_ps;
                 }
             }
         }
-        Some(h) => {
-            for &(_, x) in order {
-                let fs = &mut flows[x as usize];
-                let (mut best, mut best_wait) = (usize::MAX, u64::MAX);
-                let (mut j0, mut w0) = (0, u64::MAX);
-                for (j, f) in fs.iter().enumerate() {
-                    let mut fits = true;
-                    for &l in &f.links[..f.len as usize] {
-                        let by = h.by[l as usize];
-                        fits &= (free_bps[l as usize] >= c) & ((by == NOBODY) | (by == x));
-                    }
-                    let older = f.wait_ps < w0;
-                    j0 = if older { j } else { j0 };
-                    w0 = if older { f.wait_ps } else { w0 };
-                    let take = fits & (f.wait_ps < best_wait);
-                    best = if take { j } else { best };
-                    best_wait = if take { f.wait_ps } else { best_wait };
-                }
-                if j0 != best && now_ps.saturating_sub(w0) > 2 * SLICE_PS {
-                    let f = fs[j0];
-                    let mut behind = false;
-                    for &l in &f.links[..f.len as usize] {
-                        let by = h.by[l as usize];
-                        let since = h.since_ps[l as usize];
-                        behind |= (by != NOBODY)
-                            & (by != x)
-                            & ((since < f.wait_ps) | ((since == f.wait_ps) & (by < x)));
-                    }
-                    if !behind {
-                        for &l in &f.links[..f.len as usize] {
-                            h.by[l as usize] = x;
-                            h.since_ps[l as usize] = f.wait_ps;
-                        }
-                    }
-                }
-                if let Some(f) = fs.get_mut(best) {
-                    for &l in &f.links[..f.len as usize] {
-                        free_bps[l as usize] -= c;
-                        if h.by[l as usize] == x {
-                            h.by[l as usize] = NOBODY;
-                        }
-                    }
-                    f.wait_ps = now_ps + 1;
-                    grants += 1;
+        if let Some(f) = fs.get_mut(best) {
+            for &l in &f.links[..f.len as usize] {
+                free_bps[l as usize] -= LINK_BPS;
+                if h.by[l as usize] == x {
+                    h.by[l as usize] = NOBODY;
                 }
             }
+            f.wait_ps = now_ps + 1;
+            grants += 1;
         }
     }
     grants
@@ -145,9 +147,8 @@ fn floor(k: u32) {
             .collect();
         flows.push(fs);
     }
-    let link_bps = 10_000_000_000u64;
     let links = paths.links() as usize;
-    let mut free_bps = vec![link_bps; links];
+    let mut free_bps = vec![LINK_BPS; links];
     for reserving in [false, true] {
         let mut held = Held {
             by: vec![NOBODY; links],
@@ -157,19 +158,17 @@ fn floor(k: u32) {
         let (mut best_sort, mut best_pass, mut grants) = (f64::MAX, f64::MAX, 0);
         for slot in 0..50u64 {
             let now_ps = (8 + slot) * SLICE_PS;
-            free_bps.fill(link_bps);
+            free_bps.fill(LINK_BPS);
             let t0 = Instant::now();
             let oldest = |fs: &[Flow]| fs.iter().map(|f| f.wait_ps).min().unwrap_or(u64::MAX);
             let mut order: Vec<(u64, u32)> = (0..hosts).map(|x| (oldest(&fl[x as usize]), x)).collect();
             order.sort_unstable();
             let t1 = Instant::now();
-            grants = pass(
-                &order,
-                &mut fl,
-                &mut free_bps,
-                reserving.then_some(&mut held),
-                now_ps,
-            );
+            grants = if reserving {
+                pass_reserving(&order, &mut fl, &mut free_bps, &mut held, now_ps)
+            } else {
+                pass_bare(&order, &fl, &mut free_bps)
+            };
             let t2 = Instant::now();
             best_sort = best_sort.min((t1 - t0).as_secs_f64() * 1e6);
             best_pass = best_pass.min((t2 - t1).as_secs_f64() * 1e6);
