@@ -6,7 +6,7 @@
 //! `links`). What only the input handlers and the accessors need is kept
 //! apart.
 
-use super::topology::{LinkId, PathRef, SchedTopology};
+use super::topology::{LinkId, PathRef, SchedTopology, SHORT_PATH_LINKS};
 use crate::time::Time;
 
 /// "No node" in a `u32` node field.
@@ -14,7 +14,7 @@ pub(super) const NOBODY: u32 = u32::MAX;
 
 /// Links of a path kept inside the flow record (longer paths stay in the
 /// topology's arena): a fat-tree path has at most six.
-const INLINE_LINKS: usize = 6;
+const INLINE_LINKS: usize = SHORT_PATH_LINKS;
 
 /// `Flow::len` of a path kept in the topology's arena.
 const IN_ARENA: u8 = u8::MAX;
@@ -59,7 +59,8 @@ impl Default for Flow {
 
 impl Flow {
     /// The flow to `dest` along `path`, aged `wait`, with its entry
-    /// `history` in the node's service history.
+    /// `history` in the node's service history. A short path is copied in
+    /// (its reference holds only until the topology's next lookup).
     pub fn new(dest: u32, wait: Time, history: u8, path: PathRef, topo: &SchedTopology) -> Flow {
         let l = topo.links(path);
         // unused entries name the sentinel link, which always fits

@@ -119,16 +119,33 @@ impl PathRef {
 }
 
 /// The network as the scheduler sees it.
+///
+/// A path of at most [`SHORT_PATH_LINKS`] links (every fat-tree path) is
+/// asked of the provider each time it is wanted and copied into the flow
+/// record that needs it, so the topology keeps nothing per host pair: a
+/// controller that runs for days, over hosts that talk to ever new peers,
+/// keeps the same memory, and no report waits for a table of every pair
+/// ever seen to grow (at 8,192 hosts such a table grew to millions of
+/// pairs, and each doubling stalled one report by milliseconds). Longer
+/// paths are kept in an arena, once per pair, because flow records refer
+/// to them there.
 pub struct SchedTopology {
     /// Capacity of each directed link, bit/s.
     pub link_bps: Vec<u64>,
     /// Capacity of each host's outgoing link, bit/s (C_x).
     pub host_bps: Vec<u64>,
     paths: Box<dyn PathProvider>,
-    cache: HashMap<(u32, u32), PathRef>,
+    /// The long paths: where each is in the arena.
+    long: HashMap<(u32, u32), PathRef>,
+    /// The first `SHORT_PATH_LINKS` entries hold the short path asked last;
+    /// the long paths follow.
     arena: Vec<LinkId>,
     scratch: Vec<LinkId>,
 }
+
+/// Paths of at most this many links are not kept by the topology (a
+/// fat-tree path has at most six): flow records hold them.
+pub(crate) const SHORT_PATH_LINKS: usize = 6;
 
 impl SchedTopology {
     /// `hosts` hosts with capacities `host_bps`, directed links with
@@ -138,8 +155,8 @@ impl SchedTopology {
             link_bps,
             host_bps,
             paths,
-            cache: HashMap::new(),
-            arena: Vec::new(),
+            long: HashMap::new(),
+            arena: vec![0; SHORT_PATH_LINKS],
             scratch: Vec::new(),
         }
     }
@@ -157,20 +174,37 @@ impl SchedTopology {
         self.link_bps.len() as LinkId
     }
 
-    /// A reference to P_sd (computed once, then cached); empty if there is no path.
+    /// A reference to P_sd; empty if there is no path. A path of at most
+    /// [`SHORT_PATH_LINKS`] links is asked of the provider anew and its
+    /// reference holds only until the next call (copy the links out before
+    /// then); a longer one is kept for good, computed once.
     pub fn path_ref(&mut self, s: u32, d: u32) -> PathRef {
-        if let Some(&r) = self.cache.get(&(s, d)) {
+        if let Some(&r) = self.long.get(&(s, d)) {
             return r;
         }
         self.scratch.clear();
         self.paths.path(s, d, &mut self.scratch);
+        let len = self.scratch.len();
+        if len <= SHORT_PATH_LINKS {
+            self.arena[..len].copy_from_slice(&self.scratch);
+            return PathRef {
+                start: 0,
+                len: len as u32,
+            };
+        }
         let r = PathRef {
             start: self.arena.len() as u32,
-            len: self.scratch.len() as u32,
+            len: len as u32,
         };
         self.arena.extend_from_slice(&self.scratch);
-        self.cache.insert((s, d), r);
+        self.long.insert((s, d), r);
         r
+    }
+
+    /// Links the topology keeps for paths (the short path asked last and
+    /// every long path): it does not grow with the host pairs asked.
+    pub fn kept_links(&self) -> usize {
+        self.arena.len()
     }
 
     /// The links of a path reference.
@@ -285,5 +319,44 @@ mod tests {
         let mut out = Vec::new();
         p.path(0, 2, &mut out);
         assert_eq!(out, vec![0, 5]);
+    }
+
+    #[test]
+    fn short_paths_are_not_kept_however_many_pairs_are_asked() {
+        let mut t = SchedTopology::new(vec![1; 128], vec![1; 1024], Box::new(FatTreePaths::new(8)));
+        let mut p = FatTreePaths::new(8);
+        let mut want = Vec::new();
+        for s in 0..128 {
+            for d in (0..128).filter(|&d| d != s) {
+                want.clear();
+                p.path(s, d, &mut want);
+                let r = t.path_ref(s, d);
+                assert_eq!(t.links(r), &want[..], "{s} -> {d}");
+            }
+        }
+        assert_eq!(
+            t.kept_links(),
+            SHORT_PATH_LINKS,
+            "16,256 pairs asked, nothing kept"
+        );
+    }
+
+    #[test]
+    fn a_long_path_is_kept_once_and_outlives_later_lookups() {
+        // hosts 0 and 1 at the ends of a chain of switches 2..=9: nine links a way
+        let mut cables = vec![(0, 2), (1, 9)];
+        cables.extend((2..9).map(|v| (v, v + 1)));
+        let links: Vec<(u32, u32)> = cables.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+        let is_host = (0..10).map(|v| v < 2).collect();
+        let paths = BfsPaths::new(10, is_host, &links);
+        let mut t = SchedTopology::new(vec![1; 2], vec![1; links.len()], Box::new(paths));
+        let r = t.path_ref(0, 1);
+        let first = t.links(r).to_vec();
+        assert_eq!(first.len(), 9);
+        let back = t.path_ref(1, 0);
+        assert_eq!(t.links(r), &first[..], "another lookup leaves it in place");
+        assert_eq!(t.path_ref(0, 1), r, "computed once");
+        assert_ne!(t.links(back), &first[..]);
+        assert_eq!(t.kept_links(), SHORT_PATH_LINKS + 18);
     }
 }

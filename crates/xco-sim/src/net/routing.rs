@@ -32,6 +32,8 @@ pub trait Routing {
 pub struct ShortestPathEcmp {
     /// Hop distance to each destination, computed on first use.
     dist: HashMap<u32, Vec<u32>>,
+    /// The equal next hops at one node (kept to reuse its memory).
+    candidates: Vec<u32>,
 }
 
 impl ShortestPathEcmp {
@@ -63,7 +65,7 @@ impl Routing for ShortestPathEcmp {
             return false;
         }
         let mut u = src;
-        let mut candidates: Vec<u32> = Vec::new();
+        let candidates = &mut self.candidates;
         while u != dst {
             let d = dist[u as usize];
             candidates.clear();
