@@ -17,10 +17,19 @@ def test_bench_sched_reports_the_slot_budget(cli):
     assert "hosts considered per slot" in r.stdout and "ns each" in r.stdout
 
 
+def test_bench_sched_takes_the_slice_length(cli):
+    r = cli("bench", "sched", "--k", "4", "--slots", "10", "--slice-ms", "5")
+    assert r.returncode == 0, r.stderr
+    assert "5-ms timeslices" in r.stdout and "busy per 5-ms slot" in r.stdout
+    assert "of one core" in r.stdout and "5-ms budget" in r.stdout
+
+
 def test_bench_rejects_bad_arguments(cli):
     for args, word in [
         (("bench", "sched", "--slots", "0"), "slots"),
         (("bench", "sched", "--k", "3"), "even"),
+        (("bench", "sched", "--slice-ms", "0"), "--slice-ms"),
+        (("bench", "sched", "--slice-ms", "1001"), "--slice-ms"),
         (("bench", "sim", "--k", "7"), "even"),
         (("bench", "sim", "--sim-ms", "-1"), "positive"),
     ]:

@@ -104,10 +104,11 @@ fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, Py
     bench_dict(py, r)
 }
 
-/// The XCo scheduler on a k-ary fat-tree under backlog churn for `slots` 1-ms slots.
+/// The XCo scheduler on a k-ary fat-tree under backlog churn for `slots`
+/// slots of `slice_ms` each.
 #[pyfunction]
-#[pyo3(signature = (k=16, slots=200, seed=1))]
-fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64) -> PyResult<Bound<'_, PyDict>> {
+#[pyo3(signature = (k=16, slots=200, seed=1, slice_ms=1))]
+fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64, slice_ms: u32) -> PyResult<Bound<'_, PyDict>> {
     if k < 2 || k % 2 == 1 || k > 64 {
         return Err(PyValueError::new_err(format!(
             "k must be an even number from 2 to 64, got {k}"
@@ -116,10 +117,16 @@ fn bench_sched(py: Python<'_>, k: u32, slots: u32, seed: u64) -> PyResult<Bound<
     if slots == 0 {
         return Err(PyValueError::new_err("slots must be positive"));
     }
-    let r = py.detach(move || bench::sched_churn(k, slots, seed));
+    if !(1..=1000).contains(&slice_ms) {
+        return Err(PyValueError::new_err(format!(
+            "slice_ms must be a whole number of ms from 1 to 1000, got {slice_ms}"
+        )));
+    }
+    let r = py.detach(move || bench::sched_churn(k, slots, seed, slice_ms));
     let d = PyDict::new(py);
     d.set_item("k", r.k)?;
     d.set_item("hosts", r.hosts)?;
+    d.set_item("slice_us", r.slice_us)?;
     d.set_item("events", r.events)?;
     d.set_item("events_per_s", r.events_per_s)?;
     d.set_item("p50_us", r.p50_us)?;

@@ -159,6 +159,8 @@ pub struct SchedBench {
     pub k: u32,
     /// Hosts.
     pub hosts: u32,
+    /// Timeslice length, microseconds.
+    pub slice_us: f64,
     /// Scheduling calls timed (reports, give-backs, slot boundaries).
     pub events: u64,
     /// Calls per wall-clock second.
@@ -177,7 +179,7 @@ pub struct SchedBench {
     pub mean_active: f64,
     /// Scheduler time per slot (every call of the slot: its churn and its
     /// boundary), median over slots, microseconds: below the slot length
-    /// (1,000 us) the scheduler keeps up on one core.
+    /// the scheduler keeps up on one core.
     pub busy_p50_us: f64,
     /// 99th percentile of the same.
     pub busy_p99_us: f64,
@@ -191,12 +193,13 @@ pub struct SchedBench {
     pub ns_per_node: f64,
 }
 
-/// The XCo scheduler on a k-ary fat-tree (10 Gb/s everywhere, 1 ms
-/// timeslices) under random backlog churn for `slots` slots: at each slot a
-/// few percent of hosts report a new backlog (1–3 random destinations), some
-/// active senders give their slice back, and the slot boundary expires every
-/// slice. Every scheduler call is timed.
-pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
+/// The XCo scheduler on a k-ary fat-tree (10 Gb/s everywhere, timeslices
+/// of `slice_ms`) under random backlog churn for `slots` slots: in each
+/// millisecond one host in 32 changes its backlog, by a new report (1–3
+/// random destinations) or by giving its slice back, and the slot boundary
+/// expires every slice. The churn is a rate, so a longer slice has more of
+/// it per slot. Every scheduler call is timed.
+pub fn sched_churn(k: u32, slots: u32, seed: u64, slice_ms: u32) -> SchedBench {
     use xco_core::sched::{FatTreePaths, Mode, SchedConfig, SchedTopology, Scheduler};
     use xco_core::{Dur, Rng, Time};
     let paths = FatTreePaths::new(k);
@@ -208,7 +211,7 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
         topo,
         SchedConfig {
             mode: Mode::Timeslice,
-            slice: Dur::from_ms(1),
+            slice: Dur::from_ms(slice_ms as u64),
             min_active: Dur::from_us(50),
             feedback_timeout: None,
         },
@@ -237,11 +240,11 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
     for slot in 1..=slots {
         let first_call = times.len();
         let considered = s.stats().nodes_considered;
-        let slot_start = Time::ZERO + Dur::from_ms(slot as u64);
-        // churn inside the slot
-        let churn = (hosts / 32).max(1);
+        let slot_start = Time::ZERO + Dur::from_ms(slot as u64 * slice_ms as u64);
+        // churn inside the slot, over its first 90%
+        let churn = (hosts * slice_ms / 32).max(1);
         for i in 0..churn {
-            let now = slot_start + Dur::from_us(1 + (i as u64 * 900) / churn as u64);
+            let now = slot_start + Dur::from_us(1 + (i as u64 * 900 * slice_ms as u64) / churn as u64);
             let x = rng.below(hosts as u64) as u32;
             if rng.below(2) == 0 {
                 if let Some(d) = s.dest(x) {
@@ -255,7 +258,7 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
             while s.poll_directive().is_some() {}
         }
         // the slot boundary: every slice granted a slot ago expires together
-        let end = slot_start + Dur::from_ms(1);
+        let end = slot_start + Dur::from_ms(slice_ms as u64);
         let at_boundary = s.stats().nodes_considered;
         churn_nodes += at_boundary - considered;
         let us = timed(&mut || s.handle_timeout(end), &mut times);
@@ -277,6 +280,7 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64) -> SchedBench {
     SchedBench {
         k,
         hosts,
+        slice_us: 1e3 * slice_ms as f64,
         events,
         events_per_s: events as f64 / wall,
         p50_us: q(0.5),
@@ -313,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_slot_busy_time_includes_its_boundary() {
-        let r = sched_churn(4, 30, 1);
+        let r = sched_churn(4, 30, 1, 1);
         // each slot's busy time is its churn calls plus its boundary call,
         // so every quantile of it is at least the boundary's
         assert!(r.busy_p50_us >= r.slot_p50_us, "{r:?}");
@@ -325,5 +329,14 @@ mod tests {
             "{r:?}"
         );
         assert!(r.ns_per_node > 0.0, "{r:?}");
+    }
+
+    #[test]
+    fn the_churn_is_a_rate_so_a_longer_slice_has_more_of_it() {
+        let (short, long) = (sched_churn(8, 30, 1, 1), sched_churn(8, 30, 1, 4));
+        assert_eq!((short.slice_us, long.slice_us), (1e3, 4e3));
+        // 4 vs 16 churn events a slot (128 hosts): about four times the calls
+        assert!(long.events > 2 * short.events, "{short:?}\n{long:?}");
+        assert!(long.busy_p50_us >= long.slot_p50_us, "{long:?}");
     }
 }
