@@ -36,6 +36,9 @@ pub(super) struct Affected {
     initial: Vec<Key>,
     /// The sort's second buffer.
     spare: Vec<Key>,
+    /// The sort's bucket starts and fill positions (kept so no run allocates).
+    at: Vec<u32>,
+    fill: Vec<u32>,
     /// Next unpopped entry of `initial`.
     next: usize,
     /// Members added after [`seal`](Self::seal).
@@ -60,7 +63,7 @@ impl Affected {
         if self.initial.len() < BUCKET_MIN {
             self.initial.sort_unstable();
         } else {
-            sort_by_age(&mut self.initial, &mut self.spare);
+            sort_by_age(&mut self.initial, &mut self.spare, &mut self.at, &mut self.fill);
         }
     }
 
@@ -98,11 +101,11 @@ const BUCKET_MIN: usize = 512;
 const BUCKETS: usize = 2048;
 
 /// Sort `keys` by age, ties by rotated index, with `spare` as the second
-/// buffer. One stable pass distributes the keys into buckets by the top bits
+/// buffer and `at`, `next` for the bucket positions. One stable pass distributes the keys into buckets by the top bits
 /// of their age; a bucket already in order is done (pushed in rotated order,
 /// as by a pass over all nodes, a bucket of one age is), others are sorted on
 /// their own.
-fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>) {
+fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>, at: &mut Vec<u32>, next: &mut Vec<u32>) {
     let n = keys.len();
     let age = |k: Key| (k >> 32) as u64;
     let lo = keys.iter().map(|&k| age(k)).min().unwrap_or(0);
@@ -110,7 +113,8 @@ fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>) {
     let bits = 64 - (hi - lo).leading_zeros();
     let shift = bits.saturating_sub(BUCKETS.trailing_zeros());
     let bucket = |k: Key| ((age(k) - lo) >> shift) as usize;
-    let mut at = vec![0u32; BUCKETS + 1];
+    at.clear();
+    at.resize(BUCKETS + 1, 0);
     for &k in keys.iter() {
         at[bucket(k) + 1] += 1;
     }
@@ -121,7 +125,8 @@ fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>) {
         spare.resize(n, 0);
     }
     spare.truncate(n);
-    let mut next = at.clone();
+    next.clear();
+    next.extend_from_slice(at);
     for &k in keys.iter() {
         let b = bucket(k);
         spare[next[b] as usize] = k;
@@ -171,8 +176,8 @@ mod tests {
                 .collect();
             let mut want = keys.clone();
             want.sort_unstable();
-            let mut spare = Vec::new();
-            sort_by_age(&mut keys, &mut spare);
+            let (mut spare, mut at, mut next) = (Vec::new(), vec![9; 3], Vec::new());
+            sort_by_age(&mut keys, &mut spare, &mut at, &mut next);
             assert_eq!(keys, want);
         }
     }
