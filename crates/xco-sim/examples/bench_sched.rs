@@ -14,6 +14,9 @@ fn main() {
             }
         } else if let Ok(k) = a.parse() {
             ks.push(k);
+        } else {
+            eprintln!("{a}: expected a fat-tree k (an even number) or --slice-ms T");
+            std::process::exit(2);
         }
     }
     for k in if ks.is_empty() { vec![8, 16, 32] } else { ks } {

@@ -198,8 +198,9 @@ pub struct SchedBench {
 /// millisecond one host in 32 changes its backlog, by a new report (1–3
 /// random destinations) or by giving its slice back, and the slot boundary
 /// expires every slice. The churn is a rate, so a longer slice has more of
-/// it per slot. Every scheduler call is timed.
+/// it per slot. Every scheduler call is timed. `slice_ms` is at least 1.
 pub fn sched_churn(k: u32, slots: u32, seed: u64, slice_ms: u32) -> SchedBench {
+    assert!(slice_ms >= 1, "a timeslice of at least 1 ms, got {slice_ms}");
     use xco_core::sched::{FatTreePaths, Mode, SchedConfig, SchedTopology, Scheduler};
     use xco_core::{Dur, Rng, Time};
     let paths = FatTreePaths::new(k);

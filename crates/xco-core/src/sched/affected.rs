@@ -101,11 +101,11 @@ const BUCKET_MIN: usize = 512;
 const BUCKETS: usize = 2048;
 
 /// Sort `keys` by age, ties by rotated index, with `spare` as the second
-/// buffer and `at`, `next` for the bucket positions. One stable pass distributes the keys into buckets by the top bits
-/// of their age; a bucket already in order is done (pushed in rotated order,
-/// as by a pass over all nodes, a bucket of one age is), others are sorted on
-/// their own.
-fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>, at: &mut Vec<u32>, next: &mut Vec<u32>) {
+/// buffer and `at`, `fill` for the bucket positions. One stable pass
+/// distributes the keys into buckets by the top bits of their age; a
+/// bucket already in order is done (pushed in rotated order, as by a pass
+/// over all nodes, a bucket of one age is), others are sorted on their own.
+fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>, at: &mut Vec<u32>, fill: &mut Vec<u32>) {
     let n = keys.len();
     let age = |k: Key| (k >> 32) as u64;
     let lo = keys.iter().map(|&k| age(k)).min().unwrap_or(0);
@@ -125,12 +125,12 @@ fn sort_by_age(keys: &mut Vec<Key>, spare: &mut Vec<Key>, at: &mut Vec<u32>, nex
         spare.resize(n, 0);
     }
     spare.truncate(n);
-    next.clear();
-    next.extend_from_slice(at);
+    fill.clear();
+    fill.extend_from_slice(at);
     for &k in keys.iter() {
         let b = bucket(k);
-        spare[next[b] as usize] = k;
-        next[b] += 1;
+        spare[fill[b] as usize] = k;
+        fill[b] += 1;
     }
     std::mem::swap(keys, spare);
     for b in 0..BUCKETS {
