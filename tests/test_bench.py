@@ -1,5 +1,7 @@
 """`xco bench sim` and `xco bench sched` run and report their figures (tiny workloads)."""
 
+import pytest
+
 
 def test_bench_sim_reports_rates(cli):
     r = cli("bench", "sim", "--k", "4", "--sim-ms", "1", "--rounds", "2")
@@ -35,3 +37,11 @@ def test_bench_rejects_bad_arguments(cli):
     ]:
         r = cli(*args)
         assert r.returncode == 2 and word in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_the_python_api_rejects_a_bad_slice():
+    from xco import _native
+
+    for bad in (0, 1001):
+        with pytest.raises(ValueError, match="slice_ms"):
+            _native.bench_sched(4, 1, slice_ms=bad)

@@ -12,10 +12,14 @@ fn main() {
                 eprintln!("--slice-ms needs a positive whole number of ms");
                 std::process::exit(2);
             }
-        } else if let Ok(k) = a.parse() {
+        } else if let Some(k) = a
+            .parse::<u32>()
+            .ok()
+            .filter(|k| k % 2 == 0 && (2..=64).contains(k))
+        {
             ks.push(k);
         } else {
-            eprintln!("{a}: expected a fat-tree k (an even number) or --slice-ms T");
+            eprintln!("{a}: expected a fat-tree k (an even number from 2 to 64) or --slice-ms T");
             std::process::exit(2);
         }
     }
