@@ -5,6 +5,7 @@ mod support;
 mod conservation;
 mod determinism;
 mod engine;
+mod golden;
 mod incast;
 mod scenario_errors;
 mod sharing;
