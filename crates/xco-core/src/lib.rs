@@ -14,6 +14,10 @@
 //!   independent named streams, so adding a random draw in one component
 //!   never shifts the draws of another.
 //!
+//! - [`routing`] — which links a packet crosses: shortest-path ECMP,
+//!   fat-tree address-bit routing and equal-length routing, one router for
+//!   the simulator's packets and both controllers.
+//!
 //! - [`sched`] — the XCo scheduler (Algorithm 1 and the rate-limit and
 //!   hybrid forms), pushed events in, directives pulled out.
 //!
@@ -25,6 +29,7 @@
 
 pub mod coord;
 pub mod rng;
+pub mod routing;
 pub mod sched;
 pub mod time;
 pub mod wire;

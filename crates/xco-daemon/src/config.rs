@@ -23,12 +23,17 @@
 //! a = "s1"
 //! b = "s2"
 //! rate_mbps = 1000
+//!
+//! [topology]                        # optional
+//! routing = "ecmp"                 # the paths the controller schedules; the
+//!                                  # simulator's [topology] routing, same names
 //! ```
 
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
-use xco_core::sched::{BfsPaths, Mode, SchedConfig, SchedTopology};
+use xco_core::routing::{Graph, HostPaths, Router, RoutingMode};
+use xco_core::sched::{Mode, SchedConfig, SchedTopology};
 use xco_core::Dur;
 
 /// The whole file.
@@ -46,9 +51,22 @@ pub struct TopologyFile {
     /// Switch-to-switch links.
     #[serde(default, rename = "link")]
     pub links: Vec<Link>,
+    /// Network-wide settings.
+    #[serde(default)]
+    pub topology: TopologySettings,
     /// Settings only `xco testbed` reads.
     #[serde(default)]
     pub testbed: Option<toml::Table>,
+}
+
+/// `[topology]`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySettings {
+    /// The routing mode the network's switches follow (the shared router's
+    /// names: ecmp, address-bits, equal-length-flow, equal-length-dest), so
+    /// the controller schedules the paths packets take. Default ecmp.
+    pub routing: Option<String>,
 }
 
 /// `[control]`.
@@ -201,6 +219,8 @@ pub struct Topology {
     pub prefixes: Vec<Vec<Prefix>>,
     /// Scheduler settings.
     pub sched: SchedConfig,
+    /// The paths packets take.
+    pub routing: RoutingMode,
 }
 
 /// Error reading a topology file: the field and the problem.
@@ -295,17 +315,32 @@ impl Topology {
                 }
             }
         }
+        let routing = match &file.topology.routing {
+            Some(r) => RoutingMode::parse(r).map_err(|e| ConfigError(format!("topology.routing: {e}")))?,
+            None => RoutingMode::Ecmp,
+        };
+        if routing.per_packet() {
+            return err(format!(
+                "topology.routing: '{}' sprays each packet over another path; the controller \
+                 needs one path per host pair (use equal-length-flow or equal-length-dest)",
+                routing.name()
+            ));
+        }
         let sched = SchedConfig {
             mode,
             slice: Dur::from_ns((c.slice_ms * 1e6) as u64),
             min_active: Dur::from_us(c.min_active_us),
             feedback_timeout: Some(Dur::from_ms(c.feedback_timeout_ms)),
         };
-        Ok(Topology {
+        let t = Topology {
             file,
             prefixes,
             sched,
-        })
+            routing,
+        };
+        t.router()
+            .map_err(|e| ConfigError(format!("topology.routing: '{}': {e}", routing.name())))?;
+        Ok(t)
     }
 
     /// Number of hosts.
@@ -359,12 +394,22 @@ impl Topology {
         out
     }
 
-    /// The scheduler's view: host rates, link capacities (less the headroom), shortest paths.
-    pub fn sched_topology(&self) -> SchedTopology {
-        let links = self.directed_links();
+    /// The shared router over this file's hosts, switches and links (host
+    /// `i` is node `i`; directed link ids as [`Topology::directed_links`]).
+    pub fn router(&self) -> Result<Router, String> {
         let nodes = self.hosts() + self.file.switches.len();
         let is_host = (0..nodes).map(|n| n < self.hosts()).collect();
-        let pairs: Vec<(u32, u32)> = links.iter().map(|l| (l.0, l.1)).collect();
+        let pairs: Vec<(u32, u32)> = self.directed_links().iter().map(|l| (l.0, l.1)).collect();
+        Router::new(Graph::new(is_host, &pairs), self.routing)
+    }
+
+    /// The scheduler's view: host rates, link capacities (less the headroom),
+    /// and the paths of the file's routing mode.
+    pub fn sched_topology(&self) -> SchedTopology {
+        let links = self.directed_links();
+        let router = self.router().expect("checked when the file was read");
+        let paths = HostPaths::new(router, (0..self.hosts() as u32).collect())
+            .expect("checked when the file was read");
         let keep = 1.0 - self.file.control.capacity_headroom;
         let link_bps = links.iter().map(|l| (l.3 as f64 * keep) as u64).collect();
         let host_bps = self
@@ -373,11 +418,7 @@ impl Topology {
             .iter()
             .map(|h| (h.rate_mbps * 1e6) as u64)
             .collect();
-        SchedTopology::new(
-            host_bps,
-            link_bps,
-            Box::new(BfsPaths::new(nodes, is_host, &pairs)),
-        )
+        SchedTopology::new(host_bps, link_bps, Box::new(paths))
     }
 }
 
@@ -433,5 +474,29 @@ rate_mbps = 100
             .unwrap_err()
             .0;
         assert!(e.contains("rate_mbps"), "{e}");
+    }
+
+    #[test]
+    fn the_routing_mode_is_the_simulator_s_and_checked_when_read() {
+        let with = |mode: &str| format!("{STAR}\n[topology]\nrouting = \"{mode}\"\n");
+        let t = Topology::parse(&with("equal-length-dest")).unwrap();
+        assert_eq!(
+            t.routing,
+            RoutingMode::EqualLength(xco_core::routing::CoreChoice::Destination)
+        );
+        assert_eq!(Topology::parse(STAR).unwrap().routing, RoutingMode::Ecmp);
+        let e = Topology::parse(&with("spray")).unwrap_err().0;
+        assert!(
+            e.starts_with("topology.routing: 'spray' is not a routing mode"),
+            "{e}"
+        );
+        let e = Topology::parse(&with("equal-length-packet")).unwrap_err().0;
+        assert!(
+            e.contains("topology.routing") && e.contains("one path per host pair"),
+            "{e}"
+        );
+        // the scheduler's path h1 -> h2 crosses the two access links
+        let mut st = Topology::parse(&with("address-bits")).unwrap().sched_topology();
+        assert_eq!(st.path(0, 1).len(), 2);
     }
 }

@@ -2,7 +2,7 @@
 
 use xco_core::{Dur, Time};
 use xco_sim::net::packet::{Packet, PktKind, FLAG_ACK};
-use xco_sim::net::routing::ShortestPathEcmp;
+use xco_sim::net::routing::RoutingMode;
 use xco_sim::net::topology::Topology;
 use xco_sim::net::{Framing, Net, NetConfig};
 use xco_sim::scenario::build;
@@ -29,7 +29,8 @@ pub fn sender_established(cfg: TcpConfig) -> Sender {
             host_buffer_bytes: 100_000_000,
             framing: Framing::default(),
         },
-        Box::new(ShortestPathEcmp::default()),
+        RoutingMode::Ecmp,
+        1,
     )
     .unwrap();
     let mss = cfg.mss_bytes as u64;

@@ -1,10 +1,11 @@
 //! What the scheduler knows of the network: directed links with capacities,
 //! each host's single outgoing link, and the path P_sd between two hosts.
 
+use crate::routing::{Graph, HostPaths, Router, RoutingMode};
 use std::collections::HashMap;
 
 /// Index of a directed link.
-pub type LinkId = u32;
+pub use crate::routing::LinkId;
 
 /// How the scheduler learns P_sd.
 pub trait PathProvider: Send {
@@ -12,85 +13,24 @@ pub trait PathProvider: Send {
     fn path(&mut self, s: u32, d: u32, out: &mut Vec<LinkId>);
 }
 
-/// Shortest paths in hops over a graph of hosts and switches, ties broken by
-/// the lowest link index (a single consistent path per pair, like a spanning tree).
-pub struct BfsPaths {
-    /// Out-links of each node: (link, head node).
-    out: Vec<Vec<(LinkId, u32)>>,
-    is_host: Vec<bool>,
-    /// Per destination: the link each node takes towards it.
-    next: HashMap<u32, Vec<LinkId>>,
-}
+/// Shortest paths over a graph of hosts and switches whose node `i` is
+/// scheduler host `i`: the shared [`Router`](crate::routing::Router) in ECMP
+/// mode, every flow of a host pair on the pair's path.
+pub struct BfsPaths(HostPaths);
 
 impl BfsPaths {
     /// Paths over `links` = (tail node, head node) among `nodes` nodes.
     pub fn new(nodes: usize, is_host: Vec<bool>, links: &[(u32, u32)]) -> BfsPaths {
-        let mut out = vec![Vec::new(); nodes];
-        for (i, &(a, b)) in links.iter().enumerate() {
-            out[a as usize].push((i as LinkId, b));
-        }
-        BfsPaths {
-            out,
-            is_host,
-            next: HashMap::new(),
-        }
-    }
-
-    fn tree(&self, d: u32) -> Vec<LinkId> {
-        // BFS on reversed links from d; hosts other than d do not forward
-        let n = self.out.len();
-        let mut rev: Vec<Vec<(LinkId, u32)>> = vec![Vec::new(); n];
-        for (a, outs) in self.out.iter().enumerate() {
-            for &(l, b) in outs {
-                rev[b as usize].push((l, a as u32));
-            }
-        }
-        let mut next = vec![LinkId::MAX; n];
-        let mut seen = vec![false; n];
-        let mut q = std::collections::VecDeque::new();
-        seen[d as usize] = true;
-        q.push_back(d);
-        while let Some(v) = q.pop_front() {
-            if v != d && self.is_host[v as usize] {
-                continue;
-            }
-            let mut ins = rev[v as usize].clone();
-            ins.sort_unstable();
-            for (l, u) in ins {
-                if !seen[u as usize] {
-                    seen[u as usize] = true;
-                    next[u as usize] = l;
-                    q.push_back(u);
-                }
-            }
-        }
-        next
+        debug_assert_eq!(is_host.len(), nodes);
+        let router =
+            Router::new(Graph::new(is_host, links), RoutingMode::Ecmp).expect("ECMP routes any graph");
+        BfsPaths(HostPaths::new(router, (0..nodes as u32).collect()).expect("ECMP keeps one path per pair"))
     }
 }
 
 impl PathProvider for BfsPaths {
     fn path(&mut self, s: u32, d: u32, out: &mut Vec<LinkId>) {
-        if !self.next.contains_key(&d) {
-            let t = self.tree(d);
-            self.next.insert(d, t);
-        }
-        let next = &self.next[&d];
-        let mut v = s;
-        let mut hops = 0;
-        while v != d && hops <= self.out.len() {
-            let l = next[v as usize];
-            if l == LinkId::MAX {
-                out.clear();
-                return;
-            }
-            out.push(l);
-            v = self.out[v as usize]
-                .iter()
-                .find(|&&(x, _)| x == l)
-                .expect("own link")
-                .1;
-            hops += 1;
-        }
+        self.0.path(s, d, out)
     }
 }
 
@@ -223,6 +163,9 @@ impl SchedTopology {
 /// Paths in a k-ary fat-tree computed arithmetically (no search, no cache
 /// needed): up through the aggregation switch and core chosen by the
 /// destination's address bits, down the unique path (PortLand-like).
+/// This is the shared router's `address-bits` mode in closed form, for the
+/// scheduler's benchmarks and tests at sizes where no graph is built; a
+/// test holds the two equal for every host pair of k = 4 and k = 8.
 ///
 /// Link numbering (all directed): host h up `2h`, down `2h+1`; then for each
 /// edge switch e and each of its k/2 aggregation switches a, up and down; then

@@ -21,7 +21,7 @@ use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
 use packet::{Packet, PacketPool, PktId};
 use qdisc::{DropTail, Qdisc, QueueDiscipline, Verdict};
-use routing::{Graph, RouteTable, Routing};
+use routing::{Graph, RouteTable, Router, RoutingMode};
 use std::collections::VecDeque;
 use topology::{NodeKind, Topology};
 use xco_core::{Dur, Time};
@@ -157,8 +157,14 @@ pub struct Net {
     pub pool: PacketPool,
     /// Interned routes.
     pub routes: RouteTable,
-    routing: Box<dyn Routing + Send>,
+    router: Router,
     path_scratch: Vec<u32>,
+    /// Per-packet routing: every packet a host sends gets a path of its own.
+    spray: bool,
+    /// Packets sprayed so far (each draws its path from this count).
+    sprayed_packets: u64,
+    /// Seed of the per-packet draws.
+    spray_seed: u64,
     /// Framing.
     pub framing: Framing,
     /// Per-flow statistics.
@@ -177,18 +183,16 @@ pub struct Net {
     pub wakeups: Vec<u32>,
 }
 
-/// The ECMP hash of every flow between hosts `src` and `dst` under pair routing.
-pub fn pair_hash(src: u32, dst: u32) -> u64 {
-    xco_core::rng::mix64(0x9A1E_5EED, (src as u64) << 32 | dst as u64)
-}
+pub use routing::pair_hash;
 
 /// Why a network could not be built from a topology.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetError(pub String);
 
 impl Net {
-    /// Wire up `topo` with `routing`.
-    pub fn new(topo: &Topology, cfg: NetConfig, routing: Box<dyn Routing + Send>) -> Result<Net, NetError> {
+    /// Wire up `topo`, routed as `routing` says (`seed` draws the paths of
+    /// per-packet routing).
+    pub fn new(topo: &Topology, cfg: NetConfig, routing: RoutingMode, seed: u64) -> Result<Net, NetError> {
         let n = topo.nodes.len();
         let mut nodes: Vec<NodeInfo> = topo
             .nodes
@@ -251,6 +255,10 @@ impl Net {
         {
             return Err(NetError(format!("host {} has no link", h.name)));
         }
+        let links: Vec<(u32, u32)> = ports.iter().map(|p: &Port| (p.from, p.to)).collect();
+        let graph = Graph::new(kinds.iter().map(|&k| k == NodeKind::Host).collect(), &links);
+        let router = Router::new(graph, routing)
+            .map_err(|e| NetError(format!("routing '{}': {e}", routing.name())))?;
         Ok(Net {
             pair_routing: false,
             nodes,
@@ -259,8 +267,11 @@ impl Net {
             ports,
             pool: PacketPool::new(),
             routes: RouteTable::default(),
-            routing,
+            router,
             path_scratch: Vec::new(),
+            spray: routing.per_packet(),
+            sprayed_packets: 0,
+            spray_seed: xco_core::rng::mix64(seed, 0x5B4A_7ED5),
             framing: cfg.framing,
             flows: Vec::new(),
             captures: Vec::new(),
@@ -279,12 +290,8 @@ impl Net {
         } else {
             flow_hash
         };
-        let g = Graph {
-            kinds: &self.kinds,
-            out: &self.out,
-        };
         self.path_scratch.clear();
-        if !self.routing.path(&g, src, dst, flow_hash, &mut self.path_scratch) {
+        if !self.router.path(src, dst, flow_hash, &mut self.path_scratch) {
             return Err(NetError(format!(
                 "no path from {} to {}",
                 self.nodes[src as usize].name, self.nodes[dst as usize].name
@@ -310,6 +317,9 @@ impl Net {
     #[inline]
     pub fn host_send(&mut self, now: Time, ev: &mut EventQueue, pkt: PktId) {
         self.count_sent(pkt);
+        if self.spray {
+            self.spray(pkt);
+        }
         let nic = self.nodes[self.pool[pkt].src as usize].nic;
         self.enqueue(now, ev, nic, pkt);
     }
@@ -334,9 +344,21 @@ impl Net {
         }
     }
 
-    /// Node kinds and out-links (port, neighbour), for models that route like the network.
-    pub fn wiring(&self) -> (Vec<NodeKind>, Vec<Vec<(u32, u32)>>) {
-        (self.kinds.clone(), self.out.clone())
+    /// The router packets follow (models that must see the packets' paths clone it).
+    pub fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// Per-packet routing: give `pkt` a path of its own, drawn from the run's seed.
+    #[cold]
+    fn spray(&mut self, pkt: PktId) {
+        let p = self.pool[pkt];
+        let draw = xco_core::rng::mix64(self.spray_seed, self.sprayed_packets);
+        self.sprayed_packets += 1;
+        self.path_scratch.clear();
+        if self.router.path(p.src, p.dst, draw, &mut self.path_scratch) {
+            self.pool[pkt].route = self.routes.intern(&self.path_scratch);
+        }
     }
 
     /// Offer `pkt` to output `port`: admit it into its serialisation slot or drop it.

@@ -5,7 +5,7 @@ use super::units::{bytes, rate_bps, select_hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::{bulk_config, App, Bulk, Incast, Metric, Ping, ShortFlows, UdpSource};
 use crate::app::{IncastConfig, PingConfig, ShortFlowsConfig, UdpConfig};
-use crate::net::routing::ShortestPathEcmp;
+use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
 use crate::output::pcap::CaptureBuffer;
@@ -280,8 +280,21 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         },
         framing: Framing::default(),
     };
-    let mut net = Net::new(&topo, cfg, Box::new(ShortestPathEcmp::default()))
-        .map_err(|e| ScenarioError::field("topology", e.0))?;
+    let routing = match &t.routing {
+        Some(name) => RoutingMode::parse(name).map_err(|e| ScenarioError::field("topology.routing", e))?,
+        None => RoutingMode::Ecmp,
+    };
+    if routing.per_packet() && sc.xco.is_some() {
+        return Err(ScenarioError::field(
+            "topology.routing",
+            format!(
+                "'{}' sprays each packet over another path, so XCo cannot schedule it; \
+                 use equal-length-flow or equal-length-dest with [xco]",
+                routing.name()
+            ),
+        ));
+    }
+    let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
     net.pair_routing = sc.xco.is_some();
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);

@@ -103,6 +103,9 @@ pub struct TopologySpec {
     pub fabric_rate: Option<Quantity>,
     /// One-way propagation delay of every link, microseconds.
     pub link_delay_us: Option<f64>,
+    /// Which paths packets take: `ecmp` (default), `address-bits`,
+    /// `equal-length-flow`, `equal-length-packet` or `equal-length-dest`.
+    pub routing: Option<String>,
     /// Buffer of each switch output port, bytes.
     pub switch_buffer: Option<Quantity>,
     /// Buffer of each host NIC queue, bytes.

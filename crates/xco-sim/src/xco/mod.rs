@@ -9,7 +9,6 @@
 //! simulator's own routes (one path per host pair when XCo is on).
 
 pub mod coordinator;
-mod paths;
 
 use crate::engine::{Event, EventQueue};
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
@@ -19,6 +18,7 @@ use crate::stats::{FlowKind, FlowStats};
 use coordinator::HostCoord;
 use std::collections::HashMap;
 use xco_core::coord::{CoordConfig, Gate, Release};
+use xco_core::routing::HostPaths;
 use xco_core::sched::{Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
 use xco_core::{Dur, Time};
 
@@ -117,6 +117,7 @@ const NO_HOST: u32 = u32::MAX;
 
 impl XcoSim {
     /// Build the control plane over `net` (whose routes must be per host pair).
+    /// Panics if `net` routes per packet (scenarios refuse XCo with it).
     pub fn new(net: &mut Net, cfg: XcoConfig, now: Time) -> XcoSim {
         let mut host_of_node = vec![NO_HOST; net.nodes.len()];
         let mut node_of_host = Vec::new();
@@ -136,7 +137,9 @@ impl XcoSim {
             .iter()
             .map(|p| (p.rate_bps as f64 * keep) as u64)
             .collect();
-        let provider = paths::SimPaths::new(net, node_of_host.clone());
+        // the paths packets take: the network's own router, one path per host pair
+        let provider = HostPaths::new(net.router().clone(), node_of_host.clone())
+            .expect("the scenario refuses XCo with per-packet routing");
         let topo = SchedTopology::new(host_bps, link_bps, Box::new(provider));
         let sched = Scheduler::new(
             topo,
@@ -182,6 +185,13 @@ impl XcoSim {
     /// The controller's scheduler (read-only, for tests and tools).
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
+    }
+
+    /// The links (output ports) the controller schedules for traffic from
+    /// host node `src` to host node `dst`: its P_sd.
+    pub fn controller_path(&mut self, src: u32, dst: u32) -> Vec<u32> {
+        let (s, d) = (self.host_index(src), self.host_index(dst));
+        self.sched.path(s, d)
     }
 
     /// Scheduler host index of `node`.
