@@ -6,7 +6,7 @@ bounds checks, Option helpers) to the library's files, which hides which of
 our loops it belongs to. This script charges every instruction to the
 innermost frame of its inline chain that lies in our crates instead.
 
-    CARGO_PROFILE_RELEASE_DEBUG=true cargo build --release -p xco-sim --example bench_sched
+    CARGO_PROFILE_RELEASE_DEBUG=true cargo build --release -p xco-bench --example bench_sched
     valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=/tmp/cg.out \\
         target/release/examples/bench_sched 32
     python3 scripts/callgrind_lines.py /tmp/cg.out target/release/examples/bench_sched \\

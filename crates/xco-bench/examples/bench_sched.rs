@@ -1,4 +1,4 @@
-//! `cargo run --release -p xco-sim --example bench_sched [k...] [--slice-ms T]`:
+//! `cargo run --release -p xco-bench --example bench_sched [k...] [--slice-ms T]`:
 //! the `xco bench sched` workload (timeslices of T ms, default 1).
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -1,4 +1,4 @@
-//! `cargo run --release -p xco-sim --example bench [k...]`: the `xco bench sim`
+//! `cargo run --release -p xco-bench --example bench [k...]`: the `xco bench sim`
 //! workloads without Python.
 fn main() {
     let ks: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();

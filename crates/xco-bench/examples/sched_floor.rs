@@ -1,4 +1,4 @@
-//! `cargo run --release -p xco-sim --example sched_floor [k...]`: the floor
+//! `cargo run --release -p xco-bench --example sched_floor [k...]`: the floor
 //! under `xco bench sched` — what one greedy pass over the same kind of
 //! backlog costs on this machine when written as leanly as it can be.
 //!

@@ -1,4 +1,4 @@
-//! `cargo run --release -p xco-sim --example mem_latency`: how long one
+//! `cargo run --release -p xco-bench --example mem_latency`: how long one
 //! dependent load takes on this machine for working sets from 32 KiB to
 //! 64 MiB (a pointer chase through a random cycle of cache lines).
 //!
