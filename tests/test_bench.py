@@ -7,8 +7,28 @@ def test_bench_sim_reports_rates(cli):
     r = cli("bench", "sim", "--k", "4", "--sim-ms", "1", "--rounds", "2")
     assert r.returncode == 0, r.stderr
     assert "pdn-goodput newreno sweep" in r.stdout and "fat-tree k=4" in r.stdout
-    for word in ("wall", "M events/s", "M packet-hops/s", "vs reference simulator"):
+    for word in ("wall", "M events/s", "M packet-hops/s"):
         assert word in r.stdout
+
+
+def test_bench_sim_prints_only_what_it_measured(cli):
+    r = cli("bench", "sim", "--workload", "a", "--rounds", "2")
+    assert r.returncode == 0, r.stderr
+    assert "pdn" in r.stdout and "fat-tree" not in r.stdout, r.stdout
+    # no peer's figure and no ratio computed from a stored constant
+    for word in ("htsim", "reference", "faster", "ratio"):
+        assert word not in r.stdout, r.stdout
+    r = cli("bench", "sim", "--workload", "b", "--k", "4", "--sim-ms", "1")
+    assert r.returncode == 0, r.stderr
+    assert "pdn" not in r.stdout and "k=4" in r.stdout.replace(" ", ""), r.stdout
+
+
+def test_bench_workload_a_runs_the_reference_tcp_settings():
+    from xco import _native
+
+    text = _native.bench_pdn_scenario(8, 2)
+    assert "timestamps = false" in text and "delayed_ack_timeout_ms = 200" in text
+    assert "request = 100" in text
 
 
 def test_bench_sched_reports_the_slot_budget(cli):

@@ -1,7 +1,9 @@
 //! The benchmark workloads behind `xco bench sim`, timed here so that
 //! interpreter start-up is never part of the figure.
 //!
-//! (a) the pdn-goodput NewReno incast sweep (15 points, 20 rounds each);
+//! (a) the pdn-goodput NewReno incast sweep (15 points, 20 rounds each)
+//!     with the reference setup's TCP settings: MSS 1460 (no timestamps),
+//!     a delayed ACK every 2 segments or after 200 ms, 100-byte requests;
 //! (b) a k-ary fat-tree TCP permutation: 100 Gb/s links, 1 us per link,
 //!     8-packet drop-tail queues, 1500 B packets, every host one long-lived
 //!     flow to another host (a random permutation), 10 ms simulated.
@@ -38,7 +40,8 @@ impl BenchResult {
 /// The incast points of the reference sweep.
 pub const PDN_POINTS: [usize; 15] = [2, 8, 16, 24, 28, 30, 31, 32, 48, 64, 72, 80, 96, 128, 150];
 
-/// Scenario text of one pdn-goodput NewReno point (`n` servers, `rounds` rounds).
+/// Scenario text of one pdn-goodput NewReno point (`n` servers, `rounds`
+/// rounds) with the reference setup's TCP settings.
 pub fn pdn_scenario(n: usize, rounds: u32) -> String {
     format!(
         r#"name = "pdn-goodput-newreno-{n}"
@@ -53,12 +56,15 @@ link_delay_us = 16.667
 switch_buffer = "300KB"
 [tcp]
 rto_min_ms = 200
+timestamps = false
+delayed_ack = true
+delayed_ack_timeout_ms = 200
 [[apps]]
 kind = "incast"
 client = "b0"
 servers = "a*"
 sru = "10KB"
-request = 64
+request = 100
 rounds = {rounds}
 [output]
 timeseries_bin_us = 0
