@@ -1,0 +1,507 @@
+//! A host's local coordinator, free of I/O.
+//!
+//! Two layers:
+//! - [`Coordinator`] (this file) — the gate that directives open and close,
+//!   per-destination (V2V) accounting and pacing clocks, and the timers of
+//!   work conservation, fail-open and periodic reports;
+//! - [`HostCoordinator`] ([`host`]) — that state plus the per-destination
+//!   queues it owns, the release loop, the slice-end rule and the bypass
+//!   rule, driven handle/poll style: packets, directives and time in;
+//!   releases into an [`Egress`], control messages and the next deadline out.
+//!
+//! Both the simulator's coordinators and the real agent run
+//! [`HostCoordinator`], so a scenario's coordination logic is the agent's logic.
+
+pub mod host;
+
+pub use host::{Bypass, CoordStats, Egress, HostCoordinator, Offer, Pumped};
+
+use crate::sched::DirectiveKind;
+use crate::time::{Dur, Time};
+
+/// Coordinator settings.
+#[derive(Clone, Debug)]
+pub struct CoordConfig {
+    /// Give a slice back once its queue stayed empty this long (`None`: never).
+    pub giveback_hysteresis: Option<Dur>,
+    /// Fail open after this long without a directive while backlogged.
+    pub fail_open_after: Dur,
+    /// Period of backlog/feedback reports.
+    pub report_interval: Dur,
+}
+
+/// Whether a host may send coordinated traffic now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// Waiting for a directive.
+    Closed,
+    /// A timeslice to `dest` until `until`, optionally paced at `rate_bps`.
+    Open {
+        /// Destination.
+        dest: u32,
+        /// End of the slice.
+        until: Time,
+        /// Pace inside the slice (hybrid form).
+        rate_bps: Option<u64>,
+    },
+    /// Per-destination rates (rate-limit form); see [`DestState::rate_bps`].
+    Rated,
+    /// No directive for too long: everything flows uncoordinated.
+    FailOpen,
+}
+
+/// Accounting of one V2V flow (one destination).
+#[derive(Clone, Debug)]
+pub struct DestState {
+    /// Destination.
+    pub dst: u32,
+    /// Packets held.
+    pub held_pkts: u64,
+    /// Bytes held (as the driver counts them: frame bytes in the simulator).
+    pub held_bytes: u64,
+    /// Rate-limit form: this destination's rate.
+    pub rate_bps: Option<u64>,
+    /// Rate-limit form: earliest time the next packet may leave.
+    pub next_send: Time,
+    /// Failed open: when traffic for this destination last passed unheld.
+    pub last_passed: Option<Time>,
+}
+
+/// What the head packet of a queue may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Leave now.
+    Now,
+    /// Leave at this time (pacing).
+    At(Time),
+    /// Not in the current gate (closed, another destination, or the slice ends first).
+    No,
+}
+
+/// What a timer expiry asks the driver to do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimerActions {
+    /// Send a give-back for this destination.
+    pub giveback: Option<u32>,
+    /// Send a backlog report (periodic; it is also the heartbeat).
+    pub report: bool,
+    /// The coordinator just failed open: release everything.
+    pub failed_open: bool,
+}
+
+/// One host's coordinator state.
+#[derive(Clone, Debug)]
+pub struct Coordinator {
+    /// Settings.
+    pub cfg: CoordConfig,
+    /// Gate state.
+    pub gate: Gate,
+    /// Per-destination accounting, in first-use order (the driver's queues use the same indices).
+    pub dests: Vec<DestState>,
+    /// Highest directive epoch applied.
+    pub epoch: u64,
+    /// When the last directive arrived.
+    pub last_directive: Time,
+    /// When the host last went from no held traffic to some.
+    pub backlogged_since: Time,
+    /// Pending give-back: (deadline, destination).
+    pub giveback_at: Option<(Time, u32)>,
+    /// Pacing clock of the current slice (hybrid form).
+    pub slice_next: Time,
+    /// Next periodic report (`Time::NEVER` until started).
+    pub next_report: Time,
+    /// Backlog set last reported.
+    pub reported: Vec<u32>,
+    /// When pacing next lets a held packet go (`Time::NEVER`: not paced).
+    pub pace_wake: Time,
+}
+
+impl Coordinator {
+    /// A coordinator, closed until its first directive.
+    pub fn new(cfg: CoordConfig, now: Time) -> Coordinator {
+        Coordinator {
+            cfg,
+            gate: Gate::Closed,
+            dests: Vec::new(),
+            epoch: 0,
+            last_directive: now,
+            backlogged_since: now,
+            giveback_at: None,
+            slice_next: Time::ZERO,
+            next_report: Time::NEVER,
+            reported: Vec::new(),
+            pace_wake: Time::NEVER,
+        }
+    }
+
+    /// Start the periodic reports.
+    pub fn start(&mut self, now: Time) {
+        self.next_report = now + self.cfg.report_interval;
+    }
+
+    /// Index of `dst` in [`Coordinator::dests`], created on first use.
+    pub fn dest_index(&mut self, dst: u32) -> usize {
+        if let Some(i) = self.dests.iter().position(|q| q.dst == dst) {
+            return i;
+        }
+        self.dests.push(DestState {
+            dst,
+            held_pkts: 0,
+            held_bytes: 0,
+            rate_bps: None,
+            next_send: Time::ZERO,
+            last_passed: None,
+        });
+        self.dests.len() - 1
+    }
+
+    /// Bytes held for `dst`.
+    pub fn held_bytes(&self, dst: u32) -> u64 {
+        self.dests
+            .iter()
+            .find(|q| q.dst == dst)
+            .map_or(0, |q| q.held_bytes)
+    }
+
+    /// True if anything is held.
+    pub fn backlogged(&self) -> bool {
+        self.dests.iter().any(|q| q.held_pkts > 0)
+    }
+
+    /// Destinations with held packets, sorted.
+    pub fn backlog(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .dests
+            .iter()
+            .filter(|q| q.held_pkts > 0)
+            .map(|q| q.dst)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The backlog set to report at `now` (remembered as reported): the
+    /// destinations with held traffic and, while failed open, those traffic
+    /// passed to within the last two report intervals — so a controller that
+    /// comes back learns the demand and coordination resumes.
+    pub fn take_report(&mut self, now: Time) -> Vec<u32> {
+        let recent = self.cfg.report_interval.doubled();
+        let open = self.gate == Gate::FailOpen;
+        let mut dests: Vec<u32> = self
+            .dests
+            .iter()
+            .filter(|q| q.held_pkts > 0 || (open && q.last_passed.is_some_and(|t| now < t + recent)))
+            .map(|q| q.dst)
+            .collect();
+        dests.sort_unstable();
+        self.reported.clone_from(&dests);
+        dests
+    }
+
+    /// Failed open, a packet for queue `qi` passed without being held.
+    /// Returns true if a report is due (its destination is not in the reported set).
+    pub fn pass_open(&mut self, now: Time, qi: usize) -> bool {
+        let q = &mut self.dests[qi];
+        q.last_passed = Some(now);
+        let dst = q.dst;
+        !self.reported.contains(&dst)
+    }
+
+    /// A packet of `bytes` for queue `qi` is now held. Returns true if a
+    /// backlog report is due (its destination is not in the reported set).
+    pub fn hold(&mut self, now: Time, qi: usize, bytes: u64) -> bool {
+        if !self.backlogged() {
+            // the fail-open clock runs only while the host waits with traffic
+            self.backlogged_since = now;
+        }
+        let q = &mut self.dests[qi];
+        q.held_pkts += 1;
+        q.held_bytes += bytes;
+        let dst = q.dst;
+        !self.reported.contains(&dst)
+    }
+
+    /// True if packets for `dst` may leave now (ignoring pacing and slice end).
+    pub fn allows(&self, now: Time, dst: u32) -> bool {
+        match self.gate {
+            Gate::Closed => false,
+            Gate::FailOpen => true,
+            Gate::Open { dest, until, .. } => dest == dst && now < until,
+            Gate::Rated => self.dests.iter().any(|q| q.dst == dst && q.rate_bps.is_some()),
+        }
+    }
+
+    /// May the head packet of queue `qi` leave, if it would start on the wire at `start` (>= `now`)?
+    pub fn may_release(&self, now: Time, qi: usize, start: Time) -> Release {
+        let q = &self.dests[qi];
+        if !self.allows(now, q.dst) {
+            return Release::No;
+        }
+        let pace_at = match self.gate {
+            Gate::Open { until, rate_bps, .. } => {
+                // the slice must still be open when the packet starts serialising
+                if start >= until {
+                    return Release::No;
+                }
+                rate_bps.map(|_| self.slice_next)
+            }
+            Gate::Rated => Some(q.next_send),
+            _ => None,
+        };
+        match pace_at {
+            Some(t) if t > now => Release::At(t),
+            _ => Release::Now,
+        }
+    }
+
+    /// The head packet of queue `qi` (`bytes` held, `wire_bytes` on the wire
+    /// including gaps, for pacing) left at `now`.
+    pub fn released(&mut self, now: Time, qi: usize, bytes: u64, wire_bytes: u64) {
+        let q = &mut self.dests[qi];
+        q.held_pkts -= 1;
+        q.held_bytes -= bytes;
+        match self.gate {
+            Gate::Open {
+                rate_bps: Some(r), ..
+            } => {
+                self.slice_next = self.slice_next.max(now) + Dur::serialization(wire_bytes, r.max(1));
+            }
+            Gate::Rated => {
+                let r = q.rate_bps.unwrap_or(1).max(1);
+                q.next_send = q.next_send.max(now) + Dur::serialization(wire_bytes, r);
+            }
+            _ => {}
+        }
+    }
+
+    /// After a release pass: `released` says whether anything left, `drained`
+    /// is when the NIC will have sent it all, `pace_wake` the earliest pacing
+    /// deadline that held a packet back (`Time::NEVER`: none). A slice whose
+    /// queue ran dry is given back once it stayed empty for the hysteresis
+    /// after the NIC sent the last released packet (every release restarts the wait).
+    pub fn after_pump(&mut self, released: bool, drained: Time, pace_wake: Time) {
+        self.pace_wake = pace_wake;
+        if let (Gate::Open { dest, .. }, Some(h)) = (self.gate, self.cfg.giveback_hysteresis) {
+            let empty = self
+                .dests
+                .iter()
+                .find(|q| q.dst == dest)
+                .is_none_or(|q| q.held_pkts == 0);
+            if !empty {
+                self.giveback_at = None;
+            } else if released || self.giveback_at.is_none() {
+                self.giveback_at = Some((drained + h, dest));
+            }
+        }
+    }
+
+    /// Apply a directive that arrived at `now` (destinations already in the
+    /// driver's numbering). Returns false for an old or duplicate epoch.
+    pub fn apply(&mut self, now: Time, epoch: u64, kind: &DirectiveKind) -> bool {
+        if epoch <= self.epoch {
+            return false;
+        }
+        self.epoch = epoch;
+        self.last_directive = now;
+        match kind {
+            DirectiveKind::Slice { dest, len, rate_bps } => {
+                self.gate = match dest {
+                    Some(d) => Gate::Open {
+                        dest: *d,
+                        until: now + *len,
+                        rate_bps: *rate_bps,
+                    },
+                    None => Gate::Closed,
+                };
+                self.giveback_at = None;
+                self.slice_next = now;
+            }
+            DirectiveKind::Rates { rates } => {
+                self.gate = Gate::Rated;
+                for &(d, r) in rates {
+                    let qi = self.dest_index(d);
+                    self.dests[qi].rate_bps = Some(r.max(1));
+                }
+            }
+        }
+        true
+    }
+
+    /// Forget the epoch (the controller restarted and numbers directives anew).
+    pub fn reset_epoch(&mut self) {
+        self.epoch = 0;
+    }
+
+    /// The next instant [`Coordinator::on_timer`] has work: slice end,
+    /// give-back, pacing, fail-open check, periodic report.
+    pub fn next_deadline(&self) -> Time {
+        let mut t = self.next_report.min(self.pace_wake);
+        if let Gate::Open { until, .. } = self.gate {
+            t = t.min(until);
+        }
+        if let Some((g, _)) = self.giveback_at {
+            t = t.min(g);
+        }
+        if self.backlogged() && self.gate != Gate::FailOpen {
+            t = t.min(self.fail_open_deadline());
+        }
+        t
+    }
+
+    fn fail_open_deadline(&self) -> Time {
+        self.last_directive.max(self.backlogged_since) + self.cfg.fail_open_after
+    }
+
+    /// Timers due at `now`: closes an ended slice, gives back a dry one, fails
+    /// open after the controller's silence, and asks for the periodic report.
+    /// The driver then sends what the actions say and runs a release pass.
+    pub fn on_timer(&mut self, now: Time) -> TimerActions {
+        let mut out = TimerActions::default();
+        if let Gate::Open { until, .. } = self.gate {
+            if now >= until {
+                self.gate = Gate::Closed;
+                self.giveback_at = None;
+            }
+        }
+        if let Some((g, dest)) = self.giveback_at {
+            if now >= g {
+                self.giveback_at = None;
+                if matches!(self.gate, Gate::Open { dest: d, .. } if d == dest) {
+                    self.gate = Gate::Closed;
+                    self.reported.retain(|&d| d != dest); // the controller drops it from B_x too
+                    out.giveback = Some(dest);
+                }
+            }
+        }
+        if self.backlogged() && self.gate != Gate::FailOpen && now >= self.fail_open_deadline() {
+            // the controller is silent: fall back to uncontrolled transmission
+            self.gate = Gate::FailOpen;
+            out.failed_open = true;
+        }
+        if now >= self.next_report {
+            self.next_report = now + self.cfg.report_interval;
+            out.report = true;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coord() -> Coordinator {
+        let mut c = Coordinator::new(
+            CoordConfig {
+                giveback_hysteresis: Some(Dur::from_us(100)),
+                fail_open_after: Dur::from_ms(10),
+                report_interval: Dur::from_ms(1),
+            },
+            Time::ZERO,
+        );
+        c.start(Time::ZERO);
+        c
+    }
+
+    fn slice(dest: u32, ms: u64) -> DirectiveKind {
+        DirectiveKind::Slice {
+            dest: Some(dest),
+            len: Dur::from_ms(ms),
+            rate_bps: None,
+        }
+    }
+
+    #[test]
+    fn holds_until_a_slice_for_its_destination_then_releases() {
+        let mut c = coord();
+        let q = c.dest_index(7);
+        assert!(
+            c.hold(Time::ZERO, q, 1500),
+            "first packet for 7 asks for a report"
+        );
+        assert_eq!(c.take_report(Time::ZERO), vec![7]);
+        assert!(!c.hold(Time::ZERO, q, 1500), "already reported");
+        assert_eq!(c.may_release(Time::ZERO, q, Time::ZERO), Release::No);
+        let t = Time::ZERO + Dur::from_us(5);
+        assert!(c.apply(t, 1, &slice(8, 2)));
+        assert_eq!(
+            c.may_release(t, q, t),
+            Release::No,
+            "slice for another destination"
+        );
+        assert!(c.apply(t, 2, &slice(7, 2)));
+        assert_eq!(c.may_release(t, q, t), Release::Now);
+        assert_eq!(
+            c.may_release(t, q, t + Dur::from_ms(2)),
+            Release::No,
+            "would start after the slice"
+        );
+        assert!(!c.apply(t, 2, &slice(8, 2)), "duplicate epoch ignored");
+        c.released(t, q, 1500, 1520);
+        c.released(t, q, 1500, 1520);
+        assert_eq!(c.held_bytes(7), 0);
+    }
+
+    #[test]
+    fn dry_slice_is_given_back_after_the_hysteresis() {
+        let mut c = coord();
+        let q = c.dest_index(3);
+        c.hold(Time::ZERO, q, 100);
+        c.take_report(Time::ZERO);
+        c.apply(Time::ZERO, 1, &slice(3, 2));
+        c.released(Time::ZERO, q, 100, 100);
+        let drained = Time::ZERO + Dur::from_us(1);
+        c.after_pump(true, drained, Time::NEVER);
+        assert_eq!(c.next_deadline(), drained + Dur::from_us(100));
+        let a = c.on_timer(drained + Dur::from_us(100));
+        assert_eq!(a.giveback, Some(3));
+        assert_eq!(c.gate, Gate::Closed);
+        assert!(
+            c.reported.is_empty(),
+            "a given-back destination must be reported again"
+        );
+    }
+
+    #[test]
+    fn fails_open_after_silence_while_backlogged_only() {
+        let mut c = coord();
+        let idle = c.on_timer(Time::ZERO + Dur::from_ms(50));
+        assert!(!idle.failed_open, "an idle host never fails open");
+        let t0 = Time::ZERO + Dur::from_ms(50);
+        let q = c.dest_index(1);
+        c.hold(t0, q, 100);
+        assert!(!c.on_timer(t0 + Dur::from_ms(9)).failed_open);
+        assert!(c.on_timer(t0 + Dur::from_ms(10)).failed_open);
+        assert_eq!(c.may_release(t0, q, t0), Release::Now);
+        assert!(
+            c.apply(t0 + Dur::from_ms(11), 1, &slice(2, 1)),
+            "a directive closes the fail-open"
+        );
+        assert_eq!(
+            c.may_release(t0 + Dur::from_ms(11), q, t0 + Dur::from_ms(11)),
+            Release::No
+        );
+    }
+
+    #[test]
+    fn rate_directive_paces_each_destination() {
+        let mut c = coord();
+        let q = c.dest_index(4);
+        c.hold(Time::ZERO, q, 1250);
+        c.hold(Time::ZERO, q, 1250);
+        c.apply(
+            Time::ZERO,
+            1,
+            &DirectiveKind::Rates {
+                rates: vec![(4, 10_000_000)],
+            },
+        );
+        assert_eq!(c.may_release(Time::ZERO, q, Time::ZERO), Release::Now);
+        c.released(Time::ZERO, q, 1250, 1250);
+        // 1250 B at 10 Mbit/s = 1 ms
+        assert_eq!(
+            c.may_release(Time::ZERO, q, Time::ZERO),
+            Release::At(Time::ZERO + Dur::from_ms(1))
+        );
+    }
+}
