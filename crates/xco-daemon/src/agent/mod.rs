@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::coord::{CoordConfig, Coordinator, Gate, Release};
+use xco_core::coord::{CoordConfig, Egress, Gate, HostCoordinator, Offer};
 use xco_core::wire::Message;
 use xco_core::{Dur, Time};
 
@@ -51,31 +51,49 @@ pub struct AgentOpts {
     pub stats_every: Duration,
 }
 
-/// Counters of an agent.
+/// Counters of an agent (the coordinator counts held, released,
+/// directives, reports, give-backs and fail-opens itself).
 #[derive(Clone, Debug, Default)]
 pub struct AgentStats {
     /// Packets intercepted.
     pub intercepted: u64,
     /// Of those, released at once (not for a coordinated host, not IPv4, or failed open).
     pub passed: u64,
-    /// Packets held for a directive.
-    pub held: u64,
-    /// Held packets released.
-    pub released: u64,
     /// IP bytes held.
     pub held_bytes: u64,
     /// Bytes released after being held.
     pub released_bytes: u64,
-    /// Directives applied.
-    pub directives: u64,
-    /// Backlog reports sent.
-    pub reports: u64,
-    /// Slices given back.
-    pub givebacks: u64,
-    /// Times the agent failed open.
-    pub fail_opens: u64,
     /// Release errors (verdict not accepted by the kernel).
     pub release_errors: u64,
+}
+
+/// The host's NIC as the coordinator sees it: a model of when it will have
+/// sent everything released so far (the kernel's queue is not visible from
+/// here), and the gate that hands packets to the kernel.
+struct Nic<'a, G: PacketGate> {
+    gate: &'a mut G,
+    nic_bps: u64,
+    free_at: &'a mut Time,
+    stats: &'a mut AgentStats,
+}
+
+impl<G: PacketGate> Egress<G::Packet> for Nic<'_, G> {
+    fn free_at(&self, now: Time) -> Time {
+        (*self.free_at).max(now)
+    }
+    fn rate_bps(&self) -> u64 {
+        self.nic_bps
+    }
+    fn has_room(&mut self, _now: Time, _bytes: u32) -> bool {
+        true
+    }
+    fn send(&mut self, now: Time, p: G::Packet, bytes: u32, wire_bytes: u64) {
+        *self.free_at = self.free_at(now) + Dur::serialization(wire_bytes, self.nic_bps);
+        if self.gate.release(p).is_err() {
+            self.stats.release_errors += 1;
+        }
+        self.stats.released_bytes += bytes as u64;
+    }
 }
 
 struct Agent<G: PacketGate> {
@@ -87,8 +105,8 @@ struct Agent<G: PacketGate> {
     /// can start before it ends, as in the simulator.
     nic_free_at: Time,
     topo: Topology,
-    core: Coordinator,
-    queues: Vec<VecDeque<(G::Packet, u32)>>,
+    /// The coordinator with the held packets.
+    core: HostCoordinator<G::Packet>,
     gate: G,
     chan: Channel,
     controller: SocketAddr,
@@ -127,10 +145,14 @@ fn quantile_us(v: &VecDeque<u64>, q: f64) -> f64 {
 }
 
 impl<G: PacketGate> Agent<G> {
-    fn report(&mut self) {
-        let dests = self.core.take_report(self.clock.now());
-        self.stats.reports += 1;
-        self.chan.send(self.controller, Message::Report { dests });
+    /// Send what the coordinator has to say; returns true if it was a report.
+    fn send_messages(&mut self) -> bool {
+        let mut reported = false;
+        while let Some(m) = self.core.poll_message(self.clock.now()) {
+            reported |= matches!(m, Message::Report { .. });
+            self.chan.send(self.controller, m);
+        }
+        reported
     }
 
     fn release(&mut self, p: G::Packet) {
@@ -141,7 +163,6 @@ impl<G: PacketGate> Agent<G> {
 
     fn on_packets(&mut self) {
         let now = self.clock.now();
-        let mut report = false;
         loop {
             let (p, info) = match self.gate.recv() {
                 Ok(Some(x)) => x,
@@ -161,71 +182,37 @@ impl<G: PacketGate> Agent<G> {
                 self.release(p);
                 continue;
             };
-            let qi = self.core.dest_index(dst);
-            if qi == self.queues.len() {
-                self.queues.push(VecDeque::new());
+            // packets of at most bypass_bytes never reach the agent (the
+            // kernel rule applies that part of the bypass rule)
+            let wire = wire_bytes(info.ip_bytes);
+            let lead = wire - wire.min(1514);
+            match self.core.offer(now, dst, p, info.ip_bytes, (wire, lead), false) {
+                Offer::Pass(p) | Offer::Drop(p) => {
+                    self.stats.passed += 1;
+                    self.release(p);
+                }
+                Offer::Held => self.stats.held_bytes += info.ip_bytes as u64,
             }
-            if self.core.gate == Gate::FailOpen {
-                // still reported, so a controller that comes back learns the demand
-                report |= self.core.pass_open(now, qi);
-                self.stats.passed += 1;
-                self.release(p);
-                continue;
-            }
-            self.queues[qi].push_back((p, info.ip_bytes));
-            self.stats.held += 1;
-            self.stats.held_bytes += info.ip_bytes as u64;
-            report |= self.core.hold(now, qi, info.ip_bytes as u64);
         }
-        if report {
+        if self.send_messages() {
             self.report_sent = Some(Instant::now());
-            self.report();
         }
         self.pump(now);
     }
 
     /// Release what the gate allows.
     fn pump(&mut self, now: Time) {
-        let mut released = false;
-        let mut pace_wake = Time::NEVER;
-        for qi in 0..self.queues.len() {
-            while let Some(&(_, bytes)) = self.queues[qi].front() {
-                let start = self.nic_free_at.max(now);
-                let wire = wire_bytes(bytes);
-                // a held packet may be a whole 64 KB datagram or GSO burst: its last
-                // frame (not only its first) must start inside the slice, unless
-                // the NIC is idle (a packet longer than a slice still goes, alone)
-                let last_frame = if start > now {
-                    start
-                        + (Dur::serialization(wire, self.nic_bps)
-                            - Dur::serialization(wire.min(1514), self.nic_bps))
-                } else {
-                    start
-                };
-                match self.core.may_release(now, qi, last_frame) {
-                    Release::No => break,
-                    Release::At(t) => {
-                        pace_wake = pace_wake.min(t);
-                        break;
-                    }
-                    Release::Now => {}
-                }
-                let (p, _) = self.queues[qi].pop_front().expect("non-empty");
-                self.nic_free_at = start + Dur::serialization(wire, self.nic_bps);
-                self.core.released(now, qi, bytes as u64, wire);
-                self.release(p);
-                self.stats.released += 1;
-                self.stats.released_bytes += bytes as u64;
-                released = true;
-            }
-        }
-        if released {
+        let mut nic = Nic {
+            gate: &mut self.gate,
+            nic_bps: self.nic_bps,
+            free_at: &mut self.nic_free_at,
+            stats: &mut self.stats,
+        };
+        if self.core.pump(now, &mut nic).released {
             if let Some(t0) = self.pending_directive.take() {
                 push_sample(&mut self.first_release_ns, t0.elapsed().as_nanos() as u64);
             }
         }
-        self.core
-            .after_pump(released, self.nic_free_at.max(now), pace_wake);
     }
 
     fn on_datagrams(&mut self) {
@@ -257,12 +244,10 @@ impl<G: PacketGate> Agent<G> {
                 push_sample(&mut self.report_rtt_ns, t0.duration_since(sent).as_nanos() as u64);
             }
             let now = self.clock.now();
-            let was_open = self.core.gate == Gate::FailOpen;
+            let was_open = self.core.state.gate == Gate::FailOpen;
             if !self.core.apply(now, d.epoch, &d.kind) {
                 continue;
             }
-            self.queues.resize_with(self.core.dests.len(), VecDeque::new);
-            self.stats.directives += 1;
             if was_open {
                 self.log.info("coordination_resumed", &[("epoch", &d.epoch)]);
             }
@@ -274,15 +259,9 @@ impl<G: PacketGate> Agent<G> {
 
     fn on_timer(&mut self) {
         let now = self.clock.now();
-        let act = self.core.on_timer(now);
-        if let Some(dest) = act.giveback {
-            self.stats.givebacks += 1;
-            self.chan.send(self.controller, Message::GiveBack { dest });
-        }
-        if act.failed_open {
-            self.stats.fail_opens += 1;
-            let held: usize = self.queues.iter().map(|q| q.len()).sum();
-            let silent_ms = now.saturating_since(self.core.last_directive).as_secs_f64() * 1e3;
+        if self.core.on_timer(now) {
+            let held = self.core.held().count();
+            let silent_ms = now.saturating_since(self.core.state.last_directive).as_secs_f64() * 1e3;
             self.log.warn(
                 "fail_open",
                 &[
@@ -292,28 +271,27 @@ impl<G: PacketGate> Agent<G> {
                 ],
             );
         }
-        if act.report {
-            self.report();
-        }
+        self.send_messages();
         self.pump(now);
     }
 
     fn log_stats(&self, event: &str) {
         let s = &self.stats;
+        let k = &self.core.stats;
         let c = &self.chan.stats;
         self.log.info(
             event,
             &[
                 ("intercepted", &s.intercepted),
                 ("passed", &s.passed),
-                ("held", &s.held),
-                ("released", &s.released),
+                ("held", &k.held),
+                ("released", &k.released),
                 ("held_bytes", &s.held_bytes),
                 ("released_bytes", &s.released_bytes),
-                ("directives", &s.directives),
-                ("reports", &s.reports),
-                ("givebacks", &s.givebacks),
-                ("fail_opens", &s.fail_opens),
+                ("directives", &k.directives),
+                ("reports", &k.reports),
+                ("givebacks", &k.givebacks),
+                ("fail_opens", &k.fail_opens),
                 ("release_errors", &s.release_errors),
                 ("rejected_auth", &c.rejected_auth),
                 ("rejected_replay", &c.rejected_replay),
@@ -340,14 +318,9 @@ impl<G: PacketGate> Agent<G> {
 
     /// Release everything held (shutdown).
     fn release_all(&mut self) {
-        for qi in 0..self.queues.len() {
-            while let Some((p, bytes)) = self.queues[qi].pop_front() {
-                self.core
-                    .released(self.clock.now(), qi, bytes as u64, bytes as u64);
-                self.release(p);
-                self.stats.released += 1;
-                self.stats.released_bytes += bytes as u64;
-            }
+        for (p, bytes) in self.core.drain(self.clock.now()) {
+            self.release(p);
+            self.stats.released_bytes += bytes as u64;
         }
     }
 }
@@ -372,7 +345,8 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         fail_open_after: Dur::from_ms(c.fail_open_ms),
         report_interval: Dur::from_ms(c.report_interval_ms),
     };
-    let mut core = Coordinator::new(cfg, now);
+    // the agent never drops: a queue holds whatever the kernel hands it
+    let mut core = HostCoordinator::new(cfg, u64::MAX, now);
     core.start(now);
     let nic_bps = (opts.topo.file.hosts[opts.host as usize].rate_mbps * 1e6) as u64;
     let mut a = Agent {
@@ -381,7 +355,6 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         nic_free_at: Time::ZERO,
         topo: opts.topo,
         core,
-        queues: Vec::new(),
         gate,
         chan,
         controller,
@@ -399,7 +372,8 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         &[("host", name), ("id", &a.me), ("controller", &controller)],
     );
     a.chan.send(controller, Message::Join);
-    a.report();
+    a.core.request_report();
+    a.send_messages();
     let mut wakes = Vec::new();
     let mut next_stats = Instant::now() + opts.stats_every;
     loop {

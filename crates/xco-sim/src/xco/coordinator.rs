@@ -1,27 +1,26 @@
-//! A host's local coordinator in the simulator: per-destination (V2V) queues
-//! of packet ids, gated by `xco_core::coord::Coordinator` — the same gate
-//! logic the real agent runs.
+//! A host's local coordinator in the simulator: `xco_core`'s
+//! [`HostCoordinator`] — the code the real agent runs — over packet ids, with
+//! the host's NIC port as its egress.
 //!
 //! Traffic of a coordinated host passes through here between its transports
 //! and its NIC. Each destination host has its own queue; a queue is released
 //! only while a directive allows it: during a timeslice for that destination
 //! (and only packets that can start before the slice ends), at its rate in the
 //! rate form, or freely after the coordinator fails open. Pure ACKs, SYNs,
-//! pings and small flows bypass the queues. A queue that turns non-empty
-//! triggers a backlog report; a slice whose queue stays empty for the
-//! hysteresis is given back (work conservation).
+//! pings, control messages and short flows bypass the queues. A queue that
+//! turns non-empty triggers a backlog report; a slice whose queue stays empty
+//! for the hysteresis is given back (work conservation). TCP endpoints whose
+//! queue is full wait here until a release makes room.
 
-use std::collections::VecDeque;
-use xco_core::coord::{CoordConfig, Coordinator};
+use crate::engine::EventQueue;
+use crate::net::Net;
+use xco_core::coord::{CoordConfig, Egress, HostCoordinator};
 use xco_core::Time;
 
 /// The coordinator of one simulated host.
-#[derive(Clone, Debug)]
 pub struct HostCoord {
-    /// Gate, accounting and timers (shared logic with the agent).
-    pub core: Coordinator,
-    /// Held packet ids per destination, oldest first (indexed like `core.dests`).
-    pub queues: Vec<VecDeque<u32>>,
+    /// Queues, gate, accounting and timers (shared logic with the agent).
+    pub core: HostCoordinator<u32>,
     /// Time of the pending coordinator event (`Time::NEVER`: none).
     pub timer_at: Time,
     /// TCP endpoints waiting for room in one of the queues.
@@ -29,27 +28,43 @@ pub struct HostCoord {
 }
 
 impl HostCoord {
-    /// A coordinator, closed until its first directive.
-    pub fn new(cfg: CoordConfig, now: Time) -> HostCoord {
+    /// A coordinator, closed until its first directive, whose queues hold
+    /// at most `limit_bytes` frame bytes each.
+    pub fn new(cfg: CoordConfig, limit_bytes: u64, now: Time) -> HostCoord {
         HostCoord {
-            core: Coordinator::new(cfg, now),
-            queues: Vec::new(),
+            core: HostCoordinator::new(cfg, limit_bytes, now),
             timer_at: Time::NEVER,
             blocked: Vec::new(),
         }
     }
+}
 
-    /// The queue index for `dst`, created on first use.
-    pub fn queue(&mut self, dst: u32) -> usize {
-        let qi = self.core.dest_index(dst);
-        if qi == self.queues.len() {
-            self.queues.push(VecDeque::new());
-        }
-        qi
+/// A host's NIC port as the coordinator's egress.
+pub struct NicEgress<'a> {
+    /// The network.
+    pub net: &'a mut Net,
+    /// The event queue (the port's pipe events).
+    pub ev: &'a mut EventQueue,
+    /// The host node.
+    pub host: u32,
+    /// Its NIC port.
+    pub nic: u32,
+}
+
+impl Egress<u32> for NicEgress<'_> {
+    #[inline]
+    fn free_at(&self, now: Time) -> Time {
+        self.net.ports[self.nic as usize].busy_until.max(now)
     }
-
-    /// Packets held in all queues.
-    pub fn held_packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.queues.iter().flat_map(|q| q.iter().copied())
+    fn rate_bps(&self) -> u64 {
+        self.net.ports[self.nic as usize].rate_bps
+    }
+    #[inline]
+    fn has_room(&mut self, now: Time, bytes: u32) -> bool {
+        self.net.nic_has_room(now, self.host, bytes)
+    }
+    #[inline]
+    fn send(&mut self, now: Time, pkt: u32, _bytes: u32, _wire_bytes: u64) {
+        self.net.enqueue(now, self.ev, self.nic, pkt);
     }
 }

@@ -15,11 +15,12 @@ use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
 use crate::net::topology::NodeKind;
 use crate::net::Net;
 use crate::stats::{FlowKind, FlowStats};
-use coordinator::HostCoord;
+use coordinator::{HostCoord, NicEgress};
 use std::collections::HashMap;
-use xco_core::coord::{CoordConfig, Gate, Release};
+use xco_core::coord::{Bypass, CoordConfig, CoordStats, Offer};
 use xco_core::routing::HostPaths;
 use xco_core::sched::{Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
+use xco_core::wire::Message;
 use xco_core::{Dur, Time};
 
 /// XCo settings of a scenario.
@@ -55,44 +56,14 @@ pub struct XcoConfig {
     pub capacity_headroom: f64,
 }
 
-/// A control message.
+/// A control message in flight: the wire protocol's message and who sent it.
 #[derive(Clone, Debug)]
-pub enum ControlMsg {
-    /// Host reports its backlog set (also its heartbeat).
-    Report {
-        /// Reporting host node.
-        host: u32,
-        /// Destination nodes with held traffic.
-        dests: Vec<u32>,
-    },
-    /// Host gives back its slice to `dest`.
-    GiveBack {
-        /// Host node.
-        host: u32,
-        /// Destination node.
-        dest: u32,
-    },
-    /// Controller to host (scheduler host indices already mapped to nodes).
-    Directive(Directive),
-}
-
-/// Counters of the XCo machinery.
-#[derive(Clone, Debug, Default)]
-pub struct XcoStats {
-    /// Backlog reports sent.
-    pub reports: u64,
-    /// Slices given back.
-    pub givebacks: u64,
-    /// Directives delivered to hosts.
-    pub directives: u64,
-    /// Packets that bypassed coordination.
-    pub bypassed: u64,
-    /// Packets held in V2V queues.
-    pub held: u64,
-    /// Packets dropped at their own host because their V2V queue was full.
-    pub dropped_at_host: u64,
-    /// Times a coordinator failed open.
-    pub fail_opens: u64,
+pub struct ControlMsg {
+    /// Sending node (a coordinated host, or the controller's host).
+    pub from: u32,
+    /// What it says: reports and give-backs name destination nodes;
+    /// directives are the scheduler's (host indices).
+    pub msg: Message,
 }
 
 /// The XCo control plane of a simulation.
@@ -109,8 +80,8 @@ pub struct XcoSim {
     free_msgs: Vec<u32>,
     routes: HashMap<(u32, u32), u32>,
     ctl_flow: u32,
-    /// Counters.
-    pub stats: XcoStats,
+    /// Which packets skip the coordinators.
+    bypass: Bypass,
 }
 
 const NO_HOST: u32 = u32::MAX;
@@ -156,7 +127,7 @@ impl XcoSim {
             report_interval: cfg.report_interval,
         };
         let coords = (0..net.nodes.len())
-            .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), now)))
+            .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), cfg.v2v_queue_bytes, now)))
             .collect();
         let ctl_flow = net.flows.len() as u32;
         net.flows.push(FlowStats::new(
@@ -167,6 +138,7 @@ impl XcoSim {
             cfg.controller,
             now,
         ));
+        let cfg_bypass_flow_bytes = cfg.bypass_flow_bytes;
         XcoSim {
             cfg,
             sched,
@@ -178,7 +150,10 @@ impl XcoSim {
             free_msgs: Vec::new(),
             routes: HashMap::new(),
             ctl_flow,
-            stats: XcoStats::default(),
+            bypass: Bypass {
+                packet_bytes: 0,
+                flow_bytes: cfg_bypass_flow_bytes,
+            },
         }
     }
 
@@ -235,7 +210,7 @@ impl XcoSim {
         self.coords
             .iter()
             .flatten()
-            .flat_map(|c| c.held_packets())
+            .flat_map(|c| c.core.held().copied())
             .collect()
     }
 
@@ -260,81 +235,39 @@ impl XcoSim {
     pub fn offer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, pkt: u32) {
         let p = &net.pool[pkt];
         let host = p.src;
-        let bypass = match p.kind {
-            PktKind::Tcp => {
-                p.payload_bytes == 0
-                    || net.flows[p.flow as usize].app_bytes_written <= self.cfg.bypass_flow_bytes
-            }
-            PktKind::Udp => net.flows[p.flow as usize].app_bytes_written <= self.cfg.bypass_flow_bytes,
-            PktKind::PingRequest | PktKind::PingReply | PktKind::Control => true,
+        // pings and control messages bypass like pure ACKs: they carry no transport data
+        let carries_data = match p.kind {
+            PktKind::Tcp | PktKind::Udp => p.payload_bytes > 0,
+            PktKind::PingRequest | PktKind::PingReply | PktKind::Control => false,
         };
+        let written = net.flows[p.flow as usize].app_bytes_written;
+        let bypass = self.bypass.bypasses(p.ip_bytes, carries_data, Some(written));
+        let frame = p.ip_bytes + net.framing.frame_overhead_bytes;
+        let wire = (frame + net.framing.gap_bytes) as u64;
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        if bypass || c.core.gate == Gate::FailOpen {
-            self.stats.bypassed += u64::from(bypass);
-            let report = !bypass && {
-                let qi = c.queue(p.dst);
-                c.core.pass_open(now, qi)
-            };
-            let nic = net.nodes[host as usize].nic;
-            net.enqueue(now, ev, nic, pkt);
-            if report {
-                self.report(now, ev, net, host);
+        match c.core.offer(now, p.dst, pkt, frame, (wire, 0), bypass) {
+            Offer::Pass(pkt) => {
+                let nic = net.nodes[host as usize].nic;
+                net.enqueue(now, ev, nic, pkt);
+                self.send_messages(now, ev, net, host);
             }
-            return;
+            Offer::Drop(pkt) => net.drop_at_host(pkt),
+            Offer::Held => {
+                self.send_messages(now, ev, net, host);
+                self.pump(now, ev, net, host);
+            }
         }
-        let frame = (p.ip_bytes + net.framing.frame_overhead_bytes) as u64;
-        let qi = c.queue(p.dst);
-        if c.core.dests[qi].held_bytes + frame > self.cfg.v2v_queue_bytes {
-            self.stats.dropped_at_host += 1;
-            net.drop_at_host(pkt);
-            return;
-        }
-        c.queues[qi].push_back(pkt);
-        self.stats.held += 1;
-        // B_x grew: a destination the controller does not know as backlogged
-        if c.core.hold(now, qi, frame) {
-            self.report(now, ev, net, host);
-        }
-        self.pump(now, ev, net, host);
     }
 
     /// Release what the gate allows from `host`'s queues into its NIC.
     pub fn pump(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
-        let gap = net.framing.gap_bytes as u64;
-        let overhead = net.framing.frame_overhead_bytes;
         let nic = net.nodes[host as usize].nic;
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let mut released = false;
-        let mut wants_nic = false;
-        let mut pace_wake = Time::NEVER;
-        for qi in 0..c.queues.len() {
-            while let Some(&pkt) = c.queues[qi].front() {
-                let frame = net.pool[pkt].ip_bytes + overhead;
-                let start = net.ports[nic as usize].busy_until.max(now);
-                match c.core.may_release(now, qi, start) {
-                    Release::No => break,
-                    Release::At(t) => {
-                        pace_wake = pace_wake.min(t); // paced: the coordinator timer releases it
-                        break;
-                    }
-                    Release::Now => {}
-                }
-                if !net.nic_has_room(now, host, frame) {
-                    wants_nic = true;
-                    break;
-                }
-                c.queues[qi].pop_front();
-                c.core.released(now, qi, frame as u64, frame as u64 + gap);
-                net.enqueue(now, ev, nic, pkt);
-                released = true;
-            }
-        }
-        let drained = net.ports[nic as usize].busy_until.max(now);
-        c.core.after_pump(released, drained, pace_wake);
-        if released && !c.blocked.is_empty() {
+        let pumped = c.core.pump(now, &mut NicEgress { net, ev, host, nic });
+        if pumped.released && !c.blocked.is_empty() {
             net.wakeups.append(&mut c.blocked);
         }
-        if wants_nic {
+        if pumped.wants_room {
             net.wait_for_room(ev, host);
         }
         self.arm(now, ev, host);
@@ -358,24 +291,20 @@ impl XcoSim {
             return; // superseded
         }
         c.timer_at = Time::NEVER;
-        let act = c.core.on_timer(now);
-        if let Some(dest) = act.giveback {
-            self.stats.givebacks += 1;
-            self.send_to_controller(now, ev, net, ControlMsg::GiveBack { host, dest });
-        }
-        self.stats.fail_opens += u64::from(act.failed_open);
-        if act.report {
-            self.report(now, ev, net, host);
-        }
+        c.core.on_timer(now);
+        self.send_messages(now, ev, net, host);
         self.pump(now, ev, net, host);
     }
 
-    /// Send `host`'s backlog set to the controller.
-    fn report(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
-        let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let dests = c.core.take_report(now);
-        self.stats.reports += 1;
-        self.send_to_controller(now, ev, net, ControlMsg::Report { host, dests });
+    /// Send what `host`'s coordinator has to say to the controller.
+    fn send_messages(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
+        loop {
+            let c = self.coords[host as usize].as_mut().expect("coordinated host");
+            let Some(msg) = c.core.poll_message(now) else {
+                break;
+            };
+            self.send(now, ev, net, ControlMsg { from: host, msg });
+        }
     }
 
     // ------------------------------------------------------------------
@@ -402,15 +331,13 @@ impl XcoSim {
         m
     }
 
-    fn send_to_controller(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, m: ControlMsg) {
-        let (from, to) = match &m {
-            ControlMsg::Report { host, .. } | ControlMsg::GiveBack { host, .. } => {
-                (*host, self.cfg.controller)
-            }
-            ControlMsg::Directive(d) => (self.cfg.controller, self.node_of_host[d.host as usize]),
+    fn send(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, m: ControlMsg) {
+        let (from, to) = match &m.msg {
+            Message::Directive(d) => (m.from, self.node_of_host[d.host as usize]),
+            _ => (m.from, self.cfg.controller),
         };
-        let bytes = match &m {
-            ControlMsg::Report { dests, .. } => 48 + 4 * dests.len() as u32,
+        let bytes = match &m.msg {
+            Message::Report { dests } => 48 + 4 * dests.len() as u32,
             _ => 64,
         };
         let slot = self.store(m);
@@ -450,9 +377,11 @@ impl XcoSim {
 
     /// A control message (in-band packet already released, or out-of-band slot) arrives.
     pub fn on_message(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, slot: u32) {
-        let Some(m) = self.take(slot) else { return };
-        match m {
-            ControlMsg::Report { host, dests } => {
+        let Some(ControlMsg { from: host, msg }) = self.take(slot) else {
+            return;
+        };
+        match msg {
+            Message::Report { dests } => {
                 if !self.controller_alive(now) {
                     return;
                 }
@@ -462,7 +391,7 @@ impl XcoSim {
                 self.sched.handle_backlog(now, h, &ds);
                 self.flush(now, ev, net);
             }
-            ControlMsg::GiveBack { host, dest } => {
+            Message::GiveBack { dest } => {
                 if !self.controller_alive(now) {
                     return;
                 }
@@ -470,14 +399,24 @@ impl XcoSim {
                 self.sched.handle_giveback(now, h, d);
                 self.flush(now, ev, net);
             }
-            ControlMsg::Directive(d) => self.apply(now, ev, net, d),
+            Message::Directive(d) => self.apply(now, ev, net, d),
+            Message::Join | Message::Leave | Message::Heartbeat => {}
         }
     }
 
     /// Send the scheduler's pending directives and re-arm its timer.
     fn flush(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
         while let Some(d) = self.sched.poll_directive() {
-            self.send_to_controller(now, ev, net, ControlMsg::Directive(d));
+            let from = self.cfg.controller;
+            self.send(
+                now,
+                ev,
+                net,
+                ControlMsg {
+                    from,
+                    msg: Message::Directive(d),
+                },
+            );
         }
         self.arm_controller(ev);
     }
@@ -526,9 +465,6 @@ impl XcoSim {
         if !c.core.apply(now, d.epoch, &kind) {
             return; // old or duplicate
         }
-        // a rate directive may name destinations this host never held traffic for
-        c.queues.resize_with(c.core.dests.len(), Default::default);
-        self.stats.directives += 1;
         self.pump(now, ev, net, node);
     }
 
@@ -539,9 +475,26 @@ impl XcoSim {
         }
     }
 
+    /// The coordinators' counters, summed over hosts.
+    pub fn coordinator_stats(&self) -> CoordStats {
+        let mut t = CoordStats::default();
+        for c in self.coords.iter().flatten() {
+            let s = &c.core.stats;
+            t.bypassed += s.bypassed;
+            t.held += s.held;
+            t.released += s.released;
+            t.dropped += s.dropped;
+            t.directives += s.directives;
+            t.reports += s.reports;
+            t.givebacks += s.givebacks;
+            t.fail_opens += s.fail_opens;
+        }
+        t
+    }
+
     /// Summary metrics of the control plane.
     pub fn summary(&self) -> Vec<(&'static str, f64)> {
-        let s = &self.stats;
+        let s = self.coordinator_stats();
         let st = self.sched.stats();
         vec![
             ("reports", s.reports as f64),
@@ -550,7 +503,7 @@ impl XcoSim {
             ("scheduler_events", st.events as f64),
             ("bypassed_packets", s.bypassed as f64),
             ("held_packets", s.held as f64),
-            ("dropped_at_host", s.dropped_at_host as f64),
+            ("dropped_at_host", s.dropped as f64),
             ("fail_opens", s.fail_opens as f64),
         ]
     }
