@@ -35,6 +35,26 @@ pub enum Message {
 }
 
 impl Message {
+    /// Bytes of this message's payload on the wire.
+    fn payload_len(&self) -> usize {
+        match self {
+            Message::Join | Message::Leave | Message::Heartbeat => 0,
+            Message::Report { dests } => 2 + 4 * dests.len(),
+            Message::GiveBack { .. } => 4,
+            Message::Directive(d) => {
+                13 + match &d.kind {
+                    DirectiveKind::Slice { .. } => 20,
+                    DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
+                }
+            }
+        }
+    }
+
+    /// Bytes of the whole authenticated datagram carrying this message (header, payload, tag).
+    pub fn datagram_len(&self) -> usize {
+        HEADER_LEN + self.payload_len() + field::TAG_LEN
+    }
+
     fn type_byte(&self) -> u8 {
         match self {
             Message::Join => 1,
@@ -163,22 +183,12 @@ impl Repr {
     }
 
     fn payload_len(&self) -> usize {
-        match &self.msg {
-            Message::Join | Message::Leave | Message::Heartbeat => 0,
-            Message::Report { dests } => 2 + 4 * dests.len(),
-            Message::GiveBack { .. } => 4,
-            Message::Directive(d) => {
-                13 + match &d.kind {
-                    DirectiveKind::Slice { .. } => 20,
-                    DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
-                }
-            }
-        }
+        self.msg.payload_len()
     }
 
     /// Bytes of the whole datagram, tag included.
     pub fn buffer_len(&self) -> usize {
-        HEADER_LEN + self.payload_len() + field::TAG_LEN
+        self.msg.datagram_len()
     }
 
     /// Write header and payload into `p` (sized with `buffer_len`); the tag is written by `Authenticator`.

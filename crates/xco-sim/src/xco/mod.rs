@@ -5,7 +5,8 @@
 //! code the controller daemon runs — driven here with virtual time. Control
 //! messages (backlog reports, give-backs, directives) travel in-band as small
 //! packets through the simulated switches, so their delay under load is real,
-//! or out-of-band with a fixed latency. The scheduler's paths are the
+//! or out-of-band with a fixed latency. They are the wire protocol's messages,
+//! sized as the real daemons encode them. The scheduler's paths are the
 //! simulator's own routes (one path per host pair when XCo is on).
 
 pub mod coordinator;
@@ -336,10 +337,8 @@ impl XcoSim {
             Message::Directive(d) => (m.from, self.node_of_host[d.host as usize]),
             _ => (m.from, self.cfg.controller),
         };
-        let bytes = match &m.msg {
-            Message::Report { dests } => 48 + 4 * dests.len() as u32,
-            _ => 64,
-        };
+        // the datagram the agent would send: header, payload, authentication tag
+        let bytes = m.msg.datagram_len() as u32;
         let slot = self.store(m);
         if from == to {
             ev.schedule(now, Event::ControlMessage(slot));
