@@ -49,8 +49,8 @@ def testbed(tmp_path, request):
     yield make
     for tb in made:
         tb.stop_all()
-        netns.down(tb.prefix)
-        assert netns.leftovers(tb.prefix) == []
+        netns.down(tb.topo)
+        assert netns.leftovers(tb.topo) == []
 
 
 def _last_stats(log: Path) -> dict[str, str]:
@@ -355,7 +355,7 @@ def test_testbed_down_leaves_nothing_even_after_a_crash(tmp_path, cli):
         p.wait()
     r = cli("testbed", "down", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert netns.leftovers("xtdown") == []
+    assert netns.leftovers(t) == []
     assert "xtdown" not in netns.sh("ip", "netns", "list").stdout
     assert "xtdown" not in netns.sh("ip", "link", "show").stdout
     assert "XCO-Q" not in netns.sh("iptables", "-S").stdout  # nothing leaked into the root namespace
@@ -398,7 +398,7 @@ def test_rate_directives_pace_senders_to_their_share_without_loss(tmp_path):
             rl = iperf.run_flows(tb, flows, 2.0, tmp_path / "rl-run")
     finally:
         tb.stop_all()
-        netns.down(tb.prefix)
+        netns.down(tb.topo)
     # uncoordinated, 2 x 90 Mbit/s into a 100 Mbit/s port: heavy loss at the switch
     assert sum(r["lost_packets"] for r in none) > 1000, none
     # rate form: each sender is held to its half of the port (the agent paces, the socket blocks)
