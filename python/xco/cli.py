@@ -154,10 +154,13 @@ def _topology_arg(path: str):
 
 def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed import TestbedError, up
+    from .testbed.netns import NamesTaken
 
     t = _topology_arg(args.topology)
     try:
         tb = up(t)
+    except NamesTaken as e:
+        raise UsageError(str(e)) from None
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
     hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)

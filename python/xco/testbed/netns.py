@@ -40,6 +40,10 @@ class TestbedError(Exception):
     """A testbed could not be built or used (the message says what to do)."""
 
 
+class NamesTaken(TestbedError):
+    """Objects not marked as the testbed's hold names it needs: it cannot be built."""
+
+
 def sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess:
     """Run a command (inside namespace ``ns`` if given)."""
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
@@ -189,9 +193,9 @@ def up(topo: TestbedTopology) -> Testbed:
     down(topo)
     taken = leftovers(topo)
     if taken:
-        raise TestbedError(
-            f"{', '.join(taken)} already exist but are not this testbed's (no {mark(topo.prefix)} mark); "
-            "remove them yourself if they are stale, or choose another testbed.prefix"
+        raise NamesTaken(
+            f"names this testbed needs are held by objects not marked as its own ({mark(topo.prefix)}): "
+            f"{', '.join(taken)}; remove them yourself if they are stale, or choose another testbed.prefix"
         )
     tb = Testbed(topo)
     try:
