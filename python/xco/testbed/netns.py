@@ -70,6 +70,15 @@ def mark(prefix: str) -> str:
     return f"xco-testbed:{prefix}"
 
 
+def ns_name(prefix: str, name: str) -> str:
+    """The namespace of host, switch or guest ``name``."""
+    return f"{prefix}-{name}"
+
+
+def guest_name(host: str, gi: int) -> str:
+    return f"{host}-g{gi}"
+
+
 def mgmt_bridge(prefix: str) -> str:
     return f"{prefix}-mgmt"
 
@@ -94,10 +103,10 @@ def names(topo: TestbedTopology) -> Names:
         check_prefix(p)
     except TopologyError as e:
         raise TestbedError(str(e)) from None
-    ns = [f"{p}-{s}" for s in topo.switches]
+    ns = [ns_name(p, s) for s in topo.switches]
     for h in topo.hosts:
-        ns.append(f"{p}-{h.name}")
-        ns += [f"{p}-{h.name}-g{gi}" for gi in range(len(h.guests))]
+        ns.append(ns_name(p, h.name))
+        ns += [ns_name(p, guest_name(h.name, gi)) for gi in range(len(h.guests))]
     links = [mgmt_bridge(p)] + [mgmt_veth(p, i) for i in range(len(topo.hosts))]
     long = [n for n in links if len(n) > IFNAMSIZ]
     if long:
@@ -155,7 +164,7 @@ class Testbed:
         return self.topo.prefix
 
     def ns(self, name: str) -> str:
-        return f"{self.prefix}-{name}"
+        return ns_name(self.prefix, name)
 
     def spawn(
         self, host: str | None, args: list[str], log: Path, *, split_stderr: bool = False
@@ -261,21 +270,8 @@ def _build(tb: Testbed) -> None:
     for a_sw, b_sw, rate in t.links:
         # switch link, made directly inside the two switches
         pa, pb = f"t-{b_sw}"[:15], f"t-{a_sw}"[:15]
-        sh(
-            "ip",
-            "link",
-            "add",
-            pa,
-            "netns",
-            tb.ns(a_sw),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            pb,
-            "netns",
-            tb.ns(b_sw),
-        )
+        sh("ip", "link", "add", pa, "netns", tb.ns(a_sw),
+           "type", "veth", "peer", "name", pb, "netns", tb.ns(b_sw))  # fmt: skip
         for dev, sw in ((pa, a_sw), (pb, b_sw)):
             _no_offload(dev, tb.ns(sw))
             sh("ip", "link", "set", dev, "master", "br0", ns=tb.ns(sw))
@@ -292,7 +288,7 @@ def _build(tb: Testbed) -> None:
 def _guest(tb: Testbed, host: str, gi: int, prefix: str) -> None:
     """A guest namespace behind a bridge in ``host`` (standing in for a VM)."""
     net = ipaddress.ip_network(prefix, strict=False)
-    hns, gns = tb.ns(host), tb.ns(f"{host}-g{gi}")
+    hns, gns = tb.ns(host), tb.ns(guest_name(host, gi))
     gw, addr = net.network_address + 1, net.network_address + 2
     _add_ns(tb, gns)
     br = f"gbr{gi}"
