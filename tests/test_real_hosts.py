@@ -15,6 +15,7 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -49,8 +50,8 @@ def testbed(tmp_path, request):
     yield make
     for tb in made:
         tb.stop_all()
-        netns.down(tb.prefix)
-        assert netns.leftovers(tb.prefix) == []
+        netns.down(tb.topo)
+        assert netns.leftovers(tb.topo) == []
 
 
 def _last_stats(log: Path) -> dict[str, str]:
@@ -359,7 +360,7 @@ def test_testbed_down_leaves_nothing_even_after_a_crash(tmp_path, cli):
         p.wait()
     r = cli("testbed", "down", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert netns.leftovers("xtdown") == []
+    assert netns.leftovers(t) == []
     assert "xtdown" not in netns.sh("ip", "netns", "list").stdout
     assert "xtdown" not in netns.sh("ip", "link", "show").stdout
     assert "XCO-Q" not in netns.sh("iptables", "-S").stdout  # nothing leaked into the root namespace
@@ -402,10 +403,181 @@ def test_rate_directives_pace_senders_to_their_share_without_loss(tmp_path):
             rl = iperf.run_flows(tb, flows, 2.0, tmp_path / "rl-run")
     finally:
         tb.stop_all()
-        netns.down(tb.prefix)
+        netns.down(tb.topo)
     # uncoordinated, 2 x 90 Mbit/s into a 100 Mbit/s port: heavy loss at the switch
     assert sum(r["lost_packets"] for r in none) > 1000, none
     # rate form: each sender is held to its half of the port (the agent paces, the socket blocks)
     for r in rl:
         assert 35 < r["mbps"] <= 52, rl
         assert r["lost_packets"] < 0.01 * r["bytes_received"] / 1400, rl
+
+
+# --- xco testbed down touches only what the testbed made ------------------------------
+
+SAFETY_TOPO = """
+[control]
+controller = "10.200.0.1:7400"
+[testbed]
+prefix = "{p}"
+[[switch]]
+name = "s1"
+[[switch]]
+name = "s2"
+[[link]]
+a = "s1"
+b = "s2"
+rate_mbps = 100
+[[host]]
+name = "h1"
+addr = "10.0.0.1"
+switch = "s1"
+rate_mbps = 100
+guests = ["10.1.1.0/24"]
+[[host]]
+name = "h2"
+addr = "10.0.0.2"
+switch = "s2"
+rate_mbps = 100
+"""
+
+# `up` run in the scratch namespace, dying without any cleanup (os._exit, as under SIGKILL) just
+# before the second host's management veth joins the bridge: a half-made testbed
+CRASHING_UP = """
+import os, sys
+from xco.testbed import netns, topo
+real, n = netns.sh, [0]
+def sh(*a, **k):
+    if "master" in a and a[-1].endswith("-mgmt"):
+        n[0] += 1
+        if n[0] == 2:
+            os._exit(9)
+    return real(*a, **k)
+netns.sh = sh
+netns.up(topo.load(sys.argv[1]))
+"""
+
+# down of a topology whose prefix is a kernel stem (validation bypassed) must refuse
+DOWN_AS_ETH = """
+import dataclasses, sys
+from xco.testbed import netns, topo
+t = dataclasses.replace(topo.load(sys.argv[1]), prefix="eth")
+try:
+    netns.down(t)
+except netns.TestbedError as e:
+    print("refused:", e)
+    sys.exit(0)
+sys.exit(1)
+"""
+
+
+def _netns_names() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def _links_in(ns: str) -> dict[str, str]:
+    out = subprocess.run(["ip", "-n", ns, "-j", "link", "show"], capture_output=True, text=True, check=True)
+    return {d["ifname"]: d.get("ifalias", "") for d in json.loads(out.stdout)}
+
+
+@pytest.fixture
+def scratch():
+    """A unique testbed prefix and a network namespace of the test's own standing in for the
+    root namespace: the testbed's up and down run inside it (``nsenter --net``), so its "root"
+    links are the scratch namespace's and the machine's own interfaces are never in reach.
+    Afterwards exactly the namespaces this test can have made are removed, by exact name."""
+    import secrets
+
+    for _ in range(50):
+        p = "xs" + "".join(secrets.choice("0123456789") for _ in range(4))
+        owned = [f"scratch-{p}", f"{p}-other"] + [f"{p}-{n}" for n in ("s1", "s2", "h1", "h1-g0", "h2")]
+        if not set(owned) & _netns_names():
+            break
+    else:
+        pytest.fail("no free scratch prefix")
+    s = owned[0]
+    subprocess.run(["ip", "netns", "add", s], check=True)
+    try:
+        yield p, s
+    finally:
+        present = _netns_names()
+        for ns in owned:
+            if ns in present:
+                subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_testbed_down_and_up_leave_everything_they_did_not_make(scratch, tmp_path):
+    p, s = scratch
+    path = tmp_path / "safety.toml"
+    path.write_text(SAFETY_TOPO.format(p=p))
+    t = topo.load(path)
+    generated = [f"{p}-{n}" for n in ("s1", "s2", "h1", "h1-g0", "h2")]
+    assert sorted(netns.names(t).namespaces) == sorted(generated)
+    assert netns.names(t).root_links == (f"{p}-mgmt", f"{p}-m0", f"{p}-m1")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        # nsenter, not `ip netns exec`: that one would also give the command a mount namespace of its
+        # own, and the namespaces the testbed adds would vanish with it
+        cmd = ["nsenter", f"--net=/run/netns/{s}", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+    def xco(*args: str) -> subprocess.CompletedProcess:
+        return run(sys.executable, "-m", "xco.cli", *args)
+
+    # names the old `down` took for its own (PREFIX + one of m l g 0-9; eth0 under prefix "eth"),
+    # and near misses of the new names: none is made by this testbed (bridges: the kernel may
+    # lack the dummy module)
+    near = ["eth0", "ens3", "eth0a", "ethm0", f"{p}0", f"{p}0a", f"{p}m0", f"{p}m0n", f"{p}l0a",
+            f"{p}g0a", f"{p}-m00", f"{p}-mgmt0", f"{p}-0a", f"{p}-m1x"]  # fmt: skip
+    for name in near:
+        netns.sh("ip", "link", "add", name, "type", "bridge", ns=s)
+    netns.sh("ip", "link", "add", f"{p}1a", "type", "veth", "peer", "name", f"{p}1b", ns=s)
+    # marked as this testbed's, but under names it does not generate
+    for name in (f"{p}-m9", f"{p}-x"):
+        netns.sh("ip", "link", "add", name, "type", "bridge", ns=s)
+        netns.sh("ip", "link", "set", "dev", name, "alias", netns.mark(p), ns=s)
+    subprocess.run(["ip", "netns", "add", f"{p}-other"], check=True)  # PREFIX-* but not the topology's
+    before = _links_in(s)
+    assert set(near) <= set(before)
+
+    def only_ours_gone(r: subprocess.CompletedProcess) -> None:
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert _links_in(s) == before, "down removed or left links"
+        present = _netns_names()
+        assert not set(generated) & present, present
+        assert f"{p}-other" in present and s in present
+
+    # 1. a build killed half-way, then `xco testbed down FILE`
+    r = run(sys.executable, "-c", CRASHING_UP, str(path))
+    assert r.returncode == 9, r.stdout + r.stderr
+    assert f"{p}-h2" in _netns_names() and f"{p}-m0" in _links_in(s), "the crash left nothing to clean"
+    only_ours_gone(xco("testbed", "down", str(path)))
+
+    # 2. a whole build (it works: host to host over the switch link, host to a guest), then down
+    r = xco("testbed", "up", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    links = _links_in(s)
+    for name in netns.names(t).root_links:
+        assert links[name] == netns.mark(p), (name, links)
+    assert set(generated) <= _netns_names()
+    netns.sh("ping", "-c1", "-W2", "10.0.0.2", ns=f"{p}-h1")
+    netns.sh("ping", "-c1", "-W2", "10.1.1.2", ns=f"{p}-h2")
+    only_ours_gone(xco("testbed", "down", str(path)))
+
+    # 3. a namespace and a link under the testbed's own names but not marked as its: not removed
+    netns.sh("ip", "link", "add", f"{p}-mgmt", "type", "bridge", ns=s)
+    subprocess.run(["ip", "netns", "add", f"{p}-h1"], check=True)
+    r = xco("testbed", "down", str(path))
+    assert r.returncode == 1 and f"{p}-mgmt" in r.stdout and f"{p}-h1" in r.stdout, r.stdout + r.stderr
+    r = xco("testbed", "up", str(path))
+    assert r.returncode == 2 and f"{p}-h1" in r.stderr and "another testbed.prefix" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"{p}-mgmt" in _links_in(s) and f"{p}-h1" in _netns_names()
+    assert _links_in(s).keys() == before.keys() | {f"{p}-mgmt"}
+    netns.sh("ip", "link", "del", "dev", f"{p}-mgmt", ns=s)
+    subprocess.run(["ip", "netns", "del", f"{p}-h1"], check=True)
+
+    # 4. down itself refuses a prefix that is a kernel stem, however the topology was made
+    r = run(sys.executable, "-c", DOWN_AS_ETH, str(path))
+    assert r.returncode == 0 and "testbed.prefix" in r.stdout, r.stdout + r.stderr
+    assert _links_in(s) == before

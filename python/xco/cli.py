@@ -154,10 +154,13 @@ def _topology_arg(path: str):
 
 def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed import TestbedError, up
+    from .testbed.netns import NamesTaken
 
     t = _topology_arg(args.topology)
     try:
         tb = up(t)
+    except NamesTaken as e:
+        raise UsageError(str(e)) from None
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
     hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)
@@ -171,13 +174,16 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
 def _cmd_testbed_down(args: argparse.Namespace) -> int:
     from .testbed import down, leftovers
 
-    prefix = args.prefix or (_topology_arg(args.topology).prefix if args.topology else "xco")
-    removed = down(prefix)
-    left = leftovers(prefix)
-    print(
-        f"removed {len(removed)} namespaces and links of testbed {prefix}"
-        + (f"; LEFT: {left}" if left else "")
-    )
+    t = _topology_arg(args.topology)
+    removed = down(t)
+    left = leftovers(t)
+    print(f"removed {len(removed)} namespaces and links of testbed {t.prefix}")
+    if left:
+        print(
+            f"LEFT: {', '.join(left)}: named as this testbed names its objects but not marked as its own "
+            f"(xco-testbed:{t.prefix}), or could not be removed; if they are stale, remove them yourself "
+            "(ip netns del NAME, ip link del NAME)"
+        )
     return 1 if left else 0
 
 
@@ -301,9 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("topology", help="topology TOML (see testbeds/ for examples)")
     sp.set_defaults(func=_cmd_testbed_up)
-    sp = tb_sub.add_parser("down", help="remove a testbed (also after a crash)")
-    sp.add_argument("topology", nargs="?", help="topology TOML (its [testbed] prefix is used)")
-    sp.add_argument("--prefix", help="remove by name prefix instead (default of a topology: xco)")
+    sp = tb_sub.add_parser(
+        "down",
+        help="remove a testbed (also after a crash)",
+        description="Remove what `xco testbed up TOPOLOGY` built: exactly the namespaces and links whose "
+        "names the topology generates and that carry the testbed's mark; nothing else is touched.",
+    )
+    sp.add_argument("topology", help="topology TOML the testbed was built from")
     sp.set_defaults(func=_cmd_testbed_down)
     sp = tb_sub.add_parser(
         "run",

@@ -98,7 +98,7 @@ def run_real_udp(opts: Options, ks: list[int] | None = None, seconds: float | No
                     rows.append(_real_point(tb, series, k, seconds, work))
         finally:
             tb.stop_all()
-            netns.down(t.prefix)
+            netns.down(t)
     return pd.DataFrame(rows)
 
 
@@ -263,7 +263,7 @@ def run_overhead(
                     )  # fmt: skip
             finally:
                 tb.stop_all()
-                netns.down(t.prefix)
+                netns.down(t)
     return pd.DataFrame(rows)
 
 

@@ -1,13 +1,23 @@
 """Real hosts on one machine: network namespaces, veth links, Linux bridges
 as switches, tbf on every egress port (a rate and a drop-tail byte buffer).
 
-Everything a testbed creates is named from its prefix, so :func:`down` finds
-and removes it all from the prefix alone — also after a crash:
+Every name a testbed creates follows from its topology file (:func:`names`),
+and everything it creates carries the mark ``xco-testbed:PREFIX`` (the alias
+of a root-namespace link; the alias of ``lo`` inside a namespace). :func:`down`
+removes an object only if its exact name is one the topology generates AND it
+carries the mark, so it works from the topology file alone, also after a
+crash, and never touches anything it did not make (a real ``eth0``, another
+testbed, a namespace ``PREFIX-other`` of someone else's):
 
 - namespaces ``PREFIX-NAME`` for hosts and switches (``PREFIX-HOST-gN`` for
-  guests); their interfaces, qdiscs and iptables rules go with them;
-- the management bridge ``PREFIX-mgmt`` in the root namespace, over which
-  the controller (root namespace) talks to the agents (out-of-band control).
+  guests); their interfaces (the data and switch-link veths, which are created
+  directly inside them), qdiscs and iptables rules go with them;
+- in the root namespace only the management bridge ``PREFIX-mgmt`` and the
+  root ends ``PREFIX-mI`` of the hosts' management veths, over which the
+  controller (root namespace) talks to the agents (out-of-band control). A
+  management veth is created with its other end already inside its host's
+  namespace, so a crashed build cannot leave an unmarked one behind that
+  removing the namespace would not remove too.
 
 Offloads (TSO/GSO/GRO) are off on every veth so switch buffers see MTU-sized
 frames, as a real switch does.
@@ -16,17 +26,22 @@ frames, as a real switch does.
 from __future__ import annotations
 
 import ipaddress
+import json
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .topo import TestbedTopology
+from .topo import TestbedTopology, TopologyError, check_prefix
 
 
 class TestbedError(Exception):
     """A testbed could not be built or used (the message says what to do)."""
+
+
+class NamesTaken(TestbedError):
+    """Objects not marked as the testbed's hold names it needs: it cannot be built."""
 
 
 def sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess:
@@ -47,10 +62,82 @@ def require_tools() -> None:
         )
 
 
-def namespaces(prefix: str) -> list[str]:
+IFNAMSIZ = 15  # the longest interface name Linux takes
+
+
+def mark(prefix: str) -> str:
+    """The alias every object of testbed ``prefix`` carries."""
+    return f"xco-testbed:{prefix}"
+
+
+def ns_name(prefix: str, name: str) -> str:
+    """The namespace of host, switch or guest ``name``."""
+    return f"{prefix}-{name}"
+
+
+def guest_name(host: str, gi: int) -> str:
+    return f"{host}-g{gi}"
+
+
+def mgmt_bridge(prefix: str) -> str:
+    return f"{prefix}-mgmt"
+
+
+def mgmt_veth(prefix: str, i: int) -> str:
+    """Root end of host ``i``'s management veth (its other end is ``mgmt0`` in the host)."""
+    return f"{prefix}-m{i}"
+
+
+@dataclass(frozen=True)
+class Names:
+    """The exact names a topology's testbed creates."""
+
+    namespaces: tuple[str, ...]
+    root_links: tuple[str, ...]  # in the root namespace
+
+
+def names(topo: TestbedTopology) -> Names:
+    """Every namespace and root-namespace link ``topo``'s testbed creates, by exact name."""
+    p = topo.prefix
+    try:
+        check_prefix(p)
+    except TopologyError as e:
+        raise TestbedError(str(e)) from None
+    ns = [ns_name(p, s) for s in topo.switches]
+    for h in topo.hosts:
+        ns.append(ns_name(p, h.name))
+        ns += [ns_name(p, guest_name(h.name, gi)) for gi in range(len(h.guests))]
+    links = [mgmt_bridge(p)] + [mgmt_veth(p, i) for i in range(len(topo.hosts))]
+    long = [n for n in links if len(n) > IFNAMSIZ]
+    if long:
+        raise TestbedError(f"interface name {long[0]} is longer than {IFNAMSIZ} characters (too many hosts)")
+    return Names(tuple(ns), tuple(links))
+
+
+def _netns_list() -> set[str]:
     out = sh("ip", "netns", "list", check=False).stdout
-    names = [line.split()[0] for line in out.splitlines() if line.strip()]
-    return [n for n in names if n.startswith(prefix + "-")]
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def _root_links() -> dict[str, str]:
+    """Links of the root namespace: name -> alias ('' if none)."""
+    out = sh("ip", "-j", "link", "show", check=False).stdout
+    return {d["ifname"]: d.get("ifalias", "") for d in json.loads(out or "[]")}
+
+
+def _ns_mark(ns: str) -> str:
+    """The alias of ``lo`` in namespace ``ns`` ('' if none)."""
+    out = sh("ip", "-n", ns, "-j", "link", "show", "dev", "lo", check=False).stdout
+    try:
+        return json.loads(out)[0].get("ifalias", "")
+    except (ValueError, IndexError, KeyError):
+        return ""
+
+
+def namespaces(topo: TestbedTopology) -> list[str]:
+    """The namespaces of ``topo``'s testbed that exist (by exact name, marked or not)."""
+    present = _netns_list()
+    return [n for n in names(topo).namespaces if n in present]
 
 
 def _tbf(dev: str, ns: str, rate_mbps: float, limit_bytes: int) -> None:
@@ -77,7 +164,7 @@ class Testbed:
         return self.topo.prefix
 
     def ns(self, name: str) -> str:
-        return f"{self.prefix}-{name}"
+        return ns_name(self.prefix, name)
 
     def spawn(
         self, host: str | None, args: list[str], log: Path, *, split_stderr: bool = False
@@ -110,42 +197,57 @@ class Testbed:
 
 
 def up(topo: TestbedTopology) -> Testbed:
-    """Build ``topo`` into namespaces (tearing down any leftovers of the same prefix first)."""
+    """Build ``topo`` into namespaces (tearing down any leftovers of the same testbed first)."""
     require_tools()
-    down(topo.prefix)
+    down(topo)
+    taken = leftovers(topo)
+    if taken:
+        raise NamesTaken(
+            f"names this testbed needs are held by objects not marked as its own ({mark(topo.prefix)}): "
+            f"{', '.join(taken)}; remove them yourself if they are stale, or choose another testbed.prefix"
+        )
     tb = Testbed(topo)
     try:
         _build(tb)
     except BaseException:
-        down(topo.prefix)
+        down(topo)
         raise
     return tb
+
+
+def _add_ns(tb: Testbed, ns: str) -> None:
+    sh("ip", "netns", "add", ns)
+    sh("ip", "link", "set", "lo", "alias", mark(tb.prefix), "up", ns=ns)
 
 
 def _build(tb: Testbed) -> None:
     t = tb.topo
     p = t.prefix
+    m = mark(p)
     for s in t.switches:
         ns = tb.ns(s)
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "set", "lo", "up", ns=ns)
+        _add_ns(tb, ns)
         sh("ip", "link", "add", "br0", "type", "bridge", ns=ns)
         sh("ip", "link", "set", "br0", "up", ns=ns)
     mgmt_net = t.mgmt_net
-    sh("ip", "link", "add", f"{p}-mgmt", "type", "bridge")
-    sh("ip", "addr", "add", f"{t.controller_ip}/{mgmt_net.prefixlen}", "dev", f"{p}-mgmt")
-    sh("ip", "link", "set", f"{p}-mgmt", "up")
+    bridge = mgmt_bridge(p)
+    # one ip process creates and marks the bridge: nothing between the two to interrupt
+    r = subprocess.run(
+        ["ip", "-batch", "-"],
+        input=f"link add {bridge} type bridge\nlink set dev {bridge} alias {m}\n",
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if r.returncode != 0:
+        raise TestbedError(f"creating the management bridge {bridge} failed: {r.stderr.strip()}")
+    sh("ip", "addr", "add", f"{t.controller_ip}/{mgmt_net.prefixlen}", "dev", bridge)
+    sh("ip", "link", "set", bridge, "up")
     for i, h in enumerate(t.hosts):
         ns = tb.ns(h.name)
         sw = tb.ns(h.switch)
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "set", "lo", "up", ns=ns)
-        # data link: host eth0 <-> switch port p-HOST
-        a, b = f"{p}{i}a", f"{p}{i}b"
+        _add_ns(tb, ns)
+        # data link: host eth0 <-> switch port p-HOST, made directly inside the two namespaces
         port = f"p-{h.name}"[:15]
-        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-        sh("ip", "link", "set", a, "netns", ns, "name", "eth0")
-        sh("ip", "link", "set", b, "netns", sw, "name", port)
+        sh("ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port, "netns", sw)
         sh("ip", "addr", "add", f"{h.addr}/{t.data_prefix_len}", "dev", "eth0", ns=ns)
         for dev, where in (("eth0", ns), (port, sw)):
             _no_offload(dev, where)
@@ -154,23 +256,22 @@ def _build(tb: Testbed) -> None:
         # the host's NIC queue is deep (Linux's txqueuelen); the switch port's is the shallow buffer
         _tbf("eth0", ns, h.rate_mbps, t.host_queue_bytes)
         _tbf(port, sw, h.rate_mbps, t.buffer_bytes)
-        # management link to the controller's bridge
-        m_root, m_ns = f"{p}m{i}", f"{p}m{i}n"
-        sh("ip", "link", "add", m_root, "type", "veth", "peer", "name", m_ns)
-        sh("ip", "link", "set", m_ns, "netns", ns, "name", "mgmt0")
-        sh("ip", "link", "set", m_root, "master", f"{p}-mgmt")
+        # management link to the controller's bridge: its other end is born inside the host
+        m_root = mgmt_veth(p, i)
+        sh("ip", "link", "add", m_root, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
+        sh("ip", "link", "set", "dev", m_root, "alias", m)
+        sh("ip", "link", "set", m_root, "master", bridge)
         sh("ip", "link", "set", m_root, "up")
         mip = mgmt_net.network_address + 10 + i
         sh("ip", "addr", "add", f"{mip}/{mgmt_net.prefixlen}", "dev", "mgmt0", ns=ns)
         sh("ip", "link", "set", "mgmt0", "up", ns=ns)
         for gi, g in enumerate(h.guests):
             _guest(tb, h.name, gi, g)
-    for i, (a_sw, b_sw, rate) in enumerate(t.links):
-        a, b = f"{p}l{i}a", f"{p}l{i}b"
-        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+    for a_sw, b_sw, rate in t.links:
+        # switch link, made directly inside the two switches
         pa, pb = f"t-{b_sw}"[:15], f"t-{a_sw}"[:15]
-        sh("ip", "link", "set", a, "netns", tb.ns(a_sw), "name", pa)
-        sh("ip", "link", "set", b, "netns", tb.ns(b_sw), "name", pb)
+        sh("ip", "link", "add", pa, "netns", tb.ns(a_sw),
+           "type", "veth", "peer", "name", pb, "netns", tb.ns(b_sw))  # fmt: skip
         for dev, sw in ((pa, a_sw), (pb, b_sw)):
             _no_offload(dev, tb.ns(sw))
             sh("ip", "link", "set", dev, "master", "br0", ns=tb.ns(sw))
@@ -187,18 +288,16 @@ def _build(tb: Testbed) -> None:
 def _guest(tb: Testbed, host: str, gi: int, prefix: str) -> None:
     """A guest namespace behind a bridge in ``host`` (standing in for a VM)."""
     net = ipaddress.ip_network(prefix, strict=False)
-    hns, gns = tb.ns(host), tb.ns(f"{host}-g{gi}")
+    hns, gns = tb.ns(host), tb.ns(guest_name(host, gi))
     gw, addr = net.network_address + 1, net.network_address + 2
-    sh("ip", "netns", "add", gns)
-    sh("ip", "link", "set", "lo", "up", ns=gns)
+    _add_ns(tb, gns)
     br = f"gbr{gi}"
     sh("ip", "link", "add", br, "type", "bridge", ns=hns)
     sh("ip", "addr", "add", f"{gw}/{net.prefixlen}", "dev", br, ns=hns)
     sh("ip", "link", "set", br, "up", ns=hns)
-    a, b = f"{tb.prefix}g{gi}a", f"{tb.prefix}g{gi}b"
-    sh("ip", "link", "add", a, "netns", hns, "type", "veth", "peer", "name", b, "netns", gns)
+    a = f"g{gi}"  # made directly inside the host and the guest
+    sh("ip", "link", "add", a, "netns", hns, "type", "veth", "peer", "name", "eth0", "netns", gns)
     sh("ip", "link", "set", a, "master", br, "up", ns=hns)
-    sh("ip", "link", "set", b, "name", "eth0", ns=gns)
     sh("ip", "addr", "add", f"{addr}/{net.prefixlen}", "dev", "eth0", ns=gns)
     sh("ip", "link", "set", "eth0", "up", ns=gns)
     sh("ip", "route", "add", "default", "via", str(gw), ns=gns)
@@ -206,10 +305,20 @@ def _guest(tb: Testbed, host: str, gi: int, prefix: str) -> None:
     sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=hns)
 
 
-def down(prefix: str) -> list[str]:
-    """Remove everything named from ``prefix``; returns what was removed. Never fails on leftovers."""
+def down(topo: TestbedTopology) -> list[str]:
+    """Remove ``topo``'s testbed; returns what was removed. Never fails on leftovers.
+
+    Removes exactly the namespaces and root-namespace links :func:`names`
+    generates for ``topo`` that carry the testbed's mark; anything else — also
+    an unmarked object under one of those names — is left alone (and
+    :func:`leftovers` reports it). Processes inside a removed namespace are
+    stopped (SIGTERM, SIGKILL after 3 s)."""
+    n = names(topo)
+    m = mark(topo.prefix)
     removed = []
-    for ns in namespaces(prefix):
+    for ns in namespaces(topo):
+        if _ns_mark(ns) != m:
+            continue
         pids = sh("ip", "netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
             subprocess.run(["kill", "-TERM", pid], capture_output=True)
@@ -222,23 +331,16 @@ def down(prefix: str) -> list[str]:
             subprocess.run(["kill", "-KILL", pid], capture_output=True)
         sh("ip", "netns", "del", ns, check=False)
         removed.append(ns)
-    links = sh("ip", "-o", "link", "show", check=False).stdout
-    for line in links.splitlines():
-        name = line.split(":")[1].strip().split("@")[0]
-        if name == f"{prefix}-mgmt" or (
-            name.startswith(prefix) and name[len(prefix) :][:1] in "mlg0123456789"
-        ):
-            sh("ip", "link", "del", name, check=False)
+    # a veth whose other end was in a removed namespace may outlive it for a moment: remove it here
+    links = _root_links()
+    for name in n.root_links:
+        if links.get(name) == m:
+            sh("ip", "link", "del", "dev", name, check=False)
             removed.append(name)
     return removed
 
 
-def leftovers(prefix: str) -> list[str]:
-    """Anything of ``prefix`` still present (namespaces, links)."""
-    out = namespaces(prefix)
-    links = sh("ip", "-o", "link", "show", check=False).stdout
-    for line in links.splitlines():
-        name = line.split(":")[1].strip().split("@")[0]
-        if name.startswith(prefix):
-            out.append(name)
-    return out
+def leftovers(topo: TestbedTopology) -> list[str]:
+    """Names ``topo``'s testbed uses that still exist (namespaces, root-namespace links)."""
+    links = _root_links()
+    return namespaces(topo) + [name for name in names(topo).root_links if name in links]

@@ -4,7 +4,7 @@
 Testbed-only settings live in ``[testbed]``::
 
     [testbed]
-    prefix = "xco"          # names of namespaces and links (at most 6 characters)
+    prefix = "xco"          # names of namespaces and links: 1-6 characters, a-z first, then a-z/0-9
     buffer_bytes = 32768    # drop-tail buffer of every switch egress port
     host_queue_bytes = 262144
     data_prefix_len = 16    # hosts' data addresses share one L2 segment
@@ -13,6 +13,7 @@ Testbed-only settings live in ``[testbed]``::
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,38 @@ import tomllib
 
 class TopologyError(Exception):
     """The file is wrong: the message names the field."""
+
+
+PREFIX_RE = re.compile(r"[a-z][a-z0-9]{0,5}")
+
+# Beginnings of interface names the kernel, udev, container and VPN tools give
+# their own devices: a prefix that looks like one is refused, so that no name
+# a testbed makes (or removes) can be mistaken for a real interface's.
+KERNEL_STEMS = (
+    "eth", "en", "em", "wl", "ww", "lo", "br", "veth", "vnet", "docker", "virbr", "bond", "team",
+    "tun", "tap", "vx", "vlan", "macv", "ipvl", "dummy", "ifb", "gre", "gtp", "ip6", "sit", "erspan",
+    "wg", "ib", "can", "ppp", "usb", "cali", "flannel", "cni", "kube", "ovs", "vmnet", "vbox",
+    "lxc", "lxd", "podman", "cilium", "weave", "zt", "tailscale", "nlmon", "bat", "hsr",
+)  # fmt: skip
+
+
+def check_prefix(prefix: object) -> str:
+    """``prefix`` if it is a valid ``testbed.prefix``; else a TopologyError saying why."""
+    hint = 'use a short name of your own, e.g. "xco" or "xtb1"'
+    if not isinstance(prefix, str) or not PREFIX_RE.fullmatch(prefix):
+        raise TopologyError(
+            f"testbed.prefix: {prefix!r} must be 1-6 characters, a lowercase letter first, then "
+            f"lowercase letters or digits (it starts the testbed's interface names); {hint}"
+        )
+    stem = next((s for s in KERNEL_STEMS if prefix.startswith(s)), None)
+    if stem is None and re.fullmatch(r"p[0-9].*", prefix):
+        stem = "p<digit>"
+    if stem is not None:
+        raise TopologyError(
+            f"testbed.prefix: {prefix!r} begins like the kernel's or another tool's interface names "
+            f"({stem}...); {hint}"
+        )
+    return prefix
 
 
 @dataclass(frozen=True)
@@ -82,9 +115,10 @@ def parse(d: dict, path: Path) -> TestbedTopology:
     for k in tb:
         if k not in known:
             raise err(f"testbed.{k}: unknown setting (known: {', '.join(sorted(known))})")
-    prefix = str(tb.get("prefix", "xco"))
-    if not (1 <= len(prefix) <= 6 and prefix.isalnum()):
-        raise err(f"testbed.prefix: '{prefix}' must be 1-6 letters/digits (interface names are short)")
+    try:
+        prefix = check_prefix(tb.get("prefix", "xco"))
+    except TopologyError as e:
+        raise err(str(e)) from None
     switches = tuple(str(s["name"]) for s in d.get("switch", []))
     hosts = []
     for i, h in enumerate(d.get("host", [])):
