@@ -10,8 +10,10 @@ runs, so several runs proceed in parallel from a thread pool (``xco.sweep``).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from . import _native
-from .scenario import ScenarioLike, to_text
+from .scenario import ScenarioLike, check_seed, to_text
 
 TABLES = ("flows", "timeseries", "apps", "samples", "ports")
 
@@ -78,7 +80,7 @@ def _frame(text: str) -> pd.DataFrame:
 
 def run_raw(scenario: ScenarioLike, seed: int | None = None) -> dict[str, Any]:
     """Run and return the native result (CSV text) without building DataFrames."""
-    return _native.run_scenario(to_text(scenario), seed)
+    return _native.run_scenario(to_text(scenario), check_seed(seed))
 
 
 def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
@@ -102,8 +104,8 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
 def app_metrics(raw: dict[str, Any], app: int = 0) -> dict[str, float]:
     """Metrics of application ``app`` from a :func:`run_raw` result."""
     out = {}
-    for line in raw["apps"].splitlines()[1:]:
-        a, _kind, metric, value = line.split(",")
-        if int(a) == app:
-            out[metric] = float(value)
+    for row in csv.DictReader(io.StringIO(raw["apps"])):
+        if int(row["app"]) == app:
+            # an empty value is a statistic of nothing (no round finished, no reply): NaN, never 0
+            out[row["metric"]] = float(row["value"]) if row["value"] != "" else math.nan
     return out

@@ -6,6 +6,8 @@
 //! See `scenarios/*.toml` in the repository for commented examples.
 
 mod build;
+pub mod limits;
+mod locate;
 mod schema;
 pub mod units;
 
@@ -43,17 +45,32 @@ impl std::fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// Parse scenario text.
+/// Parse scenario text; a reading error names the key at fault (`apps[2].sru`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        let loc = e
-            .span()
-            .map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                format!(" (line {line})")
-            })
-            .unwrap_or_default();
-        ScenarioError::field("", format!("invalid scenario{loc}: {msg}"))
+        let msg = e.message().trim_end().to_string();
+        let Some(span) = e.span() else {
+            return ScenarioError::field("", format!("invalid scenario: {msg}"));
+        };
+        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+        let mut path = locate::key_path_at(text, span.start);
+        // an unknown field inside a table reported at the table: name the field
+        if let Some(name) = msg
+            .strip_prefix("unknown field `")
+            .and_then(|r| r.split('`').next())
+        {
+            if !path.ends_with(name) {
+                path = if path.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{path}.{name}")
+                };
+            }
+        }
+        if path.is_empty() {
+            ScenarioError::field("", format!("invalid scenario (line {line}): {msg}"))
+        } else {
+            ScenarioError::field(&path, format!("{msg} (line {line})"))
+        }
     })
 }
