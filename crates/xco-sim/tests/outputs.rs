@@ -59,3 +59,58 @@ fn a_node_named_with_a_comma_keeps_every_column_in_place() {
     records(&o.apps_csv);
     records(&o.samples_csv);
 }
+
+/// The value of `metric` of app `app` in an apps table, as written.
+fn cell<'a>(apps_csv: &'a str, app: &str, metric: &str) -> &'a str {
+    apps_csv
+        .lines()
+        .find_map(|l| {
+            let mut c = l.splitn(4, ',');
+            let (a, _, m, v) = (c.next()?, c.next()?, c.next()?, c.next()?);
+            (a == app && m == metric).then_some(v)
+        })
+        .unwrap_or_else(|| panic!("no {metric} of app {app} in\n{apps_csv}"))
+}
+
+#[test]
+fn a_statistic_of_nothing_is_empty_never_zero() {
+    // the run ends before the first incast round can finish, and the ping's
+    // only probe is still on its way
+    let text = r#"
+[run]
+duration_ms = 0.05
+[topology]
+kind = "star"
+hosts = 4
+link_delay_us = 100
+[[apps]]
+kind = "incast"
+client = "h0"
+servers = "h1..h3"
+sru = "1MB"
+[[apps]]
+kind = "ping"
+src = "h0"
+dst = "h1"
+count = 1
+"#;
+    let o = run_scenario(text, None).unwrap();
+    assert_eq!(cell(&o.apps_csv, "0", "rounds_done"), "0");
+    for m in [
+        "goodput_mbps",
+        "completion_ms_mean",
+        "completion_ms_p99",
+        "completion_ms_max",
+    ] {
+        assert_eq!(cell(&o.apps_csv, "0", m), "", "{m} of no finished round");
+    }
+    assert_eq!(cell(&o.apps_csv, "1", "replies"), "0");
+    assert_eq!(cell(&o.apps_csv, "1", "rtt_us_mean"), "");
+    let summary = &o.app_summaries[0].2;
+    let mean = summary
+        .iter()
+        .find(|(k, _)| *k == "completion_ms_mean")
+        .unwrap()
+        .1;
+    assert!(mean.is_nan(), "the summary says NaN, not {mean}");
+}

@@ -1,6 +1,6 @@
 //! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
 
-use super::{AppNote, Env, Metric};
+use super::{mbps, AppNote, Env, Metric};
 use crate::sim::Core;
 use crate::tcp::table::Roles;
 use xco_core::Time;
@@ -89,11 +89,7 @@ impl Bulk {
     pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
         let end = self.done.unwrap_or(core.now);
         let secs = end.saturating_since(self.started).as_secs_f64();
-        let goodput = if secs > 0.0 {
-            self.delivered as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let goodput = mbps(self.delivered as f64, secs);
         let mut m = vec![
             ("bytes_delivered", self.delivered as f64),
             ("goodput_mbps", goodput),

@@ -3,7 +3,7 @@
 //! `block_bytes`, the same thing is a striped block read (each server sends
 //! its 1/N share of a block).
 
-use super::{mean, quantile, AppNote, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Env, Metric};
 use crate::engine::Event;
 use crate::sim::Core;
 use crate::tcp::table::Roles;
@@ -224,17 +224,17 @@ impl Incast {
         self.cfg.label
     }
 
-    /// Application goodput over the completed rounds, Mbit/s.
+    /// Application goodput over the completed rounds, Mbit/s (NaN before the first round ends).
     pub fn goodput_mbps(&self) -> f64 {
         let Some(first) = self.first_start else {
-            return 0.0;
+            return f64::NAN;
         };
-        let elapsed = self.last_end.saturating_since(first).as_secs_f64();
-        if elapsed <= 0.0 {
-            return 0.0;
+        if self.round == 0 {
+            return f64::NAN;
         }
+        let elapsed = self.last_end.saturating_since(first).as_secs_f64();
         let bytes = self.round as f64 * self.cfg.servers.len() as f64 * self.cfg.sru_bytes as f64;
-        bytes * 8.0 / elapsed / 1e6
+        mbps(bytes, elapsed)
     }
 
     pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {

@@ -78,8 +78,18 @@ pub struct Env<'a> {
     pub tcp: &'a mut TcpTable,
 }
 
-/// One named metric of an app's summary.
+/// One named metric of an app's summary; NaN when there is nothing to measure
+/// (no round finished, no reply came back), written as an empty cell.
 pub type Metric = (&'static str, f64);
+
+/// `bits` over `secs` in Mbit/s, or NaN for an empty interval.
+pub(crate) fn mbps(bytes: f64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes * 8.0 / secs / 1e6
+    } else {
+        f64::NAN
+    }
+}
 
 /// The application kinds.
 pub enum App {
@@ -147,19 +157,19 @@ impl App {
     }
 }
 
-/// Mean of a slice (0 when empty).
+/// Mean of a slice (NaN when empty: a statistic of nothing is no number, never 0).
 pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
-        0.0
+        f64::NAN
     } else {
         xs.iter().sum::<f64>() / xs.len() as f64
     }
 }
 
-/// The q-quantile (nearest rank) of a slice (0 when empty).
+/// The q-quantile (nearest rank) of a slice (NaN when empty).
 pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
-        return 0.0;
+        return f64::NAN;
     }
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));

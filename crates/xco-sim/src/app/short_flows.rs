@@ -4,7 +4,7 @@
 //! of the XCo paper). A flow's completion time runs from its open to the
 //! delivery of its last byte at the receiver.
 
-use super::{mean, quantile, AppNote, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Env, Metric};
 use crate::engine::Event;
 use crate::sim::Core;
 use crate::tcp::table::Roles;
@@ -139,11 +139,7 @@ impl ShortFlows {
     }
     pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
         let secs = core.now.saturating_since(self.started).as_secs_f64();
-        let rate = if secs > 0.0 {
-            self.bytes_done as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let rate = mbps(self.bytes_done as f64, secs);
         vec![
             ("flows_done", self.fct_ms.len() as f64),
             ("goodput_mbps", rate),

@@ -3,7 +3,7 @@
 //! The first message leaves at a random phase within one message gap after
 //! the start (seeded), then messages follow at exactly the configured rate.
 
-use super::{AppNote, Env, Metric};
+use super::{mbps, AppNote, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::sim::Core;
@@ -164,11 +164,7 @@ impl UdpSource {
     pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
         let f = &core.net.flows[self.flow as usize];
         let secs = core.now.saturating_since(self.started).as_secs_f64();
-        let goodput = if secs > 0.0 {
-            f.app_bytes_delivered as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let goodput = mbps(f.app_bytes_delivered as f64, secs);
         vec![
             ("msgs_sent", f.msgs_sent as f64),
             ("msgs_delivered", f.msgs_delivered as f64),

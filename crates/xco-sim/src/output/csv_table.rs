@@ -5,6 +5,16 @@
 //! line break is quoted, and every row keeps its column count. Numbers are
 //! formatted by the caller in Rust's shortest round-trip form.
 
+/// A number as a cell: shortest round-trip form, or empty for NaN (a
+/// statistic of nothing), never a made-up 0.
+pub fn num(v: f64) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
 /// One table: a header row, then rows of cells.
 pub struct CsvTable {
     w: csv::Writer<Vec<u8>>,

@@ -1,6 +1,6 @@
 //! The CSV tables and `meta.json` of a finished run.
 
-use super::csv_table::CsvTable;
+use super::csv_table::{num, CsvTable};
 use crate::app::Metric;
 use crate::scenario::RunOutput;
 use crate::sim::{RunStats, Sim};
@@ -37,7 +37,7 @@ fn flows_csv(sim: &Sim) -> String {
         let goodput = if secs > 0.0 {
             f.app_bytes_delivered as f64 * 8.0 / secs / 1e6
         } else {
-            0.0
+            f64::NAN
         };
         let end_s = f.end.map(|t| t.as_secs_f64().to_string()).unwrap_or_default();
         let (rtt_mean, rtt_max) = if f.rtt_count > 0 {
@@ -62,7 +62,7 @@ fn flows_csv(sim: &Sim) -> String {
             f.start.as_secs_f64().to_string(),
             end_s,
             f.app_bytes_delivered.to_string(),
-            goodput.to_string(),
+            num(goodput),
             f.wire_bytes_sent.to_string(),
             f.wire_bytes_dropped.to_string(),
             f.wire_packets_dropped.to_string(),
@@ -135,7 +135,7 @@ fn ports_csv(sim: &Sim) -> String {
         let util = if secs > 0.0 {
             (sent_bytes * 8.0 / (p.rate_bps as f64 * secs)).min(1.0)
         } else {
-            0.0
+            f64::NAN
         };
         t.row(&[
             i.to_string(),
@@ -148,7 +148,7 @@ fn ports_csv(sim: &Sim) -> String {
             p.stats.dropped_bytes.to_string(),
             p.stats.dropped_packets.to_string(),
             p.stats.max_backlog_bytes.to_string(),
-            util.to_string(),
+            num(util),
         ]);
     }
     t.finish()
@@ -166,10 +166,10 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
     for (i, a) in sim.apps.iter().enumerate() {
         let m = a.summary(&sim.core);
         for (k, v) in &m {
-            apps_csv.row(&[i.to_string(), a.kind().to_string(), k.to_string(), v.to_string()]);
+            apps_csv.row(&[i.to_string(), a.kind().to_string(), k.to_string(), num(*v)]);
         }
         for (x, v) in a.samples() {
-            samples_csv.row(&[i.to_string(), a.kind().to_string(), x.to_string(), v.to_string()]);
+            samples_csv.row(&[i.to_string(), a.kind().to_string(), num(x), num(v)]);
         }
         summaries.push((i as u32, a.kind(), m));
     }
@@ -178,7 +178,7 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
         let i = sim.apps.len();
         let m = x.summary();
         for (k, v) in &m {
-            apps_csv.row(&[i.to_string(), "xco".to_string(), k.to_string(), v.to_string()]);
+            apps_csv.row(&[i.to_string(), "xco".to_string(), k.to_string(), num(*v)]);
         }
         summaries.push((i as u32, "xco", m));
     }
