@@ -11,9 +11,11 @@ runs, so several runs proceed in parallel from a thread pool (``xco.sweep``).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,9 +80,30 @@ def _frame(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
+@functools.cache
+def source_commit() -> str | None:
+    """The git commit of the source tree this package runs from (``+dirty`` with
+    uncommitted changes), or None when it is not a git checkout."""
+    root = Path(__file__).resolve().parent.parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.returncode == 1 else "")
+
+
 def run_raw(scenario: ScenarioLike, seed: int | None = None) -> dict[str, Any]:
     """Run and return the native result (CSV text) without building DataFrames."""
-    return _native.run_scenario(to_text(scenario), check_seed(seed))
+    return _native.run_scenario(to_text(scenario), check_seed(seed), source_commit())
 
 
 def run(scenario: ScenarioLike, seed: int | None = None) -> Result:

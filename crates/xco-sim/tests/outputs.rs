@@ -114,3 +114,115 @@ count = 1
         .1;
     assert!(mean.is_nan(), "the summary says NaN, not {mean}");
 }
+
+fn meta(text: &str, seed: Option<u64>) -> serde_json::Value {
+    let o = run_scenario(text, seed).unwrap();
+    serde_json::from_str(&o.meta_json).expect("meta.json is JSON")
+}
+
+const TRANSFER: &str = r#"
+name = "one-transfer"
+[run]
+seed = 4
+[topology]
+kind = "star"
+hosts = 2
+[[apps]]
+kind = "transfer"
+src = "h0"
+dst = "h1"
+bytes = "100KB"
+"#;
+
+#[test]
+fn meta_records_the_seed_override_and_the_scenario_that_ran() {
+    let m = meta(TRANSFER, None);
+    assert_eq!(m["seed"], 4);
+    assert_eq!(m["seed_from"], "run.seed");
+    assert_eq!(m["name"], "one-transfer");
+    let m = meta(TRANSFER, Some(11));
+    assert_eq!(m["seed"], 11);
+    assert_eq!(m["seed_from"], "override");
+    assert_eq!(
+        m["scenario"]["run"]["seed"], 11,
+        "the scenario as run, not as written"
+    );
+    assert_eq!(m["scenario"]["apps"][0]["bytes"], "100KB");
+    assert_eq!(m["stop_reason"], "apps_done");
+    assert!(m.get("scenario_toml").is_none(), "no copy of the file's text");
+    let m = meta(&TRANSFER.replace("seed = 4", ""), None);
+    assert_eq!(
+        (m["seed"].clone(), m["seed_from"].clone()),
+        (1.into(), "default".into())
+    );
+    let m = meta(TRANSFER, Some(u64::MAX));
+    assert_eq!(m["scenario"]["run"]["seed"], u64::MAX);
+}
+
+#[test]
+fn meta_says_which_parts_are_random_and_when_the_seed_changes_nothing() {
+    let m = meta(TRANSFER, None);
+    assert_eq!(m["randomness"]["deterministic"], true);
+    assert_eq!(
+        m["randomness"]["summary"],
+        "deterministic: the seed changes nothing"
+    );
+    // and it is true: another seed gives the same tables
+    let (a, b) = (
+        run_scenario(TRANSFER, Some(1)).unwrap(),
+        run_scenario(TRANSFER, Some(2)).unwrap(),
+    );
+    assert_eq!((a.flows_csv, a.ports_csv), (b.flows_csv, b.ports_csv));
+
+    let fat_tree = r#"
+[topology]
+kind = "fat_tree"
+k = 4
+[[apps]]
+kind = "incast"
+client = "h0"
+servers = "h4..h7"
+sru = "10KB"
+start_delay_max_us = 50
+[[apps]]
+kind = "udp"
+src = "h8"
+dst = "h9"
+count = 3
+[[apps]]
+kind = "short_flows"
+src = "h1"
+dst = "h2"
+parallel = 2
+flow = "5KB"
+flows_per_sequence = 1
+start_spread_us = 10
+"#;
+    let m = meta(fat_tree, None);
+    assert_eq!(m["randomness"]["deterministic"], false);
+    let draws: Vec<String> = m["randomness"]["draws"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_string())
+        .collect();
+    assert!(draws.iter().any(|d| d.starts_with("ECMP")), "{draws:?}");
+    assert!(
+        draws
+            .iter()
+            .any(|d| d.starts_with("apps[0] (incast): each server's start delay")),
+        "{draws:?}"
+    );
+    assert!(draws.iter().any(|d| d.starts_with("apps[1] (udp)")), "{draws:?}");
+    assert!(
+        draws.iter().any(|d| d.starts_with("apps[2] (short_flows)")),
+        "{draws:?}"
+    );
+    // under XCo, flows between two hosts share one path whatever the seed
+    let m = meta(&format!("{fat_tree}\n[xco]\ncontroller = \"h15\"\n"), None);
+    let draws = m["randomness"]["draws"].as_array().unwrap();
+    assert!(
+        !draws.iter().any(|d| d.as_str().unwrap().starts_with("ECMP")),
+        "{draws:?}"
+    );
+}

@@ -6,5 +6,6 @@
 //! gives byte-identical files.
 
 pub mod csv_table;
+pub mod meta;
 pub mod pcap;
 pub mod tables;

@@ -1,8 +1,9 @@
 //! The CSV tables and `meta.json` of a finished run.
 
 use super::csv_table::{num, CsvTable};
+use super::meta::meta_json;
 use crate::app::Metric;
-use crate::scenario::RunOutput;
+use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
 
 fn flows_csv(sim: &Sim) -> String {
@@ -154,12 +155,8 @@ fn ports_csv(sim: &Sim) -> String {
     t.finish()
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialise")
-}
-
-/// Gather every output of a finished run.
-pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text: &str) -> RunOutput {
+/// Gather every output of a finished run; `source_commit` goes into `meta.json`.
+pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
     let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
     let mut samples_csv = CsvTable::new(&["app", "kind", "x", "value"]);
     let mut summaries: Vec<(u32, &'static str, Vec<Metric>)> = Vec::new();
@@ -182,17 +179,7 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
         }
         summaries.push((i as u32, "xco", m));
     }
-    let meta_json = format!(
-        "{{\n  \"xco_version\": {},\n  \"scenario\": {},\n  \"seed\": {},\n  \"sim_end_s\": {},\n  \"events\": {},\n  \"data_packet_hops\": {},\n  \"stop_reason\": {},\n  \"scenario_toml\": {}\n}}\n",
-        json_str(env!("CARGO_PKG_VERSION")),
-        json_str(name),
-        seed,
-        stats.end.as_secs_f64(),
-        stats.events,
-        stats.data_packet_hops,
-        json_str(stats.stop_reason),
-        json_str(scenario_text)
-    );
+    let meta_json = meta_json(record, &stats, source_commit);
     let pcaps = sim
         .core
         .net
@@ -210,6 +197,6 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
         pcaps,
         stats,
         app_summaries: summaries,
-        seed,
+        seed: record.seed,
     }
 }

@@ -1,6 +1,7 @@
 //! Turning a parsed scenario into a runnable [`Sim`], and running it.
 
 use super::limits::{self, count, sim_ms, sim_us, MAX_COUNT, MAX_HOSTS, MAX_SIM_TIME_MS};
+use super::record::{RunRecord, SeedSource};
 use super::schema::{AppSpec, Scenario};
 use super::units::{bytes, rate_bps, HostIndex, Quantity};
 use super::{parse, ScenarioError};
@@ -27,6 +28,8 @@ pub struct Built {
     pub seed: u64,
     /// The scenario's name.
     pub name: String,
+    /// What runs: the scenario after overrides, the seed, the random draws.
+    pub record: RunRecord,
 }
 
 /// Everything a run produces, as text and bytes ready to be written.
@@ -284,6 +287,11 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
 /// Build a runnable simulation from scenario text; `seed` overrides `run.seed`.
 pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let sc = parse(text)?;
+    let seed_source = match (seed, sc.run.seed) {
+        (Some(_), _) => SeedSource::Override,
+        (None, Some(_)) => SeedSource::File,
+        (None, None) => SeedSource::Default,
+    };
     let seed = seed.or(sc.run.seed).unwrap_or(1);
     let mtu = sc.run.mtu_bytes.unwrap_or(1500);
     if !(576..=65_535).contains(&mtu) {
@@ -422,10 +430,12 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
             sim.core.tcp_cfg.header_bytes,
         ));
     }
+    let record = RunRecord::new(text, &sc, &topo, seed, seed_source);
     Ok(Built {
         sim,
         seed,
-        name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
+        name: record.name.clone(),
+        record,
     })
 }
 
@@ -845,7 +855,16 @@ fn check_fields(
 
 /// Parse, build and run a scenario; `seed` overrides `run.seed`.
 pub fn run_scenario(text: &str, seed: Option<u64>) -> Result<RunOutput, ScenarioError> {
-    let Built { mut sim, seed, name } = build(text, seed)?;
+    run_scenario_with(text, seed, None)
+}
+
+/// [`run_scenario`], naming the source's commit (when known) in `meta.json`.
+pub fn run_scenario_with(
+    text: &str,
+    seed: Option<u64>,
+    source_commit: Option<&str>,
+) -> Result<RunOutput, ScenarioError> {
+    let Built { mut sim, record, .. } = build(text, seed)?;
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
-    Ok(tables::collect(&sim, stats, seed, &name, text))
+    Ok(tables::collect(&sim, stats, &record, source_commit))
 }

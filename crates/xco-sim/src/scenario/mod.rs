@@ -8,10 +8,12 @@
 mod build;
 pub mod limits;
 mod locate;
+mod record;
 mod schema;
 pub mod units;
 
-pub use build::{build, run_scenario, Built, RunOutput};
+pub use build::{build, run_scenario, run_scenario_with, Built, RunOutput};
+pub use record::{RunRecord, SeedSource};
 pub use schema::Scenario;
 
 /// A scenario that cannot be run, with the field at fault.
