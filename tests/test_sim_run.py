@@ -96,7 +96,16 @@ def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
         outs.append(tmp_path / name)
     files = sorted(p.name for p in outs[0].iterdir())
     assert files == sorted(
-        ["flows.csv", "timeseries.csv", "apps.csv", "samples.csv", "ports.csv", "meta.json", "sa-sb.pcap"]
+        [
+            "flows.csv",
+            "timeseries.csv",
+            "apps.csv",
+            "samples.csv",
+            "ports.csv",
+            "hosts.csv",
+            "meta.json",
+            "sa-sb.pcap",
+        ]
     )
     for f in files:
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f

@@ -26,7 +26,7 @@ import pandas as pd
 from . import _native
 from .scenario import ScenarioLike, check_seed, to_text
 
-TABLES = ("flows", "timeseries", "apps", "samples", "ports")
+TABLES = ("flows", "timeseries", "apps", "samples", "ports", "hosts")
 
 
 @dataclass
@@ -43,6 +43,8 @@ class Result:
     """Per-round (incast), per-probe (ping) or per-flow (short flows) samples."""
     ports: pd.DataFrame
     """One row per output port: bytes sent, drops, max queue, utilisation."""
+    hosts: pd.DataFrame
+    """Node addresses (IP, MAC) and endpoint ports as they appear in pcaps, by flow."""
     meta: dict[str, Any]
     """Scenario text, seed, version, events, end time, stop reason."""
     pcaps: list[tuple[str, bytes]] = field(default_factory=list)
@@ -117,6 +119,7 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
         apps=_frame(raw["apps"]),
         samples=_frame(raw["samples"]),
         ports=_frame(raw["ports"]),
+        hosts=_frame(raw["hosts"]),
         meta=json.loads(raw["meta"]),
         pcaps=list(raw["pcaps"]),
         wall_s=wall,

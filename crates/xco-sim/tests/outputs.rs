@@ -226,3 +226,87 @@ start_spread_us = 10
         "{draws:?}"
     );
 }
+
+#[test]
+fn hosts_csv_names_every_address_and_port_of_a_capture() {
+    let text = r#"
+[run]
+duration_ms = 3
+[topology]
+kind = "two_switch"
+hosts_a = 3
+hosts_b = 1
+[[apps]]
+kind = "incast"
+client = "b0"
+servers = "a*"
+sru = "20KB"
+[[apps]]
+kind = "udp"
+src = "a0"
+dst = "b0"
+rate = "10Mbps"
+message = 3000
+[[apps]]
+kind = "ping"
+src = "b0"
+dst = "a1"
+interval_us = 500
+[output]
+capture = ["sa->sb", "sb->sa"]
+"#;
+    let o = run_scenario(text, None).unwrap();
+    let (header, rows) = records(&o.hosts_csv);
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (node, ip, transport, port) = (col("node"), col("ip"), col("transport"), col("port"));
+    let name_of_ip: std::collections::HashMap<&str, &str> = rows
+        .iter()
+        .filter(|r| r[transport].is_empty())
+        .map(|r| (r[ip].as_str(), r[node].as_str()))
+        .collect();
+    assert_eq!(name_of_ip["10.0.0.2"], "a0", "node 2 is a0 (after sa, sb)");
+    let endpoints: std::collections::HashSet<(&str, &str, &str)> = rows
+        .iter()
+        .filter(|r| !r[transport].is_empty())
+        .map(|r| (r[ip].as_str(), r[transport].as_str(), r[port].as_str()))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    for (_, pcap) in &o.pcaps {
+        let mut reader = pcap_file::pcap::PcapReader::new(&pcap[..]).unwrap();
+        while let Some(pkt) = reader.next_packet() {
+            let f = pkt.unwrap().data.into_owned();
+            let ip_of = |at: usize| format!("{}.{}.{}.{}", f[at], f[at + 1], f[at + 2], f[at + 3]);
+            let (src, dst) = (ip_of(26), ip_of(30));
+            assert!(name_of_ip.contains_key(src.as_str()) && name_of_ip.contains_key(dst.as_str()));
+            let first_fragment = u16::from_be_bytes([f[20], f[21]]) & 0x1fff == 0;
+            let l4 = &f[34..];
+            let (proto, sport, dport) = match f[23] {
+                6 => (
+                    "tcp",
+                    u16::from_be_bytes([l4[0], l4[1]]),
+                    u16::from_be_bytes([l4[2], l4[3]]),
+                ),
+                17 if first_fragment => (
+                    "udp",
+                    u16::from_be_bytes([l4[0], l4[1]]),
+                    u16::from_be_bytes([l4[2], l4[3]]),
+                ),
+                1 if l4[0] == 8 => ("icmp_id", u16::from_be_bytes([l4[4], l4[5]]), u16::MAX),
+                _ => continue,
+            };
+            let (sport, dport) = (sport.to_string(), dport.to_string());
+            assert!(
+                endpoints.contains(&(src.as_str(), proto, sport.as_str())),
+                "{src} {proto} {sport}"
+            );
+            if dport != u16::MAX.to_string() {
+                assert!(
+                    endpoints.contains(&(dst.as_str(), proto, dport.as_str())),
+                    "{dst} {proto} {dport}"
+                );
+            }
+            seen.insert(proto);
+        }
+    }
+    assert_eq!(seen.len(), 3, "the capture holds TCP, UDP and ICMP: {seen:?}");
+}

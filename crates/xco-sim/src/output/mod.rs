@@ -6,6 +6,7 @@
 //! gives byte-identical files.
 
 pub mod csv_table;
+pub mod hosts;
 pub mod meta;
 pub mod pcap;
 pub mod tables;

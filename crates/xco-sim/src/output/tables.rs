@@ -193,6 +193,7 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         apps_csv: apps_csv.finish(),
         samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),
+        hosts_csv: super::hosts::hosts_csv(sim),
         meta_json,
         pcaps,
         stats,

@@ -44,6 +44,8 @@ pub struct RunOutput {
     pub samples_csv: String,
     /// One row per port.
     pub ports_csv: String,
+    /// Node addresses and endpoint ports as they appear in pcaps.
+    pub hosts_csv: String,
     /// Scenario, seed, version, run statistics.
     pub meta_json: String,
     /// Captured links: (file name, pcap bytes).
