@@ -1,6 +1,6 @@
 //! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
 
-use super::{mbps, AppNote, Env, Metric};
+use super::{mbps, AppNote, Application, Env, Metric};
 use crate::sim::Core;
 use crate::tcp::table::Roles;
 use xco_core::Time;
@@ -41,7 +41,10 @@ impl Bulk {
             delivered: 0,
         }
     }
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+}
+
+impl Application for Bulk {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         self.started = env.core.now;
         let roles = Roles {
             client: "bulk",
@@ -54,7 +57,7 @@ impl Bulk {
         self.ep = Some(c);
         Ok(())
     }
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         match note {
             AppNote::Connected { ep, .. } if Some(ep) == self.ep => {
                 let bytes = self.cfg.bytes.unwrap_or(UNLIMITED_BYTES);
@@ -70,23 +73,23 @@ impl Bulk {
         }
         Ok(())
     }
-    pub(super) fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
+    fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
         Ok(())
     }
-    pub(super) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.done.is_some()
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.bytes.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         if self.cfg.bytes.is_some() {
             "transfer"
         } else {
             "bulk"
         }
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let end = self.done.unwrap_or(core.now);
         let secs = end.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(self.delivered as f64, secs);

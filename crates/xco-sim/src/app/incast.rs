@@ -3,7 +3,7 @@
 //! `block_bytes`, the same thing is a striped block read (each server sends
 //! its 1/N share of a block).
 
-use super::{mbps, mean, quantile, AppNote, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::sim::Core;
 use crate::tcp::table::Roles;
@@ -88,19 +88,6 @@ impl Incast {
             .map_err(|e| e.0)
     }
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        if self.cfg.reuse_connections {
-            for i in 0..self.cfg.servers.len() {
-                let c = self.open(env, i)?;
-                self.conns.push(c);
-            }
-            // the first round starts when every connection is up (see on_note)
-            Ok(())
-        } else {
-            self.begin_round(env)
-        }
-    }
-
     fn begin_round(&mut self, env: &mut Env) -> Result<(), String> {
         let now = env.core.now;
         self.round_start = now;
@@ -152,13 +139,47 @@ impl Incast {
         }
     }
 
-    pub(super) fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
-        let i = (token - 1) as usize;
-        env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
-        Ok(())
+    fn end_round(&mut self, env: &mut Env) -> Result<(), String> {
+        let now = env.core.now;
+        self.round_times
+            .push((now - self.round_start).as_secs_f64() * 1e3);
+        self.last_end = now;
+        self.round += 1;
+        if self.round >= self.cfg.rounds {
+            self.finished = true;
+            return Ok(());
+        }
+        self.begin_round(env)
     }
 
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    /// Application goodput over the completed rounds, Mbit/s (NaN before the first round ends).
+    pub fn goodput_mbps(&self) -> f64 {
+        let Some(first) = self.first_start else {
+            return f64::NAN;
+        };
+        if self.round == 0 {
+            return f64::NAN;
+        }
+        let elapsed = self.last_end.saturating_since(first).as_secs_f64();
+        let bytes = self.round as f64 * self.cfg.servers.len() as f64 * self.cfg.sru_bytes as f64;
+        mbps(bytes, elapsed)
+    }
+}
+
+impl Application for Incast {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        if self.cfg.reuse_connections {
+            for i in 0..self.cfg.servers.len() {
+                let c = self.open(env, i)?;
+                self.conns.push(c);
+            }
+            // the first round starts when every connection is up (see on_note)
+            Ok(())
+        } else {
+            self.begin_round(env)
+        }
+    }
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         match note {
             AppNote::Connected { ep, .. } => {
                 let tag = env.tcp.eps[ep as usize].tag;
@@ -200,44 +221,21 @@ impl Incast {
         }
         Ok(())
     }
-
-    fn end_round(&mut self, env: &mut Env) -> Result<(), String> {
-        let now = env.core.now;
-        self.round_times
-            .push((now - self.round_start).as_secs_f64() * 1e3);
-        self.last_end = now;
-        self.round += 1;
-        if self.round >= self.cfg.rounds {
-            self.finished = true;
-            return Ok(());
-        }
-        self.begin_round(env)
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        let i = (token - 1) as usize;
+        env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
+        Ok(())
     }
-
-    pub(super) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.finished
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         false
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         self.cfg.label
     }
-
-    /// Application goodput over the completed rounds, Mbit/s (NaN before the first round ends).
-    pub fn goodput_mbps(&self) -> f64 {
-        let Some(first) = self.first_start else {
-            return f64::NAN;
-        };
-        if self.round == 0 {
-            return f64::NAN;
-        }
-        let elapsed = self.last_end.saturating_since(first).as_secs_f64();
-        let bytes = self.round as f64 * self.cfg.servers.len() as f64 * self.cfg.sru_bytes as f64;
-        mbps(bytes, elapsed)
-    }
-
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let timeouts: u64 = core
             .net
             .flows
@@ -255,9 +253,8 @@ impl Incast {
             ("timeouts", timeouts as f64),
         ]
     }
-
     /// (round number, completion time in ms) per finished round.
-    pub fn samples(&self) -> Vec<(f64, f64)> {
+    fn samples(&self) -> Vec<(f64, f64)> {
         self.round_times
             .iter()
             .enumerate()

@@ -91,7 +91,39 @@ pub(crate) fn mbps(bytes: f64, secs: f64) -> f64 {
     }
 }
 
-/// The application kinds.
+/// What every application does. A new kind is one file: its scenario spec
+/// (a serde struct read from `[[apps]]`), its running state, and an
+/// implementation of this trait; plus one arm in [`App`] and one in the
+/// scenario's kind table (`scenario::apps`).
+///
+/// An application may own endpoints on several hosts: the incast client and
+/// its servers are one app. An app that receives on one connection and
+/// forwards on another (an aggregator) opens both in `start`, hears
+/// [`AppNote::Delivered`] for the one and writes to the other with
+/// `env.tcp.write` (see `tests/apps.rs` for a two-level aggregation tree).
+pub trait Application {
+    /// Kind name for output (`incast`, `bulk`, ...).
+    fn kind(&self) -> &'static str;
+    /// The app's start time arrived.
+    fn start(&mut self, env: &mut Env) -> Result<(), String>;
+    /// A transport note for this app.
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String>;
+    /// A timer of this app fired (token 0 is reserved for the start).
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String>;
+    /// True when the app has a defined end and reached it.
+    fn finished(&self) -> bool;
+    /// True when the app would run forever (it then needs a scenario duration).
+    fn endless(&self) -> bool;
+    /// Headline metrics at the end of the run (NaN for a statistic of nothing).
+    fn summary(&self, core: &Core) -> Vec<Metric>;
+    /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
+    fn samples(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+}
+
+/// The application kinds: a `match` for the built-in ones (no virtual call on
+/// the note path), and [`App::Custom`] for any other [`Application`].
 pub enum App {
     /// Barrier-synchronised fan-in (also striped block reads).
     Incast(Incast),
@@ -103,6 +135,8 @@ pub enum App {
     Ping(Ping),
     /// UDP messages at a rate or flat out.
     Udp(UdpSource),
+    /// An application defined outside this crate (a test's aggregator, a tool's workload).
+    Custom(Box<dyn Application + Send>),
 }
 
 macro_rules! each_app {
@@ -113,6 +147,7 @@ macro_rules! each_app {
             App::ShortFlows($a) => $e,
             App::Ping($a) => $e,
             App::Udp($a) => $e,
+            App::Custom($a) => $e,
         }
     };
 }
@@ -148,12 +183,7 @@ impl App {
     }
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     pub fn samples(&self) -> Vec<(f64, f64)> {
-        match self {
-            App::Ping(p) => p.samples(),
-            App::Incast(i) => i.samples(),
-            App::ShortFlows(s) => s.samples(),
-            _ => Vec::new(),
-        }
+        each_app!(self, a => a.samples())
     }
 }
 

@@ -1,6 +1,6 @@
 //! ICMP echo probes at a fixed interval; the destination host answers at once.
 
-use super::{mean, quantile, AppNote, Env, Metric};
+use super::{mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PktKind, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
 use crate::sim::Core;
@@ -47,24 +47,6 @@ impl Ping {
         }
     }
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        let core = &mut *env.core;
-        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
-        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
-        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
-        self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Ping,
-            self.id,
-            "probe",
-            self.cfg.src,
-            self.cfg.dst,
-            core.now,
-        ));
-        self.probe(core);
-        Ok(())
-    }
-
     fn probe(&mut self, core: &mut Core) {
         let p = Packet {
             seq: self.sent,
@@ -93,13 +75,27 @@ impl Ping {
             );
         }
     }
+}
 
-    pub(super) fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        self.probe(env.core);
+impl Application for Ping {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        let core = &mut *env.core;
+        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
+        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
+        self.flow = core.net.flows.len() as u32;
+        core.net.flows.push(FlowStats::new(
+            FlowKind::Ping,
+            self.id,
+            "probe",
+            self.cfg.src,
+            self.cfg.dst,
+            core.now,
+        ));
+        self.probe(core);
         Ok(())
     }
-
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         if let AppNote::PingReply { rtt, .. } = note {
             let f = &mut env.core.net.flows[self.flow as usize];
             f.rtt_count += 1;
@@ -111,17 +107,20 @@ impl Ping {
         }
         Ok(())
     }
-
-    pub(super) fn finished(&self) -> bool {
+    fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
+        self.probe(env.core);
+        Ok(())
+    }
+    fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.samples.len() as u64 >= c)
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.count.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "ping"
     }
-    pub(super) fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _core: &Core) -> Vec<Metric> {
         let rtts: Vec<f64> = self.samples.iter().map(|s| s.1).collect();
         vec![
             ("probes_sent", self.sent as f64),
@@ -132,7 +131,7 @@ impl Ping {
         ]
     }
     /// (send time in s, RTT in us) per answered probe.
-    pub fn samples(&self) -> Vec<(f64, f64)> {
+    fn samples(&self) -> Vec<(f64, f64)> {
         self.samples.clone()
     }
 }

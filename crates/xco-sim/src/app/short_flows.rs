@@ -4,7 +4,7 @@
 //! of the XCo paper). A flow's completion time runs from its open to the
 //! delivery of its last byte at the receiver.
 
-use super::{mbps, mean, quantile, AppNote, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::sim::Core;
 use crate::tcp::table::Roles;
@@ -69,8 +69,10 @@ impl ShortFlows {
         self.current[seq as usize] = (c, env.core.now);
         Ok(())
     }
+}
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+impl Application for ShortFlows {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         self.started = env.core.now;
         self.live = self.cfg.parallel;
         for s in 0..self.cfg.parallel {
@@ -85,12 +87,7 @@ impl ShortFlows {
         }
         Ok(())
     }
-
-    pub(super) fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
-        self.next_flow(env, token - 1)
-    }
-
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         match note {
             AppNote::Connected { ep, .. } => {
                 let s = env.tcp.eps[ep as usize].tag as usize;
@@ -127,17 +124,19 @@ impl ShortFlows {
         }
         Ok(())
     }
-
-    pub(super) fn finished(&self) -> bool {
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        self.next_flow(env, token - 1)
+    }
+    fn finished(&self) -> bool {
         self.cfg.flows_per_sequence.is_some() && self.live == 0
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.flows_per_sequence.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "short_flows"
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let secs = core.now.saturating_since(self.started).as_secs_f64();
         let rate = mbps(self.bytes_done as f64, secs);
         vec![
@@ -148,7 +147,7 @@ impl ShortFlows {
         ]
     }
     /// (flow number, completion time in ms) per finished flow.
-    pub fn samples(&self) -> Vec<(f64, f64)> {
+    fn samples(&self) -> Vec<(f64, f64)> {
         self.fct_ms
             .iter()
             .enumerate()

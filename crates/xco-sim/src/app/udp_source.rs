@@ -3,7 +3,7 @@
 //! The first message leaves at a random phase within one message gap after
 //! the start (seeded), then messages follow at exactly the configured rate.
 
-use super::{mbps, AppNote, Env, Metric};
+use super::{mbps, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::sim::Core;
@@ -60,7 +60,49 @@ impl UdpSource {
         }
     }
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+    fn send_message(&mut self, core: &mut Core) {
+        let n = self.frags.len() as u32;
+        let mut app_left = self.cfg.message_bytes;
+        for (i, &f) in self.frags.iter().enumerate() {
+            let header = if i == 0 { UDP_HEADER_BYTES } else { 0 };
+            let app_bytes = ((f - header) as u64).min(app_left);
+            app_left -= app_bytes;
+            let p = Packet {
+                seq: self.sent,
+                ack: i as u64,
+                route: self.route,
+                kind: PktKind::Udp,
+                ip_bytes: IPV4_HEADER_BYTES + f,
+                payload_bytes: app_bytes as u32,
+                flow: self.flow,
+                dst_ep: self.sink,
+                src_ep: self.id,
+                src: self.cfg.src,
+                dst: self.cfg.dst,
+                wnd: n,
+                ..Packet::EMPTY
+            };
+            let id = core.net.alloc(p);
+            core.send(id);
+        }
+        self.sent += 1;
+        let f = &mut core.net.flows[self.flow as usize];
+        f.msgs_sent += 1;
+        f.app_bytes_written += self.cfg.message_bytes;
+        if self.cfg.count.is_none_or(|c| self.sent < c) {
+            core.ev.schedule(
+                core.now + self.gap,
+                Event::App {
+                    app: self.id,
+                    token: 1,
+                },
+            );
+        }
+    }
+}
+
+impl Application for UdpSource {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         let core = &mut *env.core;
         self.started = core.now;
         let h = xco_core::rng::mix64(core.seed, 0x0d_9000 + self.id as u64);
@@ -104,64 +146,23 @@ impl UdpSource {
         );
         Ok(())
     }
-
-    fn send_message(&mut self, core: &mut Core) {
-        let n = self.frags.len() as u32;
-        let mut app_left = self.cfg.message_bytes;
-        for (i, &f) in self.frags.iter().enumerate() {
-            let header = if i == 0 { UDP_HEADER_BYTES } else { 0 };
-            let app_bytes = ((f - header) as u64).min(app_left);
-            app_left -= app_bytes;
-            let p = Packet {
-                seq: self.sent,
-                ack: i as u64,
-                route: self.route,
-                kind: PktKind::Udp,
-                ip_bytes: IPV4_HEADER_BYTES + f,
-                payload_bytes: app_bytes as u32,
-                flow: self.flow,
-                dst_ep: self.sink,
-                src_ep: self.id,
-                src: self.cfg.src,
-                dst: self.cfg.dst,
-                wnd: n,
-                ..Packet::EMPTY
-            };
-            let id = core.net.alloc(p);
-            core.send(id);
-        }
-        self.sent += 1;
-        let f = &mut core.net.flows[self.flow as usize];
-        f.msgs_sent += 1;
-        f.app_bytes_written += self.cfg.message_bytes;
-        if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(
-                core.now + self.gap,
-                Event::App {
-                    app: self.id,
-                    token: 1,
-                },
-            );
-        }
+    fn on_note(&mut self, _env: &mut Env, _note: AppNote) -> Result<(), String> {
+        Ok(())
     }
-
-    pub(super) fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
+    fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
         self.send_message(env.core);
         Ok(())
     }
-    pub(super) fn on_note(&mut self, _env: &mut Env, _note: AppNote) -> Result<(), String> {
-        Ok(())
-    }
-    pub(super) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.sent >= c)
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.count.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "udp"
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let f = &core.net.flows[self.flow as usize];
         let secs = core.now.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(f.app_bytes_delivered as f64, secs);
