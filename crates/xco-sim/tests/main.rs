@@ -2,6 +2,7 @@
 
 mod support;
 
+mod apps;
 mod conservation;
 mod determinism;
 mod engine;

@@ -11,11 +11,11 @@ mod ping;
 mod short_flows;
 mod udp_source;
 
-pub use bulk::{bulk_config, Bulk, BulkConfig};
-pub use incast::{Incast, IncastConfig};
-pub use ping::{Ping, PingConfig};
-pub use short_flows::{ShortFlows, ShortFlowsConfig};
-pub use udp_source::{UdpConfig, UdpSource};
+pub use bulk::{bulk_config, Bulk, BulkConfig, BulkSpec, TransferSpec};
+pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};
+pub use ping::{Ping, PingConfig, PingSpec};
+pub use short_flows::{ShortFlows, ShortFlowsConfig, ShortFlowsSpec};
+pub use udp_source::{UdpConfig, UdpSource, UdpSpec};
 
 use crate::sim::Core;
 use crate::tcp::table::TcpTable;

@@ -1,12 +1,12 @@
 //! Turning a parsed scenario into a runnable [`Sim`], and running it.
 
-use super::limits::{self, count, sim_ms, sim_us, MAX_COUNT, MAX_HOSTS, MAX_SIM_TIME_MS};
+use super::apps::AppCx;
+use super::limits::{self, count, sim_ms, sim_us, MAX_HOSTS, MAX_SIM_TIME_MS};
 use super::record::{RunRecord, SeedSource};
-use super::schema::{AppSpec, Scenario};
+use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind, XcoMode};
 use super::units::{bytes, rate_bps, HostIndex, Quantity};
 use super::{parse, ScenarioError};
-use crate::app::{bulk_config, App, Bulk, Incast, Metric, Ping, ShortFlows, UdpSource};
-use crate::app::{IncastConfig, PingConfig, ShortFlowsConfig, UdpConfig};
+use crate::app::Metric;
 use crate::net::routing::ShortestPathEcmp;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
@@ -18,7 +18,7 @@ use crate::tcp::TcpConfig;
 use crate::xco::{XcoConfig, XcoSim};
 use std::collections::HashMap;
 use xco_core::sched::Mode;
-use xco_core::{Dur, Rng, Time};
+use xco_core::{Dur, Time};
 
 /// A scenario ready to run.
 pub struct Built {
@@ -58,11 +58,6 @@ pub struct RunOutput {
     pub seed: u64,
 }
 
-fn req<'a, T>(v: &'a Option<T>, field: &str, kind: &str) -> Result<&'a T, ScenarioError> {
-    v.as_ref()
-        .ok_or_else(|| ScenarioError::field(field, format!("is required for kind = \"{kind}\"")))
-}
-
 fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
     let t = &sc.topology;
     let one_g = Quantity::Num(1e9);
@@ -89,13 +84,13 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             )),
             None => Err(ScenarioError::field(
                 field,
-                format!("is required for kind = \"{}\"", t.kind),
+                format!("is required for kind = \"{}\"", t.kind.name()),
             )),
         }
     };
-    let topo = match t.kind.as_str() {
-        "star" => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
-        "two_switch" => {
+    let topo = match t.kind {
+        TopologyKind::Star => Topology::star(count(t.hosts, "topology.hosts")?, host_rate, delay),
+        TopologyKind::TwoSwitch => {
             let (a, b) = (
                 count(t.hosts_a, "topology.hosts_a")?,
                 count(t.hosts_b, "topology.hosts_b")?,
@@ -115,7 +110,7 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
                 delay,
             )
         }
-        "fat_tree" => {
+        TopologyKind::FatTree => {
             let k = t.k.ok_or_else(|| {
                 ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into())
             })?;
@@ -134,7 +129,7 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             }
             topo
         }
-        "explicit" => {
+        TopologyKind::Explicit => {
             let mut topo = Topology::default();
             if t.nodes.len() > limits::MAX_NODES {
                 return Err(ScenarioError::field(
@@ -150,15 +145,9 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             }
             let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(t.nodes.len());
             for (i, n) in t.nodes.iter().enumerate() {
-                let kind = match n.kind.as_str() {
-                    "host" => NodeKind::Host,
-                    "switch" => NodeKind::Switch,
-                    other => {
-                        return Err(ScenarioError::field(
-                            &format!("topology.nodes[{i}].kind"),
-                            format!("unknown node kind {other:?}; use \"host\" or \"switch\""),
-                        ))
-                    }
+                let kind = match n.kind {
+                    NodeKindSpec::Host => NodeKind::Host,
+                    NodeKindSpec::Switch => NodeKind::Switch,
                 };
                 if by_name.insert(n.name.as_str(), topo.nodes.len()).is_some() {
                     return Err(ScenarioError::field(
@@ -211,14 +200,6 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
                 ));
             }
             topo
-        }
-        other => {
-            return Err(ScenarioError::field(
-                "topology.kind",
-                format!(
-                    "unknown topology {other:?}; use \"star\", \"two_switch\", \"fat_tree\" or \"explicit\""
-                ),
-            ))
         }
     };
     Ok(topo)
@@ -275,13 +256,10 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         c.rcv_buf_bytes = b;
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
-    if let Some(name) = &t.cc {
-        c.cc = CcKind::from_name(name).ok_or_else(|| {
-            ScenarioError::field(
-                "tcp.cc",
-                format!("unknown congestion control {name:?}; use \"newreno\""),
-            )
-        })?;
+    if let Some(name) = t.cc {
+        c.cc = match name {
+            CcName::Newreno => CcKind::NewReno,
+        };
     }
     Ok(c)
 }
@@ -343,8 +321,15 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         }
         None => None,
     };
-    for (i, a) in sc.apps.iter().enumerate() {
-        add_apps(&mut sim, a, i, &hosts, seed, mtu, duration)?;
+    for (index, a) in sc.apps.iter().enumerate() {
+        let cx = AppCx {
+            index,
+            hosts: &hosts,
+            seed,
+            mtu_bytes: mtu,
+            duration,
+        };
+        a.add_to(&mut sim, &cx)?;
     }
     if sc.apps.is_empty() {
         return Err(ScenarioError::field(
@@ -390,16 +375,10 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
             ));
         }
     }
-    let ports = match o.timeseries_ports.as_deref().unwrap_or("switches") {
-        "switches" => PortSampling::Switches,
-        "all" => PortSampling::All,
-        "none" => PortSampling::None,
-        other => {
-            return Err(ScenarioError::field(
-                "output.timeseries_ports",
-                format!("unknown value {other:?}; use \"switches\", \"all\" or \"none\""),
-            ))
-        }
+    let ports = match o.timeseries_ports.unwrap_or(TimeseriesPorts::Switches) {
+        TimeseriesPorts::Switches => PortSampling::Switches,
+        TimeseriesPorts::All => PortSampling::All,
+        TimeseriesPorts::None => PortSampling::None,
     };
     if bin > Dur::ZERO {
         sim.sample_every(bin, ports);
@@ -443,16 +422,10 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
 
 fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Result<XcoConfig, ScenarioError> {
     let f = |s: &str| format!("xco.{s}");
-    let mode = match x.mode.as_deref().unwrap_or("timeslice") {
-        "timeslice" => Mode::Timeslice,
-        "ratelimit" => Mode::RateLimit,
-        "hybrid" => Mode::Hybrid,
-        other => {
-            return Err(ScenarioError::field(
-                &f("mode"),
-                format!("unknown mode {other:?}; use \"timeslice\", \"ratelimit\" or \"hybrid\""),
-            ))
-        }
+    let mode = match x.mode.unwrap_or(XcoMode::Timeslice) {
+        XcoMode::Timeslice => Mode::Timeslice,
+        XcoMode::Ratelimit => Mode::RateLimit,
+        XcoMode::Hybrid => Mode::Hybrid,
     };
     let slice = limits::ms(
         x.slice_ms,
@@ -462,8 +435,8 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
         limits::MAX_SLICE_MS,
     )?;
     let controller = hosts.one(&x.controller, &f("controller"))?;
-    let out_of_band = match x.control.as_deref().unwrap_or("inband") {
-        "inband" => {
+    let out_of_band = match x.control.unwrap_or(ControlChannel::Inband) {
+        ControlChannel::Inband => {
             if x.control_latency_us.is_some() {
                 return Err(ScenarioError::field(
                     &f("control_latency_us"),
@@ -472,19 +445,13 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
             }
             None
         }
-        "outofband" => Some(limits::us(
+        ControlChannel::Outofband => Some(limits::us(
             x.control_latency_us,
             &f("control_latency_us"),
             20.0,
             0.0,
             1e6,
         )?),
-        other => {
-            return Err(ScenarioError::field(
-                &f("control"),
-                format!("unknown control channel {other:?}; use \"inband\" or \"outofband\""),
-            ))
-        }
     };
     let mut coordinated = vec![false; sim.core.net.nodes.len()];
     let chosen: Vec<u32> = match &x.hosts {
@@ -561,298 +528,6 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
             .map(|v| sim_ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))
             .transpose()?,
     })
-}
-
-/// The node of the required host named in `v`.
-fn one_host(v: &Option<String>, field: &str, kind: &str, hosts: &HostIndex) -> Result<u32, ScenarioError> {
-    hosts.one(req(v, field, kind)?, field)
-}
-
-fn add_apps(
-    sim: &mut Sim,
-    a: &AppSpec,
-    i: usize,
-    hosts: &HostIndex,
-    seed: u64,
-    mtu: u32,
-    duration: Option<Dur>,
-) -> Result<(), ScenarioError> {
-    let f = |s: &str| format!("apps[{i}].{s}");
-    let kind = a.kind.as_str();
-    let start = Time::ZERO + sim_ms(a.start_ms, &f("start_ms"), 0.0)?;
-    let rng = |sim: &Sim| Rng::stream(seed, 1000 + sim.next_app_id() as u64);
-    let allowed: &[&str] = match kind {
-        "incast" => &[
-            "client",
-            "servers",
-            "sru",
-            "request",
-            "rounds",
-            "start_delay_max_us",
-            "reuse_connections",
-        ],
-        "stripe" => &[
-            "client",
-            "servers",
-            "block",
-            "total",
-            "request",
-            "start_delay_max_us",
-            "reuse_connections",
-        ],
-        "bulk" => &["src", "dst"],
-        "transfer" => &["src", "dst", "bytes"],
-        "short_flows" => &[
-            "src",
-            "dst",
-            "parallel",
-            "flow",
-            "flows_per_sequence",
-            "start_spread_us",
-        ],
-        "ping" => &["src", "dst", "interval_us", "count"],
-        "udp" => &["src", "dst", "rate", "message", "count"],
-        other => {
-            return Err(ScenarioError::field(
-                &f("kind"),
-                format!(
-                "unknown app kind {other:?}; use incast, stripe, bulk, transfer, short_flows, ping or udp"
-            ),
-            ))
-        }
-    };
-    check_fields(a, allowed, &f, kind)?;
-    match kind {
-        "incast" | "stripe" => {
-            let client = one_host(&a.client, &f("client"), kind, hosts)?;
-            let servers = hosts.select(req(&a.servers, &f("servers"), kind)?, &f("servers"))?;
-            if servers.contains(&client) {
-                return Err(ScenarioError::field(
-                    &f("servers"),
-                    "must not include the client".into(),
-                ));
-            }
-            let n = servers.len() as u64;
-            let (sru_bytes, rounds) = if kind == "incast" {
-                let sru = bytes(req(&a.sru, &f("sru"), kind)?, &f("sru"))?;
-                (sru, count(a.rounds.unwrap_or(1), &f("rounds"), 1, 1_000_000)?)
-            } else {
-                let block = bytes(req(&a.block, &f("block"), kind)?, &f("block"))?;
-                let total = bytes(req(&a.total, &f("total"), kind)?, &f("total"))?;
-                if block == 0 || total < block {
-                    return Err(ScenarioError::field(
-                        &f("total"),
-                        "must be at least one positive block".into(),
-                    ));
-                }
-                if total.div_ceil(block) > 1_000_000 {
-                    return Err(ScenarioError::field(
-                        &f("total"),
-                        "must be at most 1,000,000 blocks".into(),
-                    ));
-                }
-                (block.div_ceil(n), total.div_ceil(block) as u32)
-            };
-            if sru_bytes == 0 || rounds == 0 {
-                return Err(ScenarioError::field(
-                    &f(if kind == "incast" { "sru" } else { "block" }),
-                    "must be positive (and rounds >= 1)".into(),
-                ));
-            }
-            let cfg = IncastConfig {
-                client,
-                servers,
-                sru_bytes,
-                request_bytes: a
-                    .request
-                    .as_ref()
-                    .map(|q| bytes(q, &f("request")))
-                    .transpose()?
-                    .unwrap_or(0),
-                rounds,
-                start_delay_max: sim_us(a.start_delay_max_us, &f("start_delay_max_us"), 0.0)?,
-                reuse_connections: a.reuse_connections.unwrap_or(true),
-                label: if kind == "incast" { "incast" } else { "stripe" },
-            };
-            let id = sim.next_app_id();
-            let r = rng(sim);
-            sim.add_app(App::Incast(Incast::new(id, cfg, r)), start);
-        }
-        _ => {
-            let dst = one_host(&a.dst, &f("dst"), kind, hosts)?;
-            let srcs = hosts.select_names(req(&a.src, &f("src"), kind)?, &f("src"))?;
-            for s in srcs {
-                let src = hosts.node(&s).expect("a selected host");
-                if src == dst {
-                    return Err(ScenarioError::field(
-                        &f("src"),
-                        format!("{s:?} is also the destination"),
-                    ));
-                }
-                let id = sim.next_app_id();
-                let app = match kind {
-                    "bulk" | "transfer" => {
-                        let b = if kind == "transfer" {
-                            Some(bytes(req(&a.bytes, &f("bytes"), kind)?, &f("bytes"))?)
-                        } else {
-                            None
-                        };
-                        if b == Some(0) {
-                            return Err(ScenarioError::field(&f("bytes"), "must be positive".into()));
-                        }
-                        App::Bulk(Bulk::new(id, bulk_config(src, dst, b)))
-                    }
-                    "short_flows" => {
-                        let parallel = *req(&a.parallel, &f("parallel"), kind)?;
-                        let flow = bytes(req(&a.flow, &f("flow"), kind)?, &f("flow"))?;
-                        if flow == 0 {
-                            return Err(ScenarioError::field(&f("flow"), "must be positive".into()));
-                        }
-                        count(parallel, &f("parallel"), 1, 100_000)?;
-                        if let Some(n) = a.flows_per_sequence {
-                            count(n, &f("flows_per_sequence"), 1, MAX_COUNT)?;
-                        }
-                        let cfg = ShortFlowsConfig {
-                            src,
-                            dst,
-                            parallel,
-                            flow_bytes: flow,
-                            flows_per_sequence: a.flows_per_sequence,
-                            start_spread: sim_us(a.start_spread_us, &f("start_spread_us"), 0.0)?,
-                        };
-                        App::ShortFlows(ShortFlows::new(id, cfg, rng(sim)))
-                    }
-                    "ping" => {
-                        let interval = limits::us(
-                            a.interval_us,
-                            &f("interval_us"),
-                            1000.0,
-                            1.0,
-                            MAX_SIM_TIME_MS * 1e3,
-                        )?;
-                        if let Some(c) = a.count {
-                            count(c, &f("count"), 1, limits::MAX_PROBES as u64)?;
-                        }
-                        let probes = match (a.count, duration) {
-                            (Some(c), _) => c as f64,
-                            (None, Some(d)) => d.as_secs_f64() / interval.as_secs_f64(),
-                            (None, None) => 0.0, // endless: rejected below for want of a duration
-                        };
-                        if probes > limits::MAX_PROBES {
-                            return Err(ScenarioError::field(
-                                &f(if a.count.is_some() { "count" } else { "interval_us" }),
-                                format!(
-                                    "gives {probes:.0} probes; at most {:e} (fewer probes or a longer interval)",
-                                    limits::MAX_PROBES
-                                ),
-                            ));
-                        }
-                        App::Ping(Ping::new(
-                            id,
-                            PingConfig {
-                                src,
-                                dst,
-                                interval,
-                                count: a.count,
-                                payload_bytes: 56,
-                            },
-                        ))
-                    }
-                    _ => {
-                        let rate_bps = match &a.rate {
-                            None => None,
-                            Some(Quantity::Text(s)) if s.trim() == "line" => None,
-                            Some(q) => Some(rate_bps(q, &f("rate"))?),
-                        };
-                        let message_bytes = match &a.message {
-                            Some(q) => bytes(q, &f("message"))?,
-                            None => 65_507,
-                        };
-                        if message_bytes == 0 || message_bytes > 65_507 {
-                            return Err(ScenarioError::field(
-                                &f("message"),
-                                format!("must be 1..65507 bytes (one UDP datagram), got {message_bytes}"),
-                            ));
-                        }
-                        if let Some(r) = rate_bps {
-                            let per_s = r as f64 / (8.0 * message_bytes as f64);
-                            if per_s > limits::MAX_UDP_MSGS_PER_S {
-                                return Err(ScenarioError::field(
-                                    &f("rate"),
-                                    format!(
-                                        "sends {per_s:e} messages per second; at most {:e} (raise message or lower rate)",
-                                        limits::MAX_UDP_MSGS_PER_S
-                                    ),
-                                ));
-                            }
-                        }
-                        if let Some(c) = a.count {
-                            count(c, &f("count"), 1, limits::MAX_COUNT * 1000)?;
-                        }
-                        App::Udp(UdpSource::new(
-                            id,
-                            UdpConfig {
-                                src,
-                                dst,
-                                rate_bps,
-                                message_bytes,
-                                count: a.count,
-                                mtu_bytes: mtu,
-                            },
-                            rng(sim),
-                        ))
-                    }
-                };
-                sim.add_app(app, start);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Reject fields that do not apply to the app's kind (they would be silently ignored).
-fn check_fields(
-    a: &AppSpec,
-    allowed: &[&str],
-    f: &dyn Fn(&str) -> String,
-    kind: &str,
-) -> Result<(), ScenarioError> {
-    let present: [(&str, bool); 22] = [
-        ("client", a.client.is_some()),
-        ("servers", a.servers.is_some()),
-        ("src", a.src.is_some()),
-        ("dst", a.dst.is_some()),
-        ("sru", a.sru.is_some()),
-        ("block", a.block.is_some()),
-        ("total", a.total.is_some()),
-        ("request", a.request.is_some()),
-        ("rounds", a.rounds.is_some()),
-        ("start_delay_max_us", a.start_delay_max_us.is_some()),
-        ("reuse_connections", a.reuse_connections.is_some()),
-        ("bytes", a.bytes.is_some()),
-        ("parallel", a.parallel.is_some()),
-        ("flow", a.flow.is_some()),
-        ("flows_per_sequence", a.flows_per_sequence.is_some()),
-        ("start_spread_us", a.start_spread_us.is_some()),
-        ("interval_us", a.interval_us.is_some()),
-        ("count", a.count.is_some()),
-        ("rate", a.rate.is_some()),
-        ("message", a.message.is_some()),
-        ("start_ms", false),
-        ("kind", false),
-    ];
-    for (name, is_set) in present {
-        if is_set && !allowed.contains(&name) {
-            return Err(ScenarioError::field(
-                &f(name),
-                format!(
-                    "does not apply to kind = \"{kind}\" (allowed: {})",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Parse, build and run a scenario; `seed` overrides `run.seed`.

@@ -5,6 +5,7 @@
 //! gives a [`ScenarioError`] that names the field and says what is wrong.
 //! See `scenarios/*.toml` in the repository for commented examples.
 
+pub mod apps;
 mod build;
 pub mod limits;
 mod locate;
@@ -49,16 +50,24 @@ impl std::error::Error for ScenarioError {}
 
 /// Parse scenario text; a reading error names the key at fault (`apps[2].sru`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    toml::from_str(text).map_err(|e| {
+    let mut sc: Scenario = toml::from_str(text).map_err(|e| located(text, e))?;
+    sc.apps = apps::read_apps(text)?;
+    Ok(sc)
+}
+
+/// A TOML reading error as a [`ScenarioError`] naming the key path of its span.
+pub(crate) fn located(text: &str, e: toml::de::Error) -> ScenarioError {
+    {
         let msg = e.message().trim_end().to_string();
         let Some(span) = e.span() else {
             return ScenarioError::field("", format!("invalid scenario: {msg}"));
         };
         let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
         let mut path = locate::key_path_at(text, span.start);
-        // an unknown field inside a table reported at the table: name the field
+        // an unknown or missing field reported at its table: name the field
         if let Some(name) = msg
             .strip_prefix("unknown field `")
+            .or_else(|| msg.strip_prefix("missing field `"))
             .and_then(|r| r.split('`').next())
         {
             if !path.ends_with(name) {
@@ -74,5 +83,5 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         } else {
             ScenarioError::field(&path, format!("{msg} (line {line})"))
         }
-    })
+    }
 }

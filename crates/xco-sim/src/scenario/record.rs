@@ -90,20 +90,8 @@ pub fn random_draws(sc: &Scenario, topo: &Topology) -> Vec<String> {
         }
     }
     for (i, a) in sc.apps.iter().enumerate() {
-        let kind = a.kind.as_str();
-        match kind {
-            "incast" | "stripe" if a.start_delay_max_us.is_some_and(|d| d > 0.0) => out.push(format!(
-                "apps[{i}] ({kind}): each server's start delay, uniform in [0, {} us]",
-                a.start_delay_max_us.unwrap_or(0.0)
-            )),
-            "short_flows" if a.start_spread_us.is_some_and(|d| d > 0.0) => out.push(format!(
-                "apps[{i}] (short_flows): each sequence's start, uniform in [0, {} us]",
-                a.start_spread_us.unwrap_or(0.0)
-            )),
-            "udp" => out.push(format!(
-                "apps[{i}] (udp): each source's first message, at a uniform phase within one message gap"
-            )),
-            _ => {}
+        if let Some(draw) = a.random_draw() {
+            out.push(format!("apps[{i}] ({}): {draw}", a.kind()));
         }
     }
     out
