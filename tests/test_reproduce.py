@@ -17,7 +17,15 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     assert (tmp_path / "pdn-completion.png").exists()
-    assert json.loads((tmp_path / "pdn-goodput.meta.json").read_text())["seed"] == 5
+    meta = json.loads((tmp_path / "pdn-goodput.meta.json").read_text())
+    assert meta["seed"] == 5 and "scenario_toml" not in meta
+    # the record of what ran: every point with the keys it overrides
+    assert len(meta["points"]) == len(df)
+    p = next(p for p in meta["points"] if p["labels"] == {"series": "delay400", "n": 48})
+    assert p["seed"] == 5
+    assert p["overrides"]["topology.hosts_a"] == 48
+    assert p["overrides"]["apps[0].start_delay_max_us"] == 400.0
+    assert meta["base_scenario"]["topology"]["kind"] == "two_switch"
     # the summary states the settings the result depends on
     for word in ("MSS 1448", "IW 10", "RTO_min 200", "delayed ACK on", "persistent", "300KB", "seed 5"):
         assert word in r.stdout, word

@@ -49,7 +49,41 @@ def test_python_api_returns_dataframes():
 
 
 def test_seed_override_is_recorded():
-    assert xco.sim.run(SCENARIO, seed=11).meta["seed"] == 11
+    meta = xco.sim.run(SCENARIO, seed=11).meta
+    assert meta["seed"] == 11 and meta["seed_from"] == "override"
+    assert meta["scenario"]["run"]["seed"] == 11, "the scenario as run, not the file's seed 3"
+    assert xco.sim.run(SCENARIO).meta["seed_from"] == "run.seed"
+
+
+def test_meta_records_a_sweep_override_and_the_random_draws():
+    from xco.scenario import parse, with_changes
+
+    changed = with_changes(parse(SCENARIO), topology={"hosts_a": 4}, app0={"rounds": 2})
+    meta = xco.sim.run(changed).meta
+    assert meta["scenario"]["topology"]["hosts_a"] == 4 and meta["scenario"]["apps"][0]["rounds"] == 2
+    assert meta["randomness"]["deterministic"] is False
+    assert any("start delay" in d for d in meta["randomness"]["draws"])
+    assert meta["source_commit"] is None or len(meta["source_commit"]) >= 40
+    calm = with_changes(parse(SCENARIO), app0={"start_delay_max_us": None})
+    meta = xco.sim.run(calm).meta
+    assert meta["randomness"] == {
+        "deterministic": True,
+        "draws": [],
+        "summary": "deterministic: the seed changes nothing",
+    }
+
+
+def test_overrides_name_the_keys_a_sweep_changed():
+    from xco.reproduce import overrides
+
+    base = {"topology": {"hosts_a": 2, "k": 1}, "apps": [{"rounds": 5}], "xco": {"mode": "x"}}
+    changed = {"topology": {"hosts_a": 8, "k": 1}, "apps": [{"rounds": 20, "sru": "1KB"}]}
+    assert overrides(base, changed) == {
+        "topology.hosts_a": 8,
+        "apps[0].rounds": 20,
+        "apps[0].sru": "1KB",
+        "xco": None,
+    }
 
 
 def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
@@ -62,7 +96,16 @@ def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
         outs.append(tmp_path / name)
     files = sorted(p.name for p in outs[0].iterdir())
     assert files == sorted(
-        ["flows.csv", "timeseries.csv", "apps.csv", "samples.csv", "ports.csv", "meta.json", "sa-sb.pcap"]
+        [
+            "flows.csv",
+            "timeseries.csv",
+            "apps.csv",
+            "samples.csv",
+            "ports.csv",
+            "hosts.csv",
+            "meta.json",
+            "sa-sb.pcap",
+        ]
     )
     for f in files:
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f

@@ -32,6 +32,33 @@ class UsageError(Exception):
     """A mistake on the command line or in an input file: exit code 2, no traceback."""
 
 
+SEED_MAX = 2**64 - 1
+JOBS_MAX = 4096
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and not 0 <= seed <= SEED_MAX:
+        raise UsageError(f"--seed must be a whole number from 0 to 2^64 - 1, got {seed}")
+
+
+def _check_jobs(jobs: int | None) -> None:
+    if jobs is not None and not 1 <= jobs <= JOBS_MAX:
+        raise UsageError(f"--jobs must be a whole number from 1 to {JOBS_MAX}, got {jobs}")
+
+
+def _check_out(out: str) -> Path:
+    """``out`` as an output directory: it may not exist yet, but must not be a file."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--out {out!r} is a file, not a directory")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--out {out!r}: {str(parent)!r} is a file, not a directory")
+            break
+    return p
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from .reproduce import REGISTRY
 
@@ -48,9 +75,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     try:
         r = reproduce.get(args.id)
     except KeyError as e:
-        raise UsageError(f"{e.args[0]}\n  (xco list shows them all)") from None
+        raise UsageError(f"{e.args[0]} (xco list shows them all)") from None
+    _check_seed(args.seed)
+    _check_jobs(args.jobs)
     opts = reproduce.Options(
-        out=Path(args.out), full=args.full, jobs=args.jobs, seed=args.seed, progress=args.progress
+        out=_check_out(args.out), full=args.full, jobs=args.jobs, seed=args.seed, progress=args.progress
     )
     t0 = time.perf_counter()
     outcome = r.run(opts)
@@ -66,15 +95,22 @@ def _read_scenario(path: str) -> str:
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"scenario file {path!r} not found")
-    return p.read_text()
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise UsageError(f"scenario file {path!r} is not UTF-8 text (byte {e.start}, line {line})") from None
 
 
 def _cmd_sim_run(args: argparse.Namespace) -> int:
     from . import sim
 
+    _check_seed(args.seed)
+    out = _check_out(args.out)
     text = _read_scenario(args.scenario)
     result = sim.run(text, seed=args.seed)
-    out = result.write(args.out)
+    out = result.write(out)
     m = result.meta
     print(
         f"{args.scenario}: seed {m['seed']}, simulated {m['sim_end_s']:.6f} s ({m['stop_reason']}), "
@@ -345,13 +381,18 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ScenarioError as e:
         where = f" in {args.scenario}" if getattr(args, "scenario", None) else ""
-        print(f"xco: scenario error{where}: {e}", file=sys.stderr)
+        one_line = " ".join(str(e).splitlines())
+        print(f"xco: scenario error{where}: {one_line}", file=sys.stderr)
         return 2
     except UsageError as e:
         print(f"xco: error: {e}", file=sys.stderr)
         return 2
     except TestbedError as e:
         print(f"xco: testbed error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        # an output directory that cannot be written, a file that vanished: one line, no traceback
+        print(f"xco: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("xco: interrupted", file=sys.stderr)

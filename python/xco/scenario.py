@@ -25,16 +25,46 @@ ScenarioError = _native.ScenarioFileError
 
 ScenarioLike = str | Path | dict
 
+SEED_MAX = 2**64 - 1
+
+
+def scenario_error(field: str, problem: str) -> ScenarioError:
+    """A :class:`ScenarioError` about ``field`` (a dotted key path, or ``""`` for the whole input)."""
+    e = ScenarioError(f"{field}: {problem}" if field else problem)
+    e.field = field
+    e.problem = problem
+    return e
+
+
+def check_seed(seed: object) -> int | None:
+    """``seed`` if it is None or a whole number from 0 to 2^64 - 1, else a :class:`ScenarioError`."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise scenario_error("seed", f"must be a whole number from 0 to 2^64 - 1, got {seed!r}")
+    return seed
+
+
+def _read(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise scenario_error("", f"{str(path)!r} is not UTF-8 text (byte {e.start})") from None
+
 
 def to_text(scenario: ScenarioLike) -> str:
     """Return the TOML text of ``scenario`` (a path, TOML text or a dict)."""
     if isinstance(scenario, dict):
-        return tomli_w.dumps(scenario)
+        try:
+            return tomli_w.dumps(scenario)
+        except TypeError as e:
+            raise scenario_error("", f"the scenario dict cannot be written as TOML: {e}") from None
     if isinstance(scenario, Path):
-        return scenario.read_text()
+        return _read(scenario)
     if isinstance(scenario, str):
         if "\n" not in scenario and scenario.strip().endswith(".toml"):
-            return Path(scenario).read_text()
+            return _read(Path(scenario))
         return scenario
     raise TypeError(f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}")
 

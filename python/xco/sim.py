@@ -10,8 +10,12 @@ runs, so several runs proceed in parallel from a thread pool (``xco.sweep``).
 
 from __future__ import annotations
 
+import csv
+import functools
 import io
 import json
+import math
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +24,9 @@ from typing import Any
 import pandas as pd
 
 from . import _native
-from .scenario import ScenarioLike, to_text
+from .scenario import ScenarioLike, check_seed, to_text
 
-TABLES = ("flows", "timeseries", "apps", "samples", "ports")
+TABLES = ("flows", "timeseries", "apps", "samples", "ports", "hosts")
 
 
 @dataclass
@@ -39,6 +43,8 @@ class Result:
     """Per-round (incast), per-probe (ping) or per-flow (short flows) samples."""
     ports: pd.DataFrame
     """One row per output port: bytes sent, drops, max queue, utilisation."""
+    hosts: pd.DataFrame
+    """Node addresses (IP, MAC) and endpoint ports as they appear in pcaps, by flow."""
     meta: dict[str, Any]
     """Scenario text, seed, version, events, end time, stop reason."""
     pcaps: list[tuple[str, bytes]] = field(default_factory=list)
@@ -76,9 +82,30 @@ def _frame(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
+@functools.cache
+def source_commit() -> str | None:
+    """The git commit of the source tree this package runs from (``+dirty`` with
+    uncommitted changes), or None when it is not a git checkout."""
+    root = Path(__file__).resolve().parent.parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.returncode == 1 else "")
+
+
 def run_raw(scenario: ScenarioLike, seed: int | None = None) -> dict[str, Any]:
     """Run and return the native result (CSV text) without building DataFrames."""
-    return _native.run_scenario(to_text(scenario), seed)
+    return _native.run_scenario(to_text(scenario), check_seed(seed), source_commit())
 
 
 def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
@@ -92,6 +119,7 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
         apps=_frame(raw["apps"]),
         samples=_frame(raw["samples"]),
         ports=_frame(raw["ports"]),
+        hosts=_frame(raw["hosts"]),
         meta=json.loads(raw["meta"]),
         pcaps=list(raw["pcaps"]),
         wall_s=wall,
@@ -102,8 +130,8 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
 def app_metrics(raw: dict[str, Any], app: int = 0) -> dict[str, float]:
     """Metrics of application ``app`` from a :func:`run_raw` result."""
     out = {}
-    for line in raw["apps"].splitlines()[1:]:
-        a, _kind, metric, value = line.split(",")
-        if int(a) == app:
-            out[metric] = float(value)
+    for row in csv.DictReader(io.StringIO(raw["apps"])):
+        if int(row["app"]) == app:
+            # an empty value is a statistic of nothing (no round finished, no reply): NaN, never 0
+            out[row["metric"]] = float(row["value"]) if row["value"] != "" else math.nan
     return out

@@ -27,17 +27,23 @@ fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
     err
 }
 
-/// Run a scenario (TOML text); `seed` overrides the file's seed.
+/// Run a scenario (TOML text); `seed` overrides the file's seed; `source_commit`
+/// (the source's git commit, when known) is recorded in `meta`.
 ///
 /// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
-/// `samples`, `ports`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
+/// `samples`, `ports`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
 /// `seed`, `events`, `sim_end_s` and `stop_reason`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None))]
-fn run_scenario<'py>(py: Python<'py>, text: &str, seed: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (text, seed=None, source_commit=None))]
+fn run_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    seed: Option<u64>,
+    source_commit: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
     let owned = text.to_string();
     let out = py
-        .detach(move || scenario::run_scenario(&owned, seed))
+        .detach(move || scenario::run_scenario_with(&owned, seed, source_commit.as_deref()))
         .map_err(|e| scenario_err(py, e))?;
     let d = PyDict::new(py);
     d.set_item("flows", out.flows_csv)?;
@@ -45,6 +51,7 @@ fn run_scenario<'py>(py: Python<'py>, text: &str, seed: Option<u64>) -> PyResult
     d.set_item("apps", out.apps_csv)?;
     d.set_item("samples", out.samples_csv)?;
     d.set_item("ports", out.ports_csv)?;
+    d.set_item("hosts", out.hosts_csv)?;
     d.set_item("meta", out.meta_json)?;
     let pcaps = PyList::empty(py);
     for (name, bytes) in out.pcaps {

@@ -60,7 +60,7 @@ fn the_event_queue_configuration_never_changes_results() {
             b.sim.core.ev.rewheel(shift, log2);
         }
         let st = b.sim.run().unwrap();
-        let o = tables::collect(&b.sim, st, 3, "x", TEXT);
+        let o = tables::collect(&b.sim, st, &b.record, None);
         outs.push((o.flows_csv, o.timeseries_csv, o.samples_csv, o.meta_json));
     }
     assert_eq!(outs[0], outs[1]);

@@ -2,11 +2,13 @@
 
 mod support;
 
+mod apps;
 mod conservation;
 mod determinism;
 mod engine;
 mod golden;
 mod incast;
+mod outputs;
 mod routing;
 mod scenario_errors;
 mod sharing;

@@ -81,3 +81,137 @@ fn other_mistakes_are_named() {
         assert!(e.starts_with(field), "want {field}, got: {e}");
     }
 }
+
+/// `OK` with `extra` lines added to section `[section]` (created first if missing).
+fn with(section: &str, extra: &str) -> String {
+    if section == "apps" {
+        return OK.replace("bytes = 1000", &format!("bytes = 1000\n{extra}"));
+    }
+    if OK.contains(&format!("[{section}]")) {
+        return OK.replace(&format!("[{section}]"), &format!("[{section}]\n{extra}"));
+    }
+    format!("[{section}]\n{extra}\n{OK}")
+}
+
+#[test]
+fn units_are_case_sensitive_and_a_size_refuses_bits_and_rates() {
+    let e = err(&OK.replace("bytes = 1000", "bytes = \"64Kb\""));
+    assert!(
+        e.starts_with("apps[0].bytes: \"64Kb\" is bits; a size takes bytes"),
+        "{e}"
+    );
+    let e = err(&with("topology", "switch_buffer = \"1GB/s\""));
+    assert!(
+        e.starts_with("topology.switch_buffer: \"1GB/s\" is a rate"),
+        "{e}"
+    );
+    let e = err(&with("topology", "host_rate = \"1gbps\""));
+    assert!(
+        e.starts_with("topology.host_rate:") && e.contains("case-sensitive"),
+        "{e}"
+    );
+    // the same rate in bytes per second is eight times the bits
+    let built = build(&with("topology", "host_rate = \"125MB/s\""), None).unwrap();
+    assert_eq!(built.sim.core.net.ports[0].rate_bps, 1_000_000_000);
+}
+
+#[test]
+fn every_field_that_could_hang_or_exhaust_memory_is_bounded() {
+    let xco = |extra: &str| format!("{OK}\n[xco]\ncontroller = \"h1\"\n{extra}\n");
+    let cases = [
+        (xco("report_interval_ms = 0"), "xco.report_interval_ms"),
+        (xco("slice_ms = 1e-9"), "xco.slice_ms"),
+        (xco("fail_open_after_ms = 1e300"), "xco.fail_open_after_ms"),
+        (
+            with("output", "timeseries_bin_us = 1e-6"),
+            "output.timeseries_bin_us",
+        ),
+        (with("apps", "start_ms = 1e300"), "apps[0].start_ms"),
+        (
+            OK.replace("kind = \"transfer\"", "kind = \"udp\"")
+                .replace("bytes = 1000", "count = 5\nrate = 1e30"),
+            "apps[0].rate",
+        ),
+        (
+            OK.replace("kind = \"transfer\"", "kind = \"udp\"")
+                .replace("bytes = 1000", "count = 5\nrate = \"10Gbps\"\nmessage = 1"),
+            "apps[0].rate",
+        ),
+        (with("run", "duration_ms = 1e30"), "run.duration_ms"),
+        (with("topology", "link_delay_us = 1e20"), "topology.link_delay_us"),
+        (
+            with("run", "duration_ms = 200000")
+                .replace("[topology]", "[output]\ntimeseries_bin_us = 10\n[topology]"),
+            "output.timeseries_bin_us",
+        ),
+        (with("tcp", "rto_max_ms = 1e12"), "tcp.rto_max_ms"),
+        (
+            with("apps", "bytes = 1e30").replace("bytes = 1000\n", ""),
+            "apps[0].bytes",
+        ),
+        (
+            OK.replace("kind = \"transfer\"", "kind = \"ping\"")
+                .replace("bytes = 1000", "interval_us = 1")
+                .replace("[topology]", "[run]\nduration_ms = 3600000\n[topology]"),
+            "apps[0].interval_us",
+        ),
+        (with("output", "capture_snaplen = 0"), "output.capture_snaplen"),
+        (OK.replace("hosts = 2", "hosts = 1000000"), "topology.hosts"),
+    ];
+    for (text, field) in cases {
+        let e = err(&text);
+        assert!(e.starts_with(&format!("{field}:")), "want {field}, got: {e}");
+    }
+}
+
+#[test]
+fn a_field_of_another_app_kind_is_rejected_where_it_does_not_apply() {
+    let incast = r#"
+[topology]
+kind = "star"
+hosts = 3
+[[apps]]
+kind = "incast"
+client = "h0"
+servers = "h1..h2"
+sru = "10KB"
+rounds = 3
+"#;
+    build(incast, None).expect("rounds is a field of an incast");
+    let e = err(&OK.replace("bytes = 1000", "bytes = 1000\nrounds = 3"));
+    assert!(e.starts_with("apps[0].rounds:"), "{e}");
+    let e = err(&incast.replace("rounds = 3", "rounds = 3\ninterval_us = 5"));
+    assert!(e.starts_with("apps[0].interval_us:"), "{e}");
+}
+
+#[test]
+fn a_reading_error_names_the_key_path() {
+    let e = err(&OK.replace("bytes = 1000", "bytes = 1000\ncount = \"many\""));
+    assert!(e.starts_with("apps[0].count:"), "{e}");
+    let e = err(&OK.replace("hosts = 2", "hosts = \"two\""));
+    assert!(e.starts_with("topology.hosts:"), "{e}");
+    let e = err(&OK.replace("hosts = 2", "hosts = -2"));
+    assert!(e.starts_with("topology.hosts:"), "{e}");
+}
+
+#[test]
+fn a_hundred_thousand_host_star_validates() {
+    let text = r#"
+[topology]
+kind = "star"
+hosts = 100000
+[[apps]]
+kind = "incast"
+client = "h0"
+servers = "h1..h99999"
+sru = "1KB"
+[[apps]]
+kind = "transfer"
+src = "h*"
+dst = "h0"
+bytes = 1000
+"#
+    .replace("src = \"h*\"", "src = [\"h5\", \"h99999\"]");
+    let built = build(&text, None).expect("a 100k-host star is valid");
+    assert_eq!(built.sim.apps.len(), 3);
+}

@@ -2,8 +2,11 @@
 
 Each reproduction writes ``DIR/<id>.csv`` (tidy: ``series``, the x variable,
 metric columns with units in their names), ``DIR/<id>.png``,
-``DIR/<id>.txt`` (the printed summary) and ``DIR/<id>.meta.json`` (seed,
-version, the scenario that was swept), and returns the summary text.
+``DIR/<id>.txt`` (the printed summary) and ``DIR/<id>.meta.json``, and
+returns the summary text. The meta file is a record of what ran: seed,
+version, source commit when known, the base scenario (as data, not the file's
+text) and every point of the sweep with its labels, seed and the keys it
+overrides (``{"topology.hosts_a": 8, "apps[0].rounds": 20}``).
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
+from ..sim import source_commit
 
 
 @dataclass
@@ -55,10 +60,52 @@ def register(r: Reproduction) -> Reproduction:
     return r
 
 
-def write_meta(opts: Options, rid: str, extra: dict) -> Path:
-    """Write ``DIR/<id>.meta.json`` with seed, version and what was run."""
+def overrides(base: Any, changed: Any, path: str = "") -> dict[str, Any]:
+    """The keys ``changed`` sets differently from ``base``, flat and dotted like
+    scenario errors (``topology.hosts_a``, ``apps[0].rounds``; ``None``: removed)."""
+    if isinstance(base, dict) and isinstance(changed, dict):
+        out: dict[str, Any] = {}
+        for k in sorted(set(base) | set(changed), key=str):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in changed:
+                out[sub] = None
+            elif k not in base:
+                out[sub] = changed[k]
+            else:
+                out.update(overrides(base[k], changed[k], sub))
+        return out
+    if isinstance(base, list) and isinstance(changed, list) and len(base) == len(changed):
+        out = {}
+        for i, (b, c) in enumerate(zip(base, changed, strict=True)):
+            out.update(overrides(b, c, f"{path}[{i}]"))
+        return out
+    return {} if base == changed else {path: changed}
+
+
+def point_record(base: dict, labels: dict, scenario: dict, seed: int | None) -> dict:
+    """One sweep point as run: its labels, seed and the keys it overrides in ``base``."""
+    shown = {k: v for k, v in labels.items() if not k.startswith("_")}
+    return {"labels": shown, "seed": seed, "overrides": overrides(base, scenario)}
+
+
+def write_meta(
+    opts: Options, rid: str, extra: dict, base: dict | None = None, points: list[dict] | None = None
+) -> Path:
+    """Write ``DIR/<id>.meta.json``: seed, version, source commit, the base
+    scenario and the points that ran (see :func:`point_record`)."""
     path = opts.out / f"{rid}.meta.json"
-    meta = {"id": rid, "xco_version": __version__, "seed": opts.seed, "full": opts.full, **extra}
+    meta = {
+        "id": rid,
+        "xco_version": __version__,
+        "source_commit": source_commit(),
+        "seed": opts.seed,
+        "full": opts.full,
+        **extra,
+    }
+    if base is not None:
+        meta["base_scenario"] = base
+    if points is not None:
+        meta["points"] = points
     path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return path
 

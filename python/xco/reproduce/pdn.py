@@ -16,7 +16,7 @@ import pandas as pd
 
 from .. import plot, scenario, sweep
 from ..sim import app_metrics
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Outcome, Reproduction, point_record, register, write_meta
 
 QUICK_N = [2, 8, 16, 24, 28, 30, 31, 32, 48, 64, 72, 80, 96, 128, 150]
 FULL_N = list(range(2, 151))
@@ -48,12 +48,12 @@ def _measure(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_sweep(opts: Options) -> pd.DataFrame:
-    """Run every (series, N) point and return the tidy table."""
+def sweep_points(opts: Options) -> list[sweep.Point]:
+    """Every (series, N) point of the sweep."""
     base = base_scenario()
     rounds = 100 if opts.full else base["apps"][0]["rounds"]
     ns = FULL_N if opts.full else QUICK_N
-    points = [
+    return [
         sweep.Point(
             labels={"series": s, "n": n},
             scenario=scenario.with_changes(
@@ -66,6 +66,11 @@ def run_sweep(opts: Options) -> pd.DataFrame:
         for s, delay in SERIES.items()
         for n in ns
     ]
+
+
+def run_sweep(opts: Options) -> pd.DataFrame:
+    """Run every (series, N) point and return the tidy table."""
+    points = sweep_points(opts)
     rows = sweep.run(points, _measure, jobs=opts.jobs, desc="pdn incast", progress=opts.progress)
     return pd.DataFrame(rows)
 
@@ -110,6 +115,11 @@ def summary(df: pd.DataFrame, opts: Options) -> str:
     return "\n".join(lines)
 
 
+def write_meta_point(base: dict, p: sweep.Point) -> dict:
+    """The meta record of point ``p`` of the sweep over ``base``."""
+    return point_record(base, p.labels, p.scenario, p.seed)
+
+
 def _run(opts: Options, rid: str) -> Outcome:
     opts.out.mkdir(parents=True, exist_ok=True)
     df = run_sweep(opts)
@@ -149,10 +159,12 @@ def _run(opts: Options, rid: str) -> Outcome:
         )
     )
     text = summary(df, opts)
+    base = base_scenario()
+    points = [write_meta_point(base, p) for p in sweep_points(opts)]
     for cur in ("pdn-goodput", "pdn-completion"):
         (opts.out / f"{cur}.txt").write_text(text + "\n")
         files.append(opts.out / f"{cur}.txt")
-        files.append(write_meta(opts, cur, {"scenario_toml": base_text(), "series": SERIES}))
+        files.append(write_meta(opts, cur, {"series": SERIES}, base=base, points=points))
     return Outcome(files=files, summary=text)
 
 

@@ -8,6 +8,7 @@ series, which differ only in their ``[xco]`` section: absent for ``none``).
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -17,7 +18,7 @@ import pandas as pd
 
 from .. import plot, scenario, sweep
 from ..sim import app_metrics
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Outcome, Reproduction, point_record, register, write_meta
 
 NONE = None
 TIMESLICE = {"mode": "timeslice"}
@@ -99,7 +100,8 @@ class Experiment:
         )
         txt = opts.out / f"{self.id}.txt"
         txt.write_text(text + "\n")
-        meta = write_meta(opts, self.id, {"scenario_toml": scenario_text(self.id), "series": self.series})
+        record = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
+        meta = write_meta(opts, self.id, {"series": self.series}, base=base, points=record)
         return Outcome(files=[csv, png, txt, meta], summary=text)
 
 
@@ -452,6 +454,8 @@ def _migration_measure(raw: dict, scn: dict, n: int) -> list[dict]:
 
 
 def _migration_run(opts: Options) -> Outcome:
+    points: list[dict] = []
+    base: dict = {}
     frames = []
     files = []
     summaries = []
@@ -473,6 +477,9 @@ def _migration_run(opts: Options) -> Outcome:
         )
         exp.run(sub)
         frames.append(pd.read_csv(sub.out / "xco-migration.csv"))
+        part_meta = json.loads((sub.out / "xco-migration.meta.json").read_text())
+        points += part_meta["points"]
+        base = part_meta["base_scenario"]
         summaries.append(kind)
     df = pd.concat(frames, ignore_index=True)
     opts.out.mkdir(parents=True, exist_ok=True)
@@ -500,7 +507,7 @@ def _migration_run(opts: Options) -> Outcome:
         text += "\n(runs that hit the duration bound report the bound; column `completed` is false)"
     txt = opts.out / "xco-migration.txt"
     txt.write_text(text + "\n")
-    meta = write_meta(opts, "xco-migration", {"scenario_toml": scenario_text("xco-migration")})
+    meta = write_meta(opts, "xco-migration", {}, base=base, points=points)
     for f in (opts.out / ".parts").glob("*"):
         f.unlink()
     (opts.out / ".parts").rmdir()

@@ -1,8 +1,13 @@
 //! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
 
-use super::{AppNote, Env, Metric};
-use crate::sim::Core;
+use super::App;
+use super::{mbps, AppNote, Application, Env, Metric};
+use crate::scenario::apps::AppCx;
+use crate::scenario::units::{bytes, Hosts, Quantity};
+use crate::scenario::ScenarioError;
+use crate::sim::{Core, Sim};
 use crate::tcp::table::Roles;
+use serde::Deserialize;
 use xco_core::Time;
 
 /// Configuration of a bulk transfer.
@@ -41,7 +46,10 @@ impl Bulk {
             delivered: 0,
         }
     }
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+}
+
+impl Application for Bulk {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         self.started = env.core.now;
         let roles = Roles {
             client: "bulk",
@@ -54,7 +62,7 @@ impl Bulk {
         self.ep = Some(c);
         Ok(())
     }
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         match note {
             AppNote::Connected { ep, .. } if Some(ep) == self.ep => {
                 let bytes = self.cfg.bytes.unwrap_or(UNLIMITED_BYTES);
@@ -70,30 +78,26 @@ impl Bulk {
         }
         Ok(())
     }
-    pub(super) fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
+    fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
         Ok(())
     }
-    pub(super) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.done.is_some()
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.bytes.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         if self.cfg.bytes.is_some() {
             "transfer"
         } else {
             "bulk"
         }
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let end = self.done.unwrap_or(core.now);
         let secs = end.saturating_since(self.started).as_secs_f64();
-        let goodput = if secs > 0.0 {
-            self.delivered as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let goodput = mbps(self.delivered as f64, secs);
         let mut m = vec![
             ("bytes_delivered", self.delivered as f64),
             ("goodput_mbps", goodput),
@@ -111,4 +115,77 @@ impl Bulk {
 /// A bulk config (helper for the scenario builder).
 pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>) -> BulkConfig {
     BulkConfig { src, dst, bytes }
+}
+
+/// `[[apps]] kind = "bulk"`: one unlimited TCP transfer per source (needs `run.duration_ms`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BulkSpec {
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// The sender(s): one host, a range `"a0..a31"`, a prefix `"a*"` or a list.
+    pub src: Hosts,
+    /// The receiver.
+    pub dst: String,
+}
+
+/// `[[apps]] kind = "transfer"`: one TCP transfer of `bytes` per source.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferSpec {
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// The sender(s).
+    pub src: Hosts,
+    /// The receiver.
+    pub dst: String,
+    /// Bytes to send (positive).
+    pub bytes: Quantity,
+}
+
+fn add_transfers(
+    sim: &mut Sim,
+    cx: &AppCx,
+    start_ms: Option<f64>,
+    src: &Hosts,
+    dst: &str,
+    size: Option<u64>,
+) -> Result<(), ScenarioError> {
+    let start = cx.start(start_ms)?;
+    for (src, dst) in cx.pairs(src, dst)? {
+        let id = sim.next_app_id();
+        sim.add_app(App::Bulk(Bulk::new(id, bulk_config(src, dst, size))), start);
+    }
+    Ok(())
+}
+
+impl BulkSpec {
+    /// Add one bulk transfer per source to `sim`.
+    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
+        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, None)
+    }
+
+    /// Bulk transfers draw nothing.
+    pub fn random_draw(&self) -> Option<String> {
+        None
+    }
+}
+
+impl TransferSpec {
+    /// Add one transfer per source to `sim`.
+    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
+        let size = bytes(&self.bytes, &cx.field("bytes"))?;
+        if size == 0 {
+            return Err(ScenarioError::field(
+                &cx.field("bytes"),
+                "must be positive".into(),
+            ));
+        }
+        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, Some(size))
+    }
+
+    /// Transfers draw nothing.
+    pub fn random_draw(&self) -> Option<String> {
+        None
+    }
 }

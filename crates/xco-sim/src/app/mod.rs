@@ -11,11 +11,11 @@ mod ping;
 mod short_flows;
 mod udp_source;
 
-pub use bulk::{bulk_config, Bulk, BulkConfig};
-pub use incast::{Incast, IncastConfig};
-pub use ping::{Ping, PingConfig};
-pub use short_flows::{ShortFlows, ShortFlowsConfig};
-pub use udp_source::{UdpConfig, UdpSource};
+pub use bulk::{bulk_config, Bulk, BulkConfig, BulkSpec, TransferSpec};
+pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};
+pub use ping::{Ping, PingConfig, PingSpec};
+pub use short_flows::{ShortFlows, ShortFlowsConfig, ShortFlowsSpec};
+pub use udp_source::{UdpConfig, UdpSource, UdpSpec};
 
 use crate::sim::Core;
 use crate::tcp::table::TcpTable;
@@ -78,10 +78,52 @@ pub struct Env<'a> {
     pub tcp: &'a mut TcpTable,
 }
 
-/// One named metric of an app's summary.
+/// One named metric of an app's summary; NaN when there is nothing to measure
+/// (no round finished, no reply came back), written as an empty cell.
 pub type Metric = (&'static str, f64);
 
-/// The application kinds.
+/// `bits` over `secs` in Mbit/s, or NaN for an empty interval.
+pub(crate) fn mbps(bytes: f64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes * 8.0 / secs / 1e6
+    } else {
+        f64::NAN
+    }
+}
+
+/// What every application does. A new kind is one file: its scenario spec
+/// (a serde struct read from `[[apps]]`), its running state, and an
+/// implementation of this trait; plus one arm in [`App`] and one in the
+/// scenario's kind table (`scenario::apps`).
+///
+/// An application may own endpoints on several hosts: the incast client and
+/// its servers are one app. An app that receives on one connection and
+/// forwards on another (an aggregator) opens both in `start`, hears
+/// [`AppNote::Delivered`] for the one and writes to the other with
+/// `env.tcp.write` (see `tests/apps.rs` for a two-level aggregation tree).
+pub trait Application {
+    /// Kind name for output (`incast`, `bulk`, ...).
+    fn kind(&self) -> &'static str;
+    /// The app's start time arrived.
+    fn start(&mut self, env: &mut Env) -> Result<(), String>;
+    /// A transport note for this app.
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String>;
+    /// A timer of this app fired (token 0 is reserved for the start).
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String>;
+    /// True when the app has a defined end and reached it.
+    fn finished(&self) -> bool;
+    /// True when the app would run forever (it then needs a scenario duration).
+    fn endless(&self) -> bool;
+    /// Headline metrics at the end of the run (NaN for a statistic of nothing).
+    fn summary(&self, core: &Core) -> Vec<Metric>;
+    /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
+    fn samples(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
+}
+
+/// The application kinds: a `match` for the built-in ones (no virtual call on
+/// the note path), and [`App::Custom`] for any other [`Application`].
 pub enum App {
     /// Barrier-synchronised fan-in (also striped block reads).
     Incast(Incast),
@@ -93,6 +135,8 @@ pub enum App {
     Ping(Ping),
     /// UDP messages at a rate or flat out.
     Udp(UdpSource),
+    /// An application defined outside this crate (a test's aggregator, a tool's workload).
+    Custom(Box<dyn Application + Send>),
 }
 
 macro_rules! each_app {
@@ -103,6 +147,7 @@ macro_rules! each_app {
             App::ShortFlows($a) => $e,
             App::Ping($a) => $e,
             App::Udp($a) => $e,
+            App::Custom($a) => $e,
         }
     };
 }
@@ -138,28 +183,23 @@ impl App {
     }
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     pub fn samples(&self) -> Vec<(f64, f64)> {
-        match self {
-            App::Ping(p) => p.samples(),
-            App::Incast(i) => i.samples(),
-            App::ShortFlows(s) => s.samples(),
-            _ => Vec::new(),
-        }
+        each_app!(self, a => a.samples())
     }
 }
 
-/// Mean of a slice (0 when empty).
+/// Mean of a slice (NaN when empty: a statistic of nothing is no number, never 0).
 pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
-        0.0
+        f64::NAN
     } else {
         xs.iter().sum::<f64>() / xs.len() as f64
     }
 }
 
-/// The q-quantile (nearest rank) of a slice (0 when empty).
+/// The q-quantile (nearest rank) of a slice (NaN when empty).
 pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
-        return 0.0;
+        return f64::NAN;
     }
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));

@@ -1,10 +1,16 @@
 //! ICMP echo probes at a fixed interval; the destination host answers at once.
 
-use super::{mean, quantile, AppNote, Env, Metric};
+use super::App;
+use super::{mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PktKind, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
-use crate::sim::Core;
+use crate::scenario::apps::AppCx;
+use crate::scenario::limits::{self, count, MAX_PROBES, MAX_SIM_TIME_MS};
+use crate::scenario::units::Hosts;
+use crate::scenario::ScenarioError;
+use crate::sim::{Core, Sim};
 use crate::stats::{FlowKind, FlowStats};
+use serde::Deserialize;
 use xco_core::{Dur, Time};
 
 /// Configuration of a ping app.
@@ -47,24 +53,6 @@ impl Ping {
         }
     }
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        let core = &mut *env.core;
-        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
-        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
-        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
-        self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Ping,
-            self.id,
-            "probe",
-            self.cfg.src,
-            self.cfg.dst,
-            core.now,
-        ));
-        self.probe(core);
-        Ok(())
-    }
-
     fn probe(&mut self, core: &mut Core) {
         let p = Packet {
             seq: self.sent,
@@ -93,13 +81,27 @@ impl Ping {
             );
         }
     }
+}
 
-    pub(super) fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        self.probe(env.core);
+impl Application for Ping {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        let core = &mut *env.core;
+        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
+        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
+        self.flow = core.net.flows.len() as u32;
+        core.net.flows.push(FlowStats::new(
+            FlowKind::Ping,
+            self.id,
+            "probe",
+            self.cfg.src,
+            self.cfg.dst,
+            core.now,
+        ));
+        self.probe(core);
         Ok(())
     }
-
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         if let AppNote::PingReply { rtt, .. } = note {
             let f = &mut env.core.net.flows[self.flow as usize];
             f.rtt_count += 1;
@@ -111,17 +113,20 @@ impl Ping {
         }
         Ok(())
     }
-
-    pub(super) fn finished(&self) -> bool {
+    fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
+        self.probe(env.core);
+        Ok(())
+    }
+    fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.samples.len() as u64 >= c)
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.count.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "ping"
     }
-    pub(super) fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _core: &Core) -> Vec<Metric> {
         let rtts: Vec<f64> = self.samples.iter().map(|s| s.1).collect();
         vec![
             ("probes_sent", self.sent as f64),
@@ -132,7 +137,74 @@ impl Ping {
         ]
     }
     /// (send time in s, RTT in us) per answered probe.
-    pub fn samples(&self) -> Vec<(f64, f64)> {
+    fn samples(&self) -> Vec<(f64, f64)> {
         self.samples.clone()
+    }
+}
+
+/// `[[apps]] kind = "ping"`: ICMP echo probes from each source to `dst`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingSpec {
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// The prober(s).
+    pub src: Hosts,
+    /// The host that echoes.
+    pub dst: String,
+    /// Time between probes, us (default 1000, at least 1).
+    pub interval_us: Option<f64>,
+    /// Probes to send, 1 to 10^7 (default: until the run ends, at most 10^7 in it).
+    pub count: Option<u64>,
+}
+
+impl PingSpec {
+    /// Add one prober per source to `sim`.
+    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
+        let start = cx.start(self.start_ms)?;
+        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
+            let interval = limits::us(
+                self.interval_us,
+                &cx.field("interval_us"),
+                1000.0,
+                1.0,
+                MAX_SIM_TIME_MS * 1e3,
+            )?;
+            if let Some(c) = self.count {
+                count(c, &cx.field("count"), 1, MAX_PROBES as u64)?;
+            }
+            let probes = match (self.count, cx.duration) {
+                (Some(c), _) => c as f64,
+                (None, Some(d)) => d.as_secs_f64() / interval.as_secs_f64(),
+                (None, None) => 0.0, // endless: rejected for want of a duration
+            };
+            if probes > MAX_PROBES {
+                return Err(ScenarioError::field(
+                    &cx.field(if self.count.is_some() {
+                        "count"
+                    } else {
+                        "interval_us"
+                    }),
+                    format!(
+                        "gives {probes:.0} probes; at most {MAX_PROBES:e} (fewer probes or a longer interval)"
+                    ),
+                ));
+            }
+            let id = sim.next_app_id();
+            let cfg = PingConfig {
+                src,
+                dst,
+                interval,
+                count: self.count,
+                payload_bytes: 56,
+            };
+            sim.add_app(App::Ping(Ping::new(id, cfg)), start);
+        }
+        Ok(())
+    }
+
+    /// Pings draw nothing.
+    pub fn random_draw(&self) -> Option<String> {
+        None
     }
 }

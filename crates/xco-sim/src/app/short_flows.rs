@@ -4,10 +4,16 @@
 //! of the XCo paper). A flow's completion time runs from its open to the
 //! delivery of its last byte at the receiver.
 
-use super::{mean, quantile, AppNote, Env, Metric};
+use super::App;
+use super::{mbps, mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
-use crate::sim::Core;
+use crate::scenario::apps::AppCx;
+use crate::scenario::limits::{count, sim_us, MAX_COUNT};
+use crate::scenario::units::{bytes, Hosts, Quantity};
+use crate::scenario::ScenarioError;
+use crate::sim::{Core, Sim};
 use crate::tcp::table::Roles;
+use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
 
 /// Configuration of the short-flow sequences.
@@ -69,8 +75,10 @@ impl ShortFlows {
         self.current[seq as usize] = (c, env.core.now);
         Ok(())
     }
+}
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+impl Application for ShortFlows {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         self.started = env.core.now;
         self.live = self.cfg.parallel;
         for s in 0..self.cfg.parallel {
@@ -85,12 +93,7 @@ impl ShortFlows {
         }
         Ok(())
     }
-
-    pub(super) fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
-        self.next_flow(env, token - 1)
-    }
-
-    pub(super) fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         match note {
             AppNote::Connected { ep, .. } => {
                 let s = env.tcp.eps[ep as usize].tag as usize;
@@ -127,23 +130,21 @@ impl ShortFlows {
         }
         Ok(())
     }
-
-    pub(super) fn finished(&self) -> bool {
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        self.next_flow(env, token - 1)
+    }
+    fn finished(&self) -> bool {
         self.cfg.flows_per_sequence.is_some() && self.live == 0
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.flows_per_sequence.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "short_flows"
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let secs = core.now.saturating_since(self.started).as_secs_f64();
-        let rate = if secs > 0.0 {
-            self.bytes_done as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let rate = mbps(self.bytes_done as f64, secs);
         vec![
             ("flows_done", self.fct_ms.len() as f64),
             ("goodput_mbps", rate),
@@ -152,11 +153,67 @@ impl ShortFlows {
         ]
     }
     /// (flow number, completion time in ms) per finished flow.
-    pub fn samples(&self) -> Vec<(f64, f64)> {
+    fn samples(&self) -> Vec<(f64, f64)> {
         self.fct_ms
             .iter()
             .enumerate()
             .map(|(i, &t)| (i as f64, t))
             .collect()
+    }
+}
+
+/// `[[apps]] kind = "short_flows"`: `parallel` sequences of `flow`-byte TCP flows per source.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShortFlowsSpec {
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// The sender(s).
+    pub src: Hosts,
+    /// The receiver.
+    pub dst: String,
+    /// Parallel sequences K, 1 to 100,000.
+    pub parallel: u32,
+    /// Bytes per flow (positive).
+    pub flow: Quantity,
+    /// Flows per sequence, 1 to 10^9 (default: until the run ends).
+    pub flows_per_sequence: Option<u32>,
+    /// Sequence starts spread uniformly over this span, us (default 0).
+    pub start_spread_us: Option<f64>,
+}
+
+impl ShortFlowsSpec {
+    /// Add one app per source to `sim`.
+    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
+        let start = cx.start(self.start_ms)?;
+        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
+            let flow = bytes(&self.flow, &cx.field("flow"))?;
+            if flow == 0 {
+                return Err(ScenarioError::field(&cx.field("flow"), "must be positive".into()));
+            }
+            count(self.parallel, &cx.field("parallel"), 1, 100_000)?;
+            if let Some(n) = self.flows_per_sequence {
+                count(n, &cx.field("flows_per_sequence"), 1, MAX_COUNT)?;
+            }
+            let cfg = ShortFlowsConfig {
+                src,
+                dst,
+                parallel: self.parallel,
+                flow_bytes: flow,
+                flows_per_sequence: self.flows_per_sequence,
+                start_spread: sim_us(self.start_spread_us, &cx.field("start_spread_us"), 0.0)?,
+            };
+            let id = sim.next_app_id();
+            let rng = cx.rng(sim);
+            sim.add_app(App::ShortFlows(ShortFlows::new(id, cfg, rng)), start);
+        }
+        Ok(())
+    }
+
+    /// The random draw it makes, if any.
+    pub fn random_draw(&self) -> Option<String> {
+        self.start_spread_us
+            .filter(|&d| d > 0.0)
+            .map(|d| format!("each sequence's start, uniform in [0, {d} us]"))
     }
 }

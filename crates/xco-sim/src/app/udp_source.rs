@@ -3,12 +3,18 @@
 //! The first message leaves at a random phase within one message gap after
 //! the start (seeded), then messages follow at exactly the configured rate.
 
-use super::{AppNote, Env, Metric};
+use super::App;
+use super::{mbps, AppNote, Application, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::sim::Core;
+use crate::scenario::apps::AppCx;
+use crate::scenario::limits::{count, MAX_COUNT, MAX_UDP_MSGS_PER_S};
+use crate::scenario::units::{bytes, rate_bps, Quantity};
+use crate::scenario::ScenarioError;
+use crate::sim::{Core, Sim};
 use crate::stats::{FlowKind, FlowStats};
 use crate::udp::{fragment_sizes, UdpSink};
+use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
 
 /// Configuration of a UDP source.
@@ -60,7 +66,49 @@ impl UdpSource {
         }
     }
 
-    pub(super) fn start(&mut self, env: &mut Env) -> Result<(), String> {
+    fn send_message(&mut self, core: &mut Core) {
+        let n = self.frags.len() as u32;
+        let mut app_left = self.cfg.message_bytes;
+        for (i, &f) in self.frags.iter().enumerate() {
+            let header = if i == 0 { UDP_HEADER_BYTES } else { 0 };
+            let app_bytes = ((f - header) as u64).min(app_left);
+            app_left -= app_bytes;
+            let p = Packet {
+                seq: self.sent,
+                ack: i as u64,
+                route: self.route,
+                kind: PktKind::Udp,
+                ip_bytes: IPV4_HEADER_BYTES + f,
+                payload_bytes: app_bytes as u32,
+                flow: self.flow,
+                dst_ep: self.sink,
+                src_ep: self.id,
+                src: self.cfg.src,
+                dst: self.cfg.dst,
+                wnd: n,
+                ..Packet::EMPTY
+            };
+            let id = core.net.alloc(p);
+            core.send(id);
+        }
+        self.sent += 1;
+        let f = &mut core.net.flows[self.flow as usize];
+        f.msgs_sent += 1;
+        f.app_bytes_written += self.cfg.message_bytes;
+        if self.cfg.count.is_none_or(|c| self.sent < c) {
+            core.ev.schedule(
+                core.now + self.gap,
+                Event::App {
+                    app: self.id,
+                    token: 1,
+                },
+            );
+        }
+    }
+}
+
+impl Application for UdpSource {
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
         let core = &mut *env.core;
         self.started = core.now;
         let h = xco_core::rng::mix64(core.seed, 0x0d_9000 + self.id as u64);
@@ -104,75 +152,104 @@ impl UdpSource {
         );
         Ok(())
     }
-
-    fn send_message(&mut self, core: &mut Core) {
-        let n = self.frags.len() as u32;
-        let mut app_left = self.cfg.message_bytes;
-        for (i, &f) in self.frags.iter().enumerate() {
-            let header = if i == 0 { UDP_HEADER_BYTES } else { 0 };
-            let app_bytes = ((f - header) as u64).min(app_left);
-            app_left -= app_bytes;
-            let p = Packet {
-                seq: self.sent,
-                ack: i as u64,
-                route: self.route,
-                kind: PktKind::Udp,
-                ip_bytes: IPV4_HEADER_BYTES + f,
-                payload_bytes: app_bytes as u32,
-                flow: self.flow,
-                dst_ep: self.sink,
-                src_ep: self.id,
-                src: self.cfg.src,
-                dst: self.cfg.dst,
-                wnd: n,
-                ..Packet::EMPTY
-            };
-            let id = core.net.alloc(p);
-            core.send(id);
-        }
-        self.sent += 1;
-        let f = &mut core.net.flows[self.flow as usize];
-        f.msgs_sent += 1;
-        f.app_bytes_written += self.cfg.message_bytes;
-        if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(
-                core.now + self.gap,
-                Event::App {
-                    app: self.id,
-                    token: 1,
-                },
-            );
-        }
+    fn on_note(&mut self, _env: &mut Env, _note: AppNote) -> Result<(), String> {
+        Ok(())
     }
-
-    pub(super) fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
+    fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
         self.send_message(env.core);
         Ok(())
     }
-    pub(super) fn on_note(&mut self, _env: &mut Env, _note: AppNote) -> Result<(), String> {
-        Ok(())
-    }
-    pub(super) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.sent >= c)
     }
-    pub(super) fn endless(&self) -> bool {
+    fn endless(&self) -> bool {
         self.cfg.count.is_none()
     }
-    pub(super) fn kind(&self) -> &'static str {
+    fn kind(&self) -> &'static str {
         "udp"
     }
-    pub(super) fn summary(&self, core: &Core) -> Vec<Metric> {
+    fn summary(&self, core: &Core) -> Vec<Metric> {
         let f = &core.net.flows[self.flow as usize];
         let secs = core.now.saturating_since(self.started).as_secs_f64();
-        let goodput = if secs > 0.0 {
-            f.app_bytes_delivered as f64 * 8.0 / secs / 1e6
-        } else {
-            0.0
-        };
+        let goodput = mbps(f.app_bytes_delivered as f64, secs);
         vec![
             ("msgs_sent", f.msgs_sent as f64),
             ("msgs_delivered", f.msgs_delivered as f64),
             ("goodput_mbps", goodput),
         ]
+    }
+}
+
+/// `[[apps]] kind = "udp"`: UDP messages from each source to `dst`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpSpec {
+    /// Start time, ms (default 0).
+    pub start_ms: Option<f64>,
+    /// The sender(s).
+    pub src: crate::scenario::units::Hosts,
+    /// The receiver.
+    pub dst: String,
+    /// Payload rate, or `"line"` for flat out (default); at most 10^9 messages per second.
+    pub rate: Option<Quantity>,
+    /// Bytes per message, 1 to 65507 (default 65507, the largest UDP datagram).
+    pub message: Option<Quantity>,
+    /// Messages to send (default: until the run ends).
+    pub count: Option<u64>,
+}
+
+impl UdpSpec {
+    /// Add one source per sender to `sim`.
+    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
+        let start = cx.start(self.start_ms)?;
+        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
+            let rate_bps = match &self.rate {
+                None => None,
+                Some(Quantity::Text(s)) if s.trim() == "line" => None,
+                Some(q) => Some(rate_bps(q, &cx.field("rate"))?),
+            };
+            let message_bytes = match &self.message {
+                Some(q) => bytes(q, &cx.field("message"))?,
+                None => 65_507,
+            };
+            if message_bytes == 0 || message_bytes > 65_507 {
+                return Err(ScenarioError::field(
+                    &cx.field("message"),
+                    format!("must be 1..65507 bytes (one UDP datagram), got {message_bytes}"),
+                ));
+            }
+            if let Some(r) = rate_bps {
+                let per_s = r as f64 / (8.0 * message_bytes as f64);
+                if per_s > MAX_UDP_MSGS_PER_S {
+                    return Err(ScenarioError::field(
+                        &cx.field("rate"),
+                        format!(
+                            "sends {per_s:e} messages per second; at most {MAX_UDP_MSGS_PER_S:e} \
+                             (raise message or lower rate)"
+                        ),
+                    ));
+                }
+            }
+            if let Some(c) = self.count {
+                count(c, &cx.field("count"), 1, MAX_COUNT * 1000)?;
+            }
+            let id = sim.next_app_id();
+            let cfg = UdpConfig {
+                src,
+                dst,
+                rate_bps,
+                message_bytes,
+                count: self.count,
+                mtu_bytes: cx.mtu_bytes,
+            };
+            let rng = cx.rng(sim);
+            sim.add_app(App::Udp(UdpSource::new(id, cfg, rng)), start);
+        }
+        Ok(())
+    }
+
+    /// Every source starts at a random phase.
+    pub fn random_draw(&self) -> Option<String> {
+        Some("each source's first message, at a uniform phase within one message gap".into())
     }
 }

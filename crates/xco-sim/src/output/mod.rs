@@ -5,5 +5,8 @@
 //! system. Floats print in Rust's shortest round-trip form, so the same run
 //! gives byte-identical files.
 
+pub mod csv_table;
+pub mod hosts;
+pub mod meta;
 pub mod pcap;
 pub mod tables;

@@ -28,7 +28,11 @@ pub fn node_ip(n: u32) -> [u8; 4] {
     [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
 }
 
-fn node_mac(n: u32) -> [u8; 6] {
+/// UDP port of XCo control messages (both ends).
+pub const CONTROL_PORT: u16 = 4790;
+
+/// Ethernet address of node `n` (locally administered, 02:00:..).
+pub fn node_mac(n: u32) -> [u8; 6] {
     [
         0x02,
         0x00,
@@ -187,8 +191,8 @@ impl CaptureBuffer {
             }
             PktKind::Control => {
                 let mut u = [0u8; 8];
-                u[0..2].copy_from_slice(&4790u16.to_be_bytes()); // the XCo control port
-                u[2..4].copy_from_slice(&4790u16.to_be_bytes());
+                u[0..2].copy_from_slice(&CONTROL_PORT.to_be_bytes());
+                u[2..4].copy_from_slice(&CONTROL_PORT.to_be_bytes());
                 u[4..6].copy_from_slice(&((p.ip_bytes - 20) as u16).to_be_bytes());
                 f.extend_from_slice(&u);
             }

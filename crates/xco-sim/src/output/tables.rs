@@ -1,25 +1,44 @@
 //! The CSV tables and `meta.json` of a finished run.
 
+use super::csv_table::{num, CsvTable};
+use super::meta::meta_json;
 use crate::app::Metric;
-use crate::scenario::RunOutput;
+use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
-use std::fmt::Write;
 
 fn flows_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
     let end = sim.core.now;
-    let mut s = String::from(
-        "flow,app,app_kind,role,kind,src,dst,start_s,end_s,bytes_delivered,goodput_mbps,\
-wire_bytes_sent,wire_bytes_dropped,packets_dropped,retransmits,timeouts,fast_retransmits,\
-msgs_sent,msgs_delivered,rtt_us_mean,rtt_us_max\n",
-    );
+    let mut t = CsvTable::new(&[
+        "flow",
+        "app",
+        "app_kind",
+        "role",
+        "kind",
+        "src",
+        "dst",
+        "start_s",
+        "end_s",
+        "bytes_delivered",
+        "goodput_mbps",
+        "wire_bytes_sent",
+        "wire_bytes_dropped",
+        "packets_dropped",
+        "retransmits",
+        "timeouts",
+        "fast_retransmits",
+        "msgs_sent",
+        "msgs_delivered",
+        "rtt_us_mean",
+        "rtt_us_max",
+    ]);
     for (i, f) in net.flows.iter().enumerate() {
         let stop = f.end.unwrap_or(end);
         let secs = stop.saturating_since(f.start).as_secs_f64();
         let goodput = if secs > 0.0 {
             f.app_bytes_delivered as f64 * 8.0 / secs / 1e6
         } else {
-            0.0
+            f64::NAN
         };
         let end_s = f.end.map(|t| t.as_secs_f64().to_string()).unwrap_or_default();
         let (rtt_mean, rtt_max) = if f.rtt_count > 0 {
@@ -30,37 +49,47 @@ msgs_sent,msgs_delivered,rtt_us_mean,rtt_us_max\n",
         } else {
             (String::new(), String::new())
         };
-        let _ = writeln!(
-            s,
-            "{i},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            if f.app == u32::MAX { -1 } else { f.app as i64 },
-            sim.apps.get(f.app as usize).map_or("xco", |a| a.kind()),
-            f.role,
-            f.kind.name(),
-            net.name(f.src),
-            net.name(f.dst),
-            f.start.as_secs_f64(),
+        t.row(&[
+            i.to_string(),
+            (if f.app == u32::MAX { -1 } else { f.app as i64 }).to_string(),
+            sim.apps
+                .get(f.app as usize)
+                .map_or("xco", |a| a.kind())
+                .to_string(),
+            f.role.to_string(),
+            f.kind.name().to_string(),
+            net.name(f.src).to_string(),
+            net.name(f.dst).to_string(),
+            f.start.as_secs_f64().to_string(),
             end_s,
-            f.app_bytes_delivered,
-            goodput,
-            f.wire_bytes_sent,
-            f.wire_bytes_dropped,
-            f.wire_packets_dropped,
-            f.retransmits,
-            f.timeouts,
-            f.fast_retransmits,
-            f.msgs_sent,
-            f.msgs_delivered,
+            f.app_bytes_delivered.to_string(),
+            num(goodput),
+            f.wire_bytes_sent.to_string(),
+            f.wire_bytes_dropped.to_string(),
+            f.wire_packets_dropped.to_string(),
+            f.retransmits.to_string(),
+            f.timeouts.to_string(),
+            f.fast_retransmits.to_string(),
+            f.msgs_sent.to_string(),
+            f.msgs_delivered.to_string(),
             rtt_mean,
-            rtt_max
-        );
+            rtt_max,
+        ]);
     }
-    s
+    t.finish()
 }
 
 fn timeseries_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
-    let mut s = String::from("t_s,entity,id,name,throughput_mbps,queue_bytes,drops\n");
+    let mut t = CsvTable::new(&[
+        "t_s",
+        "entity",
+        "id",
+        "name",
+        "throughput_mbps",
+        "queue_bytes",
+        "drops",
+    ]);
     for r in &sim.samples {
         let name = if r.entity == "flow" {
             let f = &net.flows[r.id as usize];
@@ -69,28 +98,36 @@ fn timeseries_csv(sim: &Sim) -> String {
             let p = &net.ports[r.id as usize];
             format!("{}->{}", net.name(p.from), net.name(p.to))
         };
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{}",
-            r.t.as_secs_f64(),
-            r.entity,
-            r.id,
+        t.row(&[
+            r.t.as_secs_f64().to_string(),
+            r.entity.to_string(),
+            r.id.to_string(),
             name,
-            r.throughput_mbps,
-            r.queue_bytes,
-            r.drops
-        );
+            r.throughput_mbps.to_string(),
+            r.queue_bytes.to_string(),
+            r.drops.to_string(),
+        ]);
     }
-    s
+    t.finish()
 }
 
 fn ports_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
     let now = sim.core.now;
     let secs = now.as_secs_f64();
-    let mut s = String::from(
-        "port,from,to,rate_bps,buffer_bytes,admitted_bytes,admitted_packets,dropped_bytes,dropped_packets,max_queue_bytes,utilization\n",
-    );
+    let mut t = CsvTable::new(&[
+        "port",
+        "from",
+        "to",
+        "rate_bps",
+        "buffer_bytes",
+        "admitted_bytes",
+        "admitted_packets",
+        "dropped_bytes",
+        "dropped_packets",
+        "max_queue_bytes",
+        "utilization",
+    ]);
     for (i, p) in net.ports.iter().enumerate() {
         // bytes whose serialisation ended by `now` (admitted ones may still wait)
         let busy = p.busy_until.saturating_since(now);
@@ -99,42 +136,37 @@ fn ports_csv(sim: &Sim) -> String {
         let util = if secs > 0.0 {
             (sent_bytes * 8.0 / (p.rate_bps as f64 * secs)).min(1.0)
         } else {
-            0.0
+            f64::NAN
         };
-        let _ = writeln!(
-            s,
-            "{i},{},{},{},{},{},{},{},{},{},{}",
-            net.name(p.from),
-            net.name(p.to),
-            p.rate_bps,
-            p.buffer_bytes,
-            p.stats.admitted_bytes,
-            p.stats.admitted_packets,
-            p.stats.dropped_bytes,
-            p.stats.dropped_packets,
-            p.stats.max_backlog_bytes,
-            util
-        );
+        t.row(&[
+            i.to_string(),
+            net.name(p.from).to_string(),
+            net.name(p.to).to_string(),
+            p.rate_bps.to_string(),
+            p.buffer_bytes.to_string(),
+            p.stats.admitted_bytes.to_string(),
+            p.stats.admitted_packets.to_string(),
+            p.stats.dropped_bytes.to_string(),
+            p.stats.dropped_packets.to_string(),
+            p.stats.max_backlog_bytes.to_string(),
+            num(util),
+        ]);
     }
-    s
+    t.finish()
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialise")
-}
-
-/// Gather every output of a finished run.
-pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text: &str) -> RunOutput {
-    let mut apps_csv = String::from("app,kind,metric,value\n");
-    let mut samples_csv = String::from("app,kind,x,value\n");
+/// Gather every output of a finished run; `source_commit` goes into `meta.json`.
+pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
+    let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
+    let mut samples_csv = CsvTable::new(&["app", "kind", "x", "value"]);
     let mut summaries: Vec<(u32, &'static str, Vec<Metric>)> = Vec::new();
     for (i, a) in sim.apps.iter().enumerate() {
         let m = a.summary(&sim.core);
         for (k, v) in &m {
-            let _ = writeln!(apps_csv, "{i},{},{k},{v}", a.kind());
+            apps_csv.row(&[i.to_string(), a.kind().to_string(), k.to_string(), num(*v)]);
         }
         for (x, v) in a.samples() {
-            let _ = writeln!(samples_csv, "{i},{},{x},{v}", a.kind());
+            samples_csv.row(&[i.to_string(), a.kind().to_string(), num(x), num(v)]);
         }
         summaries.push((i as u32, a.kind(), m));
     }
@@ -143,21 +175,11 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
         let i = sim.apps.len();
         let m = x.summary();
         for (k, v) in &m {
-            let _ = writeln!(apps_csv, "{i},xco,{k},{v}");
+            apps_csv.row(&[i.to_string(), "xco".to_string(), k.to_string(), num(*v)]);
         }
         summaries.push((i as u32, "xco", m));
     }
-    let meta_json = format!(
-        "{{\n  \"xco_version\": {},\n  \"scenario\": {},\n  \"seed\": {},\n  \"sim_end_s\": {},\n  \"events\": {},\n  \"data_packet_hops\": {},\n  \"stop_reason\": {},\n  \"scenario_toml\": {}\n}}\n",
-        json_str(env!("CARGO_PKG_VERSION")),
-        json_str(name),
-        seed,
-        stats.end.as_secs_f64(),
-        stats.events,
-        stats.data_packet_hops,
-        json_str(stats.stop_reason),
-        json_str(scenario_text)
-    );
+    let meta_json = meta_json(record, &stats, source_commit);
     let pcaps = sim
         .core
         .net
@@ -168,13 +190,14 @@ pub fn collect(sim: &Sim, stats: RunStats, seed: u64, name: &str, scenario_text:
     RunOutput {
         flows_csv: flows_csv(sim),
         timeseries_csv: timeseries_csv(sim),
-        apps_csv,
-        samples_csv,
+        apps_csv: apps_csv.finish(),
+        samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),
+        hosts_csv: super::hosts::hosts_csv(sim),
         meta_json,
         pcaps,
         stats,
         app_summaries: summaries,
-        seed,
+        seed: record.seed,
     }
 }

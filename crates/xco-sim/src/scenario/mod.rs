@@ -5,11 +5,16 @@
 //! gives a [`ScenarioError`] that names the field and says what is wrong.
 //! See `scenarios/*.toml` in the repository for commented examples.
 
+pub mod apps;
 mod build;
+pub mod limits;
+mod locate;
+mod record;
 mod schema;
 pub mod units;
 
-pub use build::{build, run_scenario, Built, RunOutput};
+pub use build::{build, run_scenario, run_scenario_with, Built, RunOutput};
+pub use record::{RunRecord, SeedSource};
 pub use schema::Scenario;
 
 /// A scenario that cannot be run, with the field at fault.
@@ -43,17 +48,40 @@ impl std::fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-/// Parse scenario text.
+/// Parse scenario text; a reading error names the key at fault (`apps[2].sru`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        let loc = e
-            .span()
-            .map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                format!(" (line {line})")
-            })
-            .unwrap_or_default();
-        ScenarioError::field("", format!("invalid scenario{loc}: {msg}"))
-    })
+    let mut sc: Scenario = toml::from_str(text).map_err(|e| located(text, e))?;
+    sc.apps = apps::read_apps(text)?;
+    Ok(sc)
+}
+
+/// A TOML reading error as a [`ScenarioError`] naming the key path of its span.
+pub(crate) fn located(text: &str, e: toml::de::Error) -> ScenarioError {
+    {
+        let msg = e.message().trim_end().to_string();
+        let Some(span) = e.span() else {
+            return ScenarioError::field("", format!("invalid scenario: {msg}"));
+        };
+        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+        let mut path = locate::key_path_at(text, span.start);
+        // an unknown or missing field reported at its table: name the field
+        if let Some(name) = msg
+            .strip_prefix("unknown field `")
+            .or_else(|| msg.strip_prefix("missing field `"))
+            .and_then(|r| r.split('`').next())
+        {
+            if !path.ends_with(name) {
+                path = if path.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{path}.{name}")
+                };
+            }
+        }
+        if path.is_empty() {
+            ScenarioError::field("", format!("invalid scenario (line {line}): {msg}"))
+        } else {
+            ScenarioError::field(&path, format!("{msg} (line {line})"))
+        }
+    }
 }

@@ -1,6 +1,11 @@
-//! The scenario schema as read from TOML. Units are in field names.
+//! The scenario schema as read from TOML. Units are in field names; string
+//! choices are enums (an unknown one names its key and the choices); the
+//! bounds of every number are in `limits.rs`; `[[apps]]` entries are a
+//! tagged enum read kind by kind (`apps.rs`).
 
+use super::apps::AppSpec;
 use super::units::{Hosts, Quantity};
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 /// A whole scenario file.
@@ -18,8 +23,11 @@ pub struct Scenario {
     /// TCP settings.
     #[serde(default)]
     pub tcp: TcpSpec,
-    /// The traffic.
-    #[serde(default)]
+    /// The traffic, as read by `apps::read_apps` (the array is only checked here).
+    #[serde(default, rename = "apps")]
+    pub apps_raw: Vec<IgnoredAny>,
+    /// The traffic: one tagged entry per `[[apps]]`.
+    #[serde(skip)]
     pub apps: Vec<AppSpec>,
     /// What to write.
     #[serde(default)]
@@ -33,7 +41,7 @@ pub struct Scenario {
 #[serde(deny_unknown_fields)]
 pub struct XcoSpec {
     /// `timeslice` (default), `ratelimit` or `hybrid`.
-    pub mode: Option<String>,
+    pub mode: Option<XcoMode>,
     /// Timeslice length, ms (default 2).
     pub slice_ms: Option<f64>,
     /// Scheduler's minimum active time before preemption, us (default 100).
@@ -46,7 +54,7 @@ pub struct XcoSpec {
     /// Host running the controller (required).
     pub controller: String,
     /// `inband` (default: control packets cross the simulated network) or `outofband`.
-    pub control: Option<String>,
+    pub control: Option<ControlChannel>,
     /// Out-of-band control latency, us (default 20).
     pub control_latency_us: Option<f64>,
     /// Flows that have written at most this many bytes bypass coordination (default 0).
@@ -82,7 +90,7 @@ pub struct RunSpec {
 #[serde(deny_unknown_fields)]
 pub struct TopologySpec {
     /// `star`, `two_switch`, `fat_tree` or `explicit`.
-    pub kind: String,
+    pub kind: TopologyKind,
     /// star: number of hosts.
     pub hosts: Option<usize>,
     /// two_switch: hosts on switch `sa`.
@@ -125,7 +133,7 @@ pub struct NodeEntry {
     /// Unique name.
     pub name: String,
     /// `host` or `switch`.
-    pub kind: String,
+    pub kind: NodeKindSpec,
 }
 
 /// `[[topology.links]]`
@@ -173,57 +181,7 @@ pub struct TcpSpec {
     /// cwnd restart after idle (default true).
     pub restart_after_idle: Option<bool>,
     /// `newreno` (default).
-    pub cc: Option<String>,
-}
-
-/// One `[[apps]]` entry; which fields apply depends on `kind`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AppSpec {
-    /// `incast`, `stripe`, `bulk`, `transfer`, `short_flows`, `ping` or `udp`.
-    pub kind: String,
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// incast/stripe: the client.
-    pub client: Option<String>,
-    /// incast/stripe: the servers.
-    pub servers: Option<Hosts>,
-    /// bulk/transfer/short_flows/ping/udp: the sender(s).
-    pub src: Option<Hosts>,
-    /// bulk/transfer/short_flows/ping/udp: the receiver.
-    pub dst: Option<String>,
-    /// incast: bytes per server per round.
-    pub sru: Option<Quantity>,
-    /// stripe: bytes per block (each server sends block/N).
-    pub block: Option<Quantity>,
-    /// stripe: total bytes to read.
-    pub total: Option<Quantity>,
-    /// incast/stripe: request bytes per server (default 0: servers answer at the round start).
-    pub request: Option<Quantity>,
-    /// incast: rounds.
-    pub rounds: Option<u32>,
-    /// incast/stripe: max random start delay per server, us (default 0).
-    pub start_delay_max_us: Option<f64>,
-    /// incast/stripe: keep connections across rounds (default true).
-    pub reuse_connections: Option<bool>,
-    /// transfer/udp: bytes to send (bulk: unlimited).
-    pub bytes: Option<Quantity>,
-    /// short_flows: parallel sequences K.
-    pub parallel: Option<u32>,
-    /// short_flows: bytes per flow.
-    pub flow: Option<Quantity>,
-    /// short_flows: flows per sequence (default: until the run ends).
-    pub flows_per_sequence: Option<u32>,
-    /// short_flows: spread of sequence starts, us (default 0).
-    pub start_spread_us: Option<f64>,
-    /// ping: interval, us (default 1000).
-    pub interval_us: Option<f64>,
-    /// ping/udp: number of probes or messages (default: until the run ends).
-    pub count: Option<u64>,
-    /// udp: payload rate, or "line" for flat out (default "line").
-    pub rate: Option<Quantity>,
-    /// udp: application message bytes (default 65507, the largest UDP datagram).
-    pub message: Option<Quantity>,
+    pub cc: Option<CcName>,
 }
 
 /// `[output]`
@@ -233,10 +191,88 @@ pub struct OutputSpec {
     /// Time-series bin, us (default 1000; 0 turns the time series off).
     pub timeseries_bin_us: Option<f64>,
     /// `switches` (default), `all` or `none`.
-    pub timeseries_ports: Option<String>,
+    pub timeseries_ports: Option<TimeseriesPorts>,
     /// Links to capture into pcap files, as "from->to" node names.
     #[serde(default)]
     pub capture: Vec<String>,
     /// Bytes of each captured frame kept (default: headers only).
     pub capture_snaplen: Option<u32>,
+}
+
+/// `topology.kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// One switch `s0` with hosts `h0..`.
+    Star,
+    /// Switches `sa` and `sb` with hosts `a0..` and `b0..`.
+    TwoSwitch,
+    /// A k-ary fat-tree.
+    FatTree,
+    /// `[[topology.nodes]]` and `[[topology.links]]`.
+    Explicit,
+}
+
+impl TopologyKind {
+    /// As written in the file.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopologyKind::Star => "star",
+            TopologyKind::TwoSwitch => "two_switch",
+            TopologyKind::FatTree => "fat_tree",
+            TopologyKind::Explicit => "explicit",
+        }
+    }
+}
+
+/// `topology.nodes[i].kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKindSpec {
+    /// An end host.
+    Host,
+    /// A switch.
+    Switch,
+}
+
+/// `tcp.cc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcName {
+    /// NewReno (RFC 6582).
+    Newreno,
+}
+
+/// `output.timeseries_ports`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeseriesPorts {
+    /// Switch output ports.
+    Switches,
+    /// Every port, host NICs included.
+    All,
+    /// No port rows.
+    None,
+}
+
+/// `xco.mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XcoMode {
+    /// Whole-link timeslices.
+    Timeslice,
+    /// Rate limits.
+    Ratelimit,
+    /// Timeslices and rate limits.
+    Hybrid,
+}
+
+/// `xco.control`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlChannel {
+    /// Control packets cross the simulated switches.
+    Inband,
+    /// A separate network with `control_latency_us`.
+    Outofband,
 }
