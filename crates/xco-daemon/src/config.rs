@@ -32,9 +32,9 @@
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
+use xco_core::coord::Settings;
 use xco_core::routing::{Graph, HostPaths, Router, RoutingMode};
-use xco_core::sched::{Mode, SchedConfig, SchedTopology};
-use xco_core::Dur;
+use xco_core::sched::SchedTopology;
 
 /// The whole file.
 #[derive(Clone, Debug, Deserialize)]
@@ -69,64 +69,14 @@ pub struct TopologySettings {
     pub routing: Option<String>,
 }
 
-/// `[control]`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Control {
-    /// The controller's UDP address.
-    pub controller: SocketAddr,
-    /// Directive form: timeslice, ratelimit or hybrid.
-    #[serde(default = "default_mode")]
-    pub mode: String,
-    /// Timeslice length (also the rate refresh period), ms.
-    #[serde(default = "default_slice_ms")]
-    pub slice_ms: f64,
-    /// A host active for less than this is not preempted, µs.
-    #[serde(default = "default_min_active_us")]
-    pub min_active_us: u64,
-    /// The controller drops a host silent for this long, ms.
-    #[serde(default = "default_feedback_timeout_ms")]
-    pub feedback_timeout_ms: u64,
-    /// An agent fails open after this long backlogged without a directive, ms.
-    #[serde(default = "default_fail_open_ms")]
-    pub fail_open_ms: u64,
-    /// An agent gives a slice back after its queue stayed empty this long, µs (0: never).
-    #[serde(default = "default_giveback_us")]
-    pub giveback_hysteresis_us: u64,
-    /// Period of an agent's backlog report (also its heartbeat), ms.
-    #[serde(default = "default_report_ms")]
-    pub report_interval_ms: u64,
-    /// IP packets of at most this many bytes bypass the gate (ACKs, pings, control).
-    #[serde(default = "default_bypass_bytes")]
-    pub bypass_bytes: u32,
-    /// Fraction of every link the scheduler leaves unadmitted (for bypassing traffic).
-    #[serde(default)]
-    pub capacity_headroom: f64,
-}
-
-fn default_mode() -> String {
-    "timeslice".into()
-}
-fn default_slice_ms() -> f64 {
-    2.0
-}
-fn default_min_active_us() -> u64 {
-    200
-}
-fn default_feedback_timeout_ms() -> u64 {
-    1000
-}
-fn default_fail_open_ms() -> u64 {
-    100
-}
-fn default_giveback_us() -> u64 {
-    500
-}
-fn default_report_ms() -> u64 {
-    20
-}
-fn default_bypass_bytes() -> u32 {
-    128
+xco_core::xco_settings_table! {
+    /// `[control]`: the controller's address and the XCo settings (the
+    /// vocabulary of `xco_core::coord::settings`, shared with scenarios' `[xco]`).
+    #[derive(Clone, Debug)]
+    pub struct Control {
+        /// The controller's UDP address.
+        pub controller: SocketAddr,
+    }
 }
 
 /// `[[switch]]`.
@@ -217,8 +167,8 @@ pub struct Topology {
     pub file: TopologyFile,
     /// Per host: its address and guest prefixes.
     pub prefixes: Vec<Vec<Prefix>>,
-    /// Scheduler settings.
-    pub sched: SchedConfig,
+    /// The XCo settings, checked and completed.
+    pub settings: Settings,
     /// The paths packets take.
     pub routing: RoutingMode,
 }
@@ -248,24 +198,14 @@ impl Topology {
             return err("[[host]]: at least two hosts are needed".into());
         }
         let c = &file.control;
-        let mode = match c.mode.as_str() {
-            "timeslice" => Mode::Timeslice,
-            "ratelimit" => Mode::RateLimit,
-            "hybrid" => Mode::Hybrid,
-            m => {
-                return err(format!(
-                    "control.mode: '{m}' is not one of timeslice, ratelimit, hybrid"
-                ))
-            }
-        };
-        if !(c.slice_ms > 0.0 && c.slice_ms <= 10_000.0) {
-            return err(format!("control.slice_ms: {} must be in (0, 10000]", c.slice_ms));
-        }
-        if !(0.0..1.0).contains(&c.capacity_headroom) {
-            return err("control.capacity_headroom: must be in [0, 1)".into());
-        }
-        if c.fail_open_ms == 0 || c.report_interval_ms == 0 {
-            return err("control.fail_open_ms and control.report_interval_ms must be positive".into());
+        let settings = Settings::resolve(&c.settings_spec())
+            .map_err(|e| ConfigError(format!("control.{}: {}", e.key, e.problem)))?;
+        if settings.bypass.flow_bytes > 0 {
+            return err(
+                "control.bypass_flow_bytes: the agent cannot count a flow's bytes \
+                        (it sees packets only); use bypass_bytes"
+                    .into(),
+            );
         }
         let mut names = HashMap::new();
         for (i, s) in file.switches.iter().enumerate() {
@@ -326,16 +266,10 @@ impl Topology {
                 routing.name()
             ));
         }
-        let sched = SchedConfig {
-            mode,
-            slice: Dur::from_ns((c.slice_ms * 1e6) as u64),
-            min_active: Dur::from_us(c.min_active_us),
-            feedback_timeout: Some(Dur::from_ms(c.feedback_timeout_ms)),
-        };
         let t = Topology {
             file,
             prefixes,
-            sched,
+            settings,
             routing,
         };
         t.router()
@@ -410,7 +344,7 @@ impl Topology {
         let router = self.router().expect("checked when the file was read");
         let paths = HostPaths::new(router, (0..self.hosts() as u32).collect())
             .expect("checked when the file was read");
-        let keep = 1.0 - self.file.control.capacity_headroom;
+        let keep = 1.0 - self.settings.capacity_headroom;
         let link_bps = links.iter().map(|l| (l.3 as f64 * keep) as u64).collect();
         let host_bps = self
             .file
@@ -498,5 +432,42 @@ rate_mbps = 100
         // the scheduler's path h1 -> h2 crosses the two access links
         let mut st = Topology::parse(&with("address-bits")).unwrap().sched_topology();
         assert_eq!(st.path(0, 1).len(), 2);
+    }
+
+    /// Every shared XCo key, as the simulator's tests also write them.
+    const ALL_SETTINGS: &str = "mode = \"hybrid\"\nslice_ms = 4\nmin_active_us = 50\n\
+        work_conservation = true\ngiveback_hysteresis_us = 300\nbypass_bytes = 100\n\
+        fail_open_ms = 30\nreport_interval_ms = 10\nfeedback_timeout_ms = 500\ncapacity_headroom = 0.1\n";
+
+    #[test]
+    fn control_takes_the_shared_xco_vocabulary() {
+        let t = Topology::parse(&STAR.replace("[control]\n", &format!("[control]\n{ALL_SETTINGS}"))).unwrap();
+        let s = &t.settings;
+        assert_eq!(s.mode, xco_core::sched::Mode::Hybrid);
+        assert_eq!(
+            (s.slice, s.min_active),
+            (xco_core::Dur::from_ms(4), xco_core::Dur::from_us(50))
+        );
+        assert_eq!(s.giveback_hysteresis, Some(xco_core::Dur::from_us(300)));
+        assert_eq!(s.bypass.packet_bytes, 100);
+        assert_eq!(
+            (s.fail_open_after, s.report_interval),
+            (xco_core::Dur::from_ms(30), xco_core::Dur::from_ms(10))
+        );
+        assert_eq!(s.feedback_timeout, xco_core::Dur::from_ms(500));
+        assert_eq!(s.capacity_headroom, 0.1);
+        // the old names are gone, and what the agent cannot do is refused
+        let e = Topology::parse(&STAR.replace("[control]\n", "[control]\nhysteresis_us = 5\n"))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("hysteresis_us"), "{e}");
+        let e = Topology::parse(&STAR.replace("[control]\n", "[control]\nbypass_flow_bytes = 5\n"))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("control.bypass_flow_bytes"), "{e}");
+        let e = Topology::parse(&STAR.replace("[control]\n", "[control]\nslice_ms = 1e-9\n"))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("control.slice_ms"), "{e}");
     }
 }

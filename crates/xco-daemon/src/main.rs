@@ -169,7 +169,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 queue,
                 &Intercept {
                     dests: &dests,
-                    bypass_bytes: topo.file.control.bypass_bytes,
+                    bypass_bytes: topo.settings.bypass.packet_bytes,
                     controller: topo.file.control.controller,
                 },
             )?;
@@ -187,12 +187,13 @@ fn run(cli: Cli) -> Result<(), String> {
         Cmd::Check { topology } => {
             let t = load(&topology)?;
             println!(
-                "{topology}: {} hosts, {} switches, {} directed links; mode {}, slice {} ms",
+                "{topology}: {} hosts, {} switches, {} directed links; mode {}, slice {} ms, routing {}",
                 t.hosts(),
                 t.file.switches.len(),
                 t.directed_links().len(),
-                t.file.control.mode,
-                t.file.control.slice_ms
+                format!("{:?}", t.settings.mode).to_lowercase(),
+                t.settings.slice.as_secs_f64() * 1e3,
+                t.routing.name()
             );
             Ok(())
         }

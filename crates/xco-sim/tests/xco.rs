@@ -110,11 +110,7 @@ fn work_conservation_gives_slow_senders_unused_slices_to_the_others() {
 
 #[test]
 fn hosts_fail_open_when_the_controller_goes_silent() {
-    let s = udp_vs_tcp(
-        0,
-        "slice_ms = 2\ncontroller_stop_ms = 100\nfail_open_after_ms = 10",
-        "",
-    );
+    let s = udp_vs_tcp(0, "slice_ms = 2\ncontroller_stop_ms = 100\nfail_open_ms = 10", "");
     let sim = run(&s);
     assert!(
         xco_metric(&sim, "fail_opens") >= 5.0,
@@ -262,4 +258,36 @@ fn paced_forms_finish_when_the_nic_is_the_bottleneck() {
         let sim = run(&fat_tree(&format!("mode = \"{mode}\"")));
         assert!(sim.core.now.as_secs_f64() >= 0.03, "{mode} ran to the end");
     }
+}
+
+#[test]
+fn xco_takes_the_daemons_settings_vocabulary() {
+    // the same keys the daemons' [control] test writes (crates/xco-daemon/src/config.rs)
+    let all = "mode = \"hybrid\"\nslice_ms = 4\nmin_active_us = 50\nwork_conservation = true\n\
+               giveback_hysteresis_us = 300\nbypass_bytes = 100\nfail_open_ms = 30\n\
+               report_interval_ms = 10\nfeedback_timeout_ms = 500\ncapacity_headroom = 0.1\n";
+    let built = xco_sim::scenario::build(&udp_vs_tcp(1, all, ""), None).unwrap();
+    let s = &built.sim.core.xco.as_ref().unwrap().cfg.settings;
+    assert_eq!(s.mode, xco_core::sched::Mode::Hybrid);
+    assert_eq!(
+        (s.slice, s.min_active),
+        (xco_core::Dur::from_ms(4), xco_core::Dur::from_us(50))
+    );
+    assert_eq!(s.giveback_hysteresis, Some(xco_core::Dur::from_us(300)));
+    assert_eq!(s.bypass.packet_bytes, 100);
+    assert_eq!(
+        (s.fail_open_after, s.report_interval),
+        (xco_core::Dur::from_ms(30), xco_core::Dur::from_ms(10))
+    );
+    assert_eq!(s.feedback_timeout, xco_core::Dur::from_ms(500));
+    assert_eq!(s.capacity_headroom, 0.1);
+    // the simulator's old names are gone; errors name the key in [xco]
+    let e = xco_sim::scenario::build(&udp_vs_tcp(1, "hysteresis_us = 5", ""), None)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("hysteresis_us"), "{e}");
+    let e = xco_sim::scenario::build(&udp_vs_tcp(1, "slice_ms = 1e-9", ""), None)
+        .err()
+        .unwrap();
+    assert_eq!(e.field, "xco.slice_ms", "{e}");
 }

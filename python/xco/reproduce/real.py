@@ -126,7 +126,7 @@ def run_sim_udp(opts: Options, ks: list[int], seconds: float) -> pd.DataFrame:
             else:
                 scn["xco"]["mode"] = "timeslice"
                 scn["xco"]["slice_ms"] = SLICE_MS
-                scn["xco"]["hysteresis_us"] = 500
+                scn["xco"]["giveback_hysteresis_us"] = 500
             res = sim.run(scn, seed=opts.seed)
             flows = res.flows
             udp = flows[flows["kind"] == "udp"]

@@ -13,8 +13,10 @@
 //! [`HostCoordinator`], so a scenario's coordination logic is the agent's logic.
 
 pub mod host;
+pub mod settings;
 
 pub use host::{Bypass, CoordStats, Egress, HostCoordinator, Offer, Pumped};
+pub use settings::{SettingError, Settings, SettingsSpec};
 
 use crate::sched::DirectiveKind;
 use crate::time::{Dur, Time};

@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::coord::{CoordConfig, Egress, Gate, HostCoordinator, Offer};
+use xco_core::coord::{Egress, Gate, HostCoordinator, Offer};
 use xco_core::wire::Message;
 use xco_core::{Dur, Time};
 
@@ -340,11 +340,7 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         .map_err(|e| format!("event loop: {e}"))?;
     let clock = Clock::new();
     let now = clock.now();
-    let cfg = CoordConfig {
-        giveback_hysteresis: (c.giveback_hysteresis_us > 0).then(|| Dur::from_us(c.giveback_hysteresis_us)),
-        fail_open_after: Dur::from_ms(c.fail_open_ms),
-        report_interval: Dur::from_ms(c.report_interval_ms),
-    };
+    let cfg = opts.topo.settings.coord_config();
     // the agent never drops: a queue holds whatever the kernel hands it
     let mut core = HostCoordinator::new(cfg, u64::MAX, now);
     core.start(now);

@@ -184,7 +184,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     let mut c = Controller {
-        sched: Scheduler::new(opts.topo.sched_topology(), opts.topo.sched.clone()),
+        sched: Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config()),
         chan,
         addrs: vec![None; hosts],
         clock: Clock::new(),
@@ -200,8 +200,8 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         &[
             ("listen", &opts.listen),
             ("hosts", &hosts),
-            ("mode", &opts.topo.file.control.mode),
-            ("slice_ms", &opts.topo.file.control.slice_ms),
+            ("mode", &format!("{:?}", opts.topo.settings.mode).to_lowercase()),
+            ("slice_ms", &(opts.topo.settings.slice.as_secs_f64() * 1e3)),
             (
                 "metrics",
                 &opts.metrics.map_or("off".to_string(), |a| a.to_string()),

@@ -3,7 +3,7 @@
 use super::apps::AppCx;
 use super::limits::{self, count, sim_ms, sim_us, MAX_HOSTS, MAX_SIM_TIME_MS};
 use super::record::{RunRecord, SeedSource};
-use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind, XcoMode};
+use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
 use super::units::{bytes, rate_bps, HostIndex, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::Metric;
@@ -17,7 +17,7 @@ use crate::tcp::cc::CcKind;
 use crate::tcp::TcpConfig;
 use crate::xco::{XcoConfig, XcoSim};
 use std::collections::HashMap;
-use xco_core::sched::Mode;
+use xco_core::coord::Settings;
 use xco_core::{Dur, Time};
 
 /// A scenario ready to run.
@@ -435,18 +435,8 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
 
 fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Result<XcoConfig, ScenarioError> {
     let f = |s: &str| format!("xco.{s}");
-    let mode = match x.mode.unwrap_or(XcoMode::Timeslice) {
-        XcoMode::Timeslice => Mode::Timeslice,
-        XcoMode::Ratelimit => Mode::RateLimit,
-        XcoMode::Hybrid => Mode::Hybrid,
-    };
-    let slice = limits::ms(
-        x.slice_ms,
-        &f("slice_ms"),
-        2.0,
-        limits::MIN_SLICE_MS,
-        limits::MAX_SLICE_MS,
-    )?;
+    let settings =
+        Settings::resolve(&x.settings_spec()).map_err(|e| ScenarioError::field(&f(e.key), e.problem))?;
     let controller = hosts.one(&x.controller, &f("controller"))?;
     let out_of_band = match x.control.unwrap_or(ControlChannel::Inband) {
         ControlChannel::Inband => {
@@ -479,63 +469,15 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
     for h in chosen {
         coordinated[h as usize] = true;
     }
-    let capacity_headroom = x.capacity_headroom.unwrap_or(0.0);
-    if !(0.0..=0.5).contains(&capacity_headroom) {
-        return Err(ScenarioError::field(
-            &f("capacity_headroom"),
-            format!("must be a fraction from 0 to 0.5, got {capacity_headroom}"),
-        ));
-    }
-    if capacity_headroom > 0.0 && mode == Mode::Timeslice {
-        return Err(ScenarioError::field(
-            &f("capacity_headroom"),
-            "needs mode = \"hybrid\" or \"ratelimit\": a timeslice sends at full line rate, which headroom would never admit".into(),
-        ));
-    }
-    let work_conservation = x.work_conservation.unwrap_or(true);
-    if !work_conservation && x.hysteresis_us.is_some() {
-        return Err(ScenarioError::field(
-            &f("hysteresis_us"),
-            "applies only with work_conservation = true".into(),
-        ));
-    }
     Ok(XcoConfig {
-        mode,
-        slice,
-        min_active: limits::us(x.min_active_us, &f("min_active_us"), 100.0, 0.0, 1e6)?,
-        giveback_hysteresis: if work_conservation {
-            Some(limits::us(x.hysteresis_us, &f("hysteresis_us"), 200.0, 0.0, 1e6)?)
-        } else {
-            None
-        },
+        settings,
         controller,
         out_of_band,
-        bypass_flow_bytes: count(
-            x.bypass_flow_bytes.unwrap_or(0),
-            &f("bypass_flow_bytes"),
-            0,
-            limits::MAX_BYTES as u64,
-        )?,
-        fail_open_after: limits::ms(
-            x.fail_open_after_ms,
-            &f("fail_open_after_ms"),
-            5.0 * slice.as_secs_f64() * 1e3,
-            limits::MIN_XCO_PERIOD_MS,
-            MAX_SIM_TIME_MS,
-        )?,
         v2v_queue_bytes: match &x.v2v_queue {
             Some(q) => bytes(q, &f("v2v_queue"))?,
             None => 4_000_000,
         },
-        report_interval: limits::ms(
-            x.report_interval_ms,
-            &f("report_interval_ms"),
-            4.0 * slice.as_secs_f64() * 1e3,
-            limits::MIN_XCO_PERIOD_MS,
-            MAX_SIM_TIME_MS,
-        )?,
         coordinated,
-        capacity_headroom,
         controller_stop: x
             .controller_stop_ms
             .map(|v| sim_ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))

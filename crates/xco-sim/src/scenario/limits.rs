@@ -13,7 +13,7 @@
 //! | sizes | 0 to 1 TB |
 //! | `topology.link_delay_us`, `delay_us` | 0 to 1,000,000 us (1 s) |
 //! | `xco.slice_ms` | 0.01 to 10,000 ms |
-//! | `xco.report_interval_ms`, `xco.fail_open_after_ms` | 0.01 to 3,600,000 ms |
+//! | `xco.report_interval_ms`, `xco.fail_open_ms` | 0.01 to 3,600,000 ms |
 //! | `output.timeseries_bin_us` | 0 (off) or 10 us up; at most 10^7 bins in `duration_ms` |
 //! | ping `interval_us` | 1 us up; at most 10^7 probes in a run |
 //! | UDP messages | at most 10^9 per second per source |

@@ -36,41 +36,30 @@ pub struct Scenario {
     pub xco: Option<XcoSpec>,
 }
 
-/// `[xco]`: run the XCo controller and local coordinators.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct XcoSpec {
-    /// `timeslice` (default), `ratelimit` or `hybrid`.
-    pub mode: Option<XcoMode>,
-    /// Timeslice length, ms (default 2).
-    pub slice_ms: Option<f64>,
-    /// Scheduler's minimum active time before preemption, us (default 100).
-    pub min_active_us: Option<f64>,
-    /// Give unused slices back (default true).
-    pub work_conservation: Option<bool>,
-    /// Give-back hysteresis, us (default 200: longer than an ACK-clocked TCP flow's
-    /// gaps, RTT plus delayed ACKs, on 1 Gb/s paths).
-    pub hysteresis_us: Option<f64>,
-    /// Host running the controller (required).
-    pub controller: String,
-    /// `inband` (default: control packets cross the simulated network) or `outofband`.
-    pub control: Option<ControlChannel>,
-    /// Out-of-band control latency, us (default 20).
-    pub control_latency_us: Option<f64>,
-    /// Flows that have written at most this many bytes bypass coordination (default 0).
-    pub bypass_flow_bytes: Option<u64>,
-    /// Fail open after this long without a directive while backlogged, ms (default 5 slices).
-    pub fail_open_after_ms: Option<f64>,
-    /// Per-destination queue limit at each host (default "4MB").
-    pub v2v_queue: Option<Quantity>,
-    /// Period of backlog/heartbeat reports, ms (default 4 slices).
-    pub report_interval_ms: Option<f64>,
-    /// Hosts that run a coordinator (default: every host but the controller).
-    pub hosts: Option<Hosts>,
-    /// Stop the controller at this time, ms (to exercise fail-open).
-    pub controller_stop_ms: Option<f64>,
-    /// Fraction of each link kept free of coordinated traffic, 0..0.5 (default 0).
-    pub capacity_headroom: Option<f64>,
+xco_core::xco_settings_table! {
+    /// `[xco]`: run the XCo controller and local coordinators. Besides the
+    /// keys below, every XCo setting of the shared vocabulary (the
+    /// daemons' `[control]` uses the same names, units and defaults;
+    /// `xco_core::coord::settings` documents them): `mode`, `slice_ms`,
+    /// `min_active_us`, `work_conservation`, `giveback_hysteresis_us`,
+    /// `bypass_bytes`, `bypass_flow_bytes`, `fail_open_ms`,
+    /// `report_interval_ms`, `feedback_timeout_ms`, `capacity_headroom`.
+    #[derive(Clone, Debug)]
+    pub struct XcoSpec {
+        /// Host running the controller (required).
+        pub controller: String,
+        /// `inband` (default: control packets cross the simulated network) or `outofband`.
+        pub control: Option<ControlChannel>,
+        /// Out-of-band control latency, us (default 20).
+        pub control_latency_us: Option<f64>,
+        /// Per-destination queue limit at each host (default "4MB"); the simulator's only:
+        /// the agent never drops (the kernel holds its packets).
+        pub v2v_queue: Option<Quantity>,
+        /// Hosts that run a coordinator (default: every host but the controller).
+        pub hosts: Option<Hosts>,
+        /// Stop the controller at this time, ms (to exercise fail-open).
+        pub controller_stop_ms: Option<f64>,
+    }
 }
 
 /// `[run]`
@@ -253,18 +242,6 @@ pub enum TimeseriesPorts {
     All,
     /// No port rows.
     None,
-}
-
-/// `xco.mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum XcoMode {
-    /// Whole-link timeslices.
-    Timeslice,
-    /// Rate limits.
-    Ratelimit,
-    /// Timeslices and rate limits.
-    Hybrid,
 }
 
 /// `xco.control`.

@@ -18,43 +18,27 @@ use crate::net::Net;
 use crate::stats::{FlowKind, FlowStats};
 use coordinator::{HostCoord, NicEgress};
 use std::collections::HashMap;
-use xco_core::coord::{Bypass, CoordConfig, CoordStats, Offer};
+use xco_core::coord::{Bypass, CoordStats, Offer, Settings};
 use xco_core::routing::HostPaths;
-use xco_core::sched::{Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
+use xco_core::sched::{Directive, DirectiveKind, SchedTopology, Scheduler};
 use xco_core::wire::Message;
 use xco_core::{Dur, Time};
 
 /// XCo settings of a scenario.
 #[derive(Clone, Debug)]
 pub struct XcoConfig {
-    /// Directive form.
-    pub mode: Mode,
-    /// Timeslice length (rate refresh period in the rate form).
-    pub slice: Dur,
-    /// Scheduler's minimum active time before preemption.
-    pub min_active: Dur,
-    /// Give a slice back once its queue stayed empty this long (`None`: never).
-    pub giveback_hysteresis: Option<Dur>,
+    /// The shared settings (the daemons' vocabulary).
+    pub settings: Settings,
     /// Host node running the controller.
     pub controller: u32,
     /// Control messages out-of-band with this latency (`None`: in-band packets).
     pub out_of_band: Option<Dur>,
-    /// Flows that have written at most this many bytes bypass coordination.
-    pub bypass_flow_bytes: u64,
-    /// Fail open after this long without a directive while backlogged.
-    pub fail_open_after: Dur,
     /// Per-V2V queue limit, frame bytes (excess UDP is dropped at the host; TCP blocks).
     pub v2v_queue_bytes: u64,
-    /// Period of the coordinators' backlog/feedback reports.
-    pub report_interval: Dur,
     /// Which nodes run a coordinator.
     pub coordinated: Vec<bool>,
     /// The controller stops at this time (to test fail-open), if set.
     pub controller_stop: Option<Time>,
-    /// Fraction of every link's capacity the scheduler keeps free for
-    /// uncoordinated traffic (ACKs, control, bypassed flows); 0 admits up to
-    /// the full capacity. With the hybrid form, senders are paced accordingly.
-    pub capacity_headroom: f64,
 }
 
 /// A control message in flight: the wire protocol's message and who sent it.
@@ -103,7 +87,7 @@ impl XcoSim {
             .iter()
             .map(|&n| net.ports[net.nodes[n as usize].nic as usize].rate_bps)
             .collect();
-        let keep = 1.0 - cfg.capacity_headroom;
+        let keep = 1.0 - cfg.settings.capacity_headroom;
         let link_bps = net
             .ports
             .iter()
@@ -113,20 +97,8 @@ impl XcoSim {
         let provider = HostPaths::new(net.router().clone(), node_of_host.clone())
             .expect("the scenario refuses XCo with per-packet routing");
         let topo = SchedTopology::new(host_bps, link_bps, Box::new(provider));
-        let sched = Scheduler::new(
-            topo,
-            SchedConfig {
-                mode: cfg.mode,
-                slice: cfg.slice,
-                min_active: cfg.min_active,
-                feedback_timeout: None,
-            },
-        );
-        let ccfg = CoordConfig {
-            giveback_hysteresis: cfg.giveback_hysteresis,
-            fail_open_after: cfg.fail_open_after,
-            report_interval: cfg.report_interval,
-        };
+        let sched = Scheduler::new(topo, cfg.settings.sched_config());
+        let ccfg = cfg.settings.coord_config();
         let coords = (0..net.nodes.len())
             .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), cfg.v2v_queue_bytes, now)))
             .collect();
@@ -139,7 +111,7 @@ impl XcoSim {
             cfg.controller,
             now,
         ));
-        let cfg_bypass_flow_bytes = cfg.bypass_flow_bytes;
+        let bypass = cfg.settings.bypass;
         XcoSim {
             cfg,
             sched,
@@ -151,10 +123,7 @@ impl XcoSim {
             free_msgs: Vec::new(),
             routes: HashMap::new(),
             ctl_flow,
-            bypass: Bypass {
-                packet_bytes: 0,
-                flow_bytes: cfg_bypass_flow_bytes,
-            },
+            bypass,
         }
     }
 

@@ -1,0 +1,370 @@
+//! The XCo settings, one vocabulary for both drivers: the scenario's
+//! `[xco]` table and the daemons' `[control]` table use these names, units
+//! and defaults, documented here once.
+//!
+//! | key | unit | default | meaning |
+//! |---|---|---|---|
+//! | `mode` | — | `timeslice` | directive form: `timeslice`, `ratelimit` or `hybrid` |
+//! | `slice_ms` | ms | 2 | timeslice length (also the rate refresh period), 0.01 to 10,000 |
+//! | `min_active_us` | µs | 100 | a host active for less than this is not preempted |
+//! | `work_conservation` | bool | true | give an unused slice back |
+//! | `giveback_hysteresis_us` | µs | 200 | ... once its queue stayed empty this long (longer than an ACK-clocked TCP flow's gaps: RTT plus delayed ACKs) |
+//! | `bypass_bytes` | B | 128 | IP packets of at most this size bypass the coordinator (ACKs, pings, control) |
+//! | `bypass_flow_bytes` | B | 0 | packets of a flow that has written at most this much bypass (the simulator only: the agent cannot count a flow's bytes) |
+//! | `fail_open_ms` | ms | 5 slices | a host backlogged without a directive this long sends uncoordinated until the next directive |
+//! | `report_interval_ms` | ms | 4 slices | period of a host's backlog report (its heartbeat too) |
+//! | `feedback_timeout_ms` | ms | 1000 | the controller forgets a host silent this long |
+//! | `capacity_headroom` | fraction | 0 | share of every link the scheduler keeps for uncoordinated traffic, 0 to 0.5 (not with `timeslice`) |
+//!
+//! A driver declares its table with [`xco_settings_table!`], which adds
+//! these fields (with their docs) to the driver's own, so a name exists once;
+//! [`Settings::resolve`] checks and completes them with errors that name the key.
+
+use super::{Bypass, CoordConfig};
+use crate::sched::{Mode, SchedConfig};
+use crate::time::Dur;
+
+/// The settings as written (every key optional).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SettingsSpec {
+    /// `mode`.
+    pub mode: Option<String>,
+    /// `slice_ms`.
+    pub slice_ms: Option<f64>,
+    /// `min_active_us`.
+    pub min_active_us: Option<f64>,
+    /// `work_conservation`.
+    pub work_conservation: Option<bool>,
+    /// `giveback_hysteresis_us`.
+    pub giveback_hysteresis_us: Option<f64>,
+    /// `bypass_bytes`.
+    pub bypass_bytes: Option<u64>,
+    /// `bypass_flow_bytes`.
+    pub bypass_flow_bytes: Option<u64>,
+    /// `fail_open_ms`.
+    pub fail_open_ms: Option<f64>,
+    /// `report_interval_ms`.
+    pub report_interval_ms: Option<f64>,
+    /// `feedback_timeout_ms`.
+    pub feedback_timeout_ms: Option<f64>,
+    /// `capacity_headroom`.
+    pub capacity_headroom: Option<f64>,
+}
+
+/// A setting that is out of its bounds or does not fit the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingError {
+    /// The key, as the user wrote it (without its table).
+    pub key: &'static str,
+    /// What is wrong and what would be right.
+    pub problem: String,
+}
+
+/// The settings, checked and completed with their defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// Directive form.
+    pub mode: Mode,
+    /// Timeslice length.
+    pub slice: Dur,
+    /// Minimum active time before preemption.
+    pub min_active: Dur,
+    /// Give a slice back after its queue stayed empty this long (`None`: never).
+    pub giveback_hysteresis: Option<Dur>,
+    /// What bypasses the coordinator.
+    pub bypass: Bypass,
+    /// Fail open after this long without a directive while backlogged.
+    pub fail_open_after: Dur,
+    /// Period of backlog reports.
+    pub report_interval: Dur,
+    /// The controller forgets a host silent this long.
+    pub feedback_timeout: Dur,
+    /// Share of every link kept free of coordinated traffic.
+    pub capacity_headroom: f64,
+}
+
+/// Longest slice, feedback timeout, fail-open or report period: one hour.
+const MAX_MS: f64 = 3_600_000.0;
+
+fn in_range(key: &'static str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<f64, SettingError> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(SettingError {
+            key,
+            problem: format!("{v} is outside {lo} to {hi} {unit}"),
+        })
+    }
+}
+
+impl Settings {
+    /// Check `s` and complete it with the defaults of the table above.
+    pub fn resolve(s: &SettingsSpec) -> Result<Settings, SettingError> {
+        let mode = match s.mode.as_deref().unwrap_or("timeslice") {
+            "timeslice" => Mode::Timeslice,
+            "ratelimit" => Mode::RateLimit,
+            "hybrid" => Mode::Hybrid,
+            m => {
+                return Err(SettingError {
+                    key: "mode",
+                    problem: format!("'{m}' is not one of timeslice, ratelimit, hybrid"),
+                })
+            }
+        };
+        let slice_ms = in_range("slice_ms", s.slice_ms.unwrap_or(2.0), 0.01, 10_000.0, "ms")?;
+        let ms = |x: f64| Dur::from_ps((x * 1e9).round() as u64);
+        let us = |x: f64| Dur::from_ps((x * 1e6).round() as u64);
+        let min_active_us = in_range("min_active_us", s.min_active_us.unwrap_or(100.0), 0.0, 1e6, "µs")?;
+        let work_conservation = s.work_conservation.unwrap_or(true);
+        if !work_conservation && s.giveback_hysteresis_us.is_some() {
+            return Err(SettingError {
+                key: "giveback_hysteresis_us",
+                problem: "applies only with work_conservation = true".into(),
+            });
+        }
+        let hysteresis_us = in_range(
+            "giveback_hysteresis_us",
+            s.giveback_hysteresis_us.unwrap_or(200.0),
+            0.0,
+            1e6,
+            "µs",
+        )?;
+        let bypass_bytes = s.bypass_bytes.unwrap_or(128);
+        if bypass_bytes > 65_535 {
+            return Err(SettingError {
+                key: "bypass_bytes",
+                problem: format!("{bypass_bytes} is larger than any IP packet (65535)"),
+            });
+        }
+        let fail_open_ms = in_range(
+            "fail_open_ms",
+            s.fail_open_ms.unwrap_or(5.0 * slice_ms),
+            0.01,
+            MAX_MS,
+            "ms",
+        )?;
+        let report_ms = in_range(
+            "report_interval_ms",
+            s.report_interval_ms.unwrap_or(4.0 * slice_ms),
+            0.01,
+            MAX_MS,
+            "ms",
+        )?;
+        let feedback_ms = in_range(
+            "feedback_timeout_ms",
+            s.feedback_timeout_ms.unwrap_or(1000.0),
+            0.01,
+            MAX_MS,
+            "ms",
+        )?;
+        if feedback_ms <= 2.0 * report_ms {
+            return Err(SettingError {
+                key: "feedback_timeout_ms",
+                problem: format!(
+                    "{feedback_ms} ms must be longer than two report intervals ({} ms), or the \
+                     controller forgets hosts that are only between reports",
+                    2.0 * report_ms
+                ),
+            });
+        }
+        let capacity_headroom = in_range(
+            "capacity_headroom",
+            s.capacity_headroom.unwrap_or(0.0),
+            0.0,
+            0.5,
+            "",
+        )?;
+        if capacity_headroom > 0.0 && mode == Mode::Timeslice {
+            return Err(SettingError {
+                key: "capacity_headroom",
+                problem: "needs mode = \"hybrid\" or \"ratelimit\": a timeslice sends at full line rate, \
+                          which headroom would never admit"
+                    .into(),
+            });
+        }
+        Ok(Settings {
+            mode,
+            slice: ms(slice_ms),
+            min_active: us(min_active_us),
+            giveback_hysteresis: work_conservation.then(|| us(hysteresis_us)),
+            bypass: Bypass {
+                packet_bytes: bypass_bytes as u32,
+                flow_bytes: s.bypass_flow_bytes.unwrap_or(0),
+            },
+            fail_open_after: ms(fail_open_ms),
+            report_interval: ms(report_ms),
+            feedback_timeout: ms(feedback_ms),
+            capacity_headroom,
+        })
+    }
+
+    /// The coordinators' part.
+    pub fn coord_config(&self) -> CoordConfig {
+        CoordConfig {
+            giveback_hysteresis: self.giveback_hysteresis,
+            fail_open_after: self.fail_open_after,
+            report_interval: self.report_interval,
+        }
+    }
+
+    /// The scheduler's part.
+    pub fn sched_config(&self) -> SchedConfig {
+        SchedConfig {
+            mode: self.mode,
+            slice: self.slice,
+            min_active: self.min_active,
+            feedback_timeout: Some(self.feedback_timeout),
+        }
+    }
+}
+
+/// Declare a driver's settings table: its own fields plus every XCo setting
+/// of [`SettingsSpec`] (same names, types and docs), deserialised by serde
+/// with unknown keys refused, and a `settings_spec()` that hands the shared
+/// part to [`Settings::resolve`]. The calling crate needs `serde`.
+#[macro_export]
+macro_rules! xco_settings_table {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty,)* }) => {
+        $(#[$m])*
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($(#[$fm])* pub $f: $t,)*
+            /// Directive form: `timeslice` (default), `ratelimit` or `hybrid`.
+            pub mode: Option<String>,
+            /// Timeslice length, ms (default 2).
+            pub slice_ms: Option<f64>,
+            /// A host active for less than this is not preempted, µs (default 100).
+            pub min_active_us: Option<f64>,
+            /// Give unused slices back (default true).
+            pub work_conservation: Option<bool>,
+            /// Give a slice back once its queue stayed empty this long, µs (default 200).
+            pub giveback_hysteresis_us: Option<f64>,
+            /// IP packets of at most this many bytes bypass the coordinator (default 128).
+            pub bypass_bytes: Option<u64>,
+            /// Packets of a flow that has written at most this many bytes bypass (default 0).
+            pub bypass_flow_bytes: Option<u64>,
+            /// Backlogged without a directive this long: fail open, ms (default 5 slices).
+            pub fail_open_ms: Option<f64>,
+            /// Period of backlog reports (the heartbeat), ms (default 4 slices).
+            pub report_interval_ms: Option<f64>,
+            /// The controller forgets a host silent this long, ms (default 1000).
+            pub feedback_timeout_ms: Option<f64>,
+            /// Share of each link kept for uncoordinated traffic, 0 to 0.5 (default 0).
+            pub capacity_headroom: Option<f64>,
+        }
+
+        impl $name {
+            /// The XCo settings of this table, as written.
+            pub fn settings_spec(&self) -> $crate::coord::settings::SettingsSpec {
+                $crate::coord::settings::SettingsSpec {
+                    mode: self.mode.clone(),
+                    slice_ms: self.slice_ms,
+                    min_active_us: self.min_active_us,
+                    work_conservation: self.work_conservation,
+                    giveback_hysteresis_us: self.giveback_hysteresis_us,
+                    bypass_bytes: self.bypass_bytes,
+                    bypass_flow_bytes: self.bypass_flow_bytes,
+                    fail_open_ms: self.fail_open_ms,
+                    report_interval_ms: self.report_interval_ms,
+                    feedback_timeout_ms: self.feedback_timeout_ms,
+                    capacity_headroom: self.capacity_headroom,
+                }
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_table() {
+        let s = Settings::resolve(&SettingsSpec::default()).unwrap();
+        assert_eq!(s.mode, Mode::Timeslice);
+        assert_eq!(s.slice, Dur::from_ms(2));
+        assert_eq!(s.min_active, Dur::from_us(100));
+        assert_eq!(s.giveback_hysteresis, Some(Dur::from_us(200)));
+        assert_eq!(
+            s.bypass,
+            Bypass {
+                packet_bytes: 128,
+                flow_bytes: 0
+            }
+        );
+        assert_eq!(s.fail_open_after, Dur::from_ms(10), "5 slices");
+        assert_eq!(s.report_interval, Dur::from_ms(8), "4 slices");
+        assert_eq!(s.feedback_timeout, Dur::from_ms(1000));
+        let s = Settings::resolve(&SettingsSpec {
+            slice_ms: Some(10.0),
+            work_conservation: Some(false),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (s.fail_open_after, s.giveback_hysteresis),
+            (Dur::from_ms(50), None)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let bad = |spec: SettingsSpec| Settings::resolve(&spec).unwrap_err();
+        let e = bad(SettingsSpec {
+            slice_ms: Some(1e-9),
+            ..Default::default()
+        });
+        assert_eq!(e.key, "slice_ms");
+        assert!(e.problem.contains("outside 0.01 to 10000 ms"), "{}", e.problem);
+        assert_eq!(
+            bad(SettingsSpec {
+                mode: Some("fast".into()),
+                ..Default::default()
+            })
+            .key,
+            "mode"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                slice_ms: Some(f64::NAN),
+                ..Default::default()
+            })
+            .key,
+            "slice_ms"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                bypass_bytes: Some(1 << 32),
+                ..Default::default()
+            })
+            .key,
+            "bypass_bytes"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                feedback_timeout_ms: Some(0.0),
+                ..Default::default()
+            })
+            .key,
+            "feedback_timeout_ms"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                capacity_headroom: Some(0.2),
+                ..Default::default()
+            })
+            .key,
+            "capacity_headroom"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                work_conservation: Some(false),
+                giveback_hysteresis_us: Some(5.0),
+                ..Default::default()
+            })
+            .key,
+            "giveback_hysteresis_us"
+        );
+    }
+}
