@@ -608,7 +608,11 @@ register(
             xs=lambda full: [1],
             series={
                 "none": NONE,
-                "timeslice-nowc": {"mode": "timeslice", "work_conservation": False, "giveback_hysteresis_us": None},
+                "timeslice-nowc": {
+                    "mode": "timeslice",
+                    "work_conservation": False,
+                    "giveback_hysteresis_us": None,
+                },
                 "timeslice": TIMESLICE,
             },
             build=_wc_build,
