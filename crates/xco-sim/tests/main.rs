@@ -7,6 +7,7 @@ mod determinism;
 mod engine;
 mod golden;
 mod incast;
+mod ports;
 mod scenario_errors;
 mod sharing;
 mod tcp_reactions;
