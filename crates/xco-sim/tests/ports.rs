@@ -436,7 +436,7 @@ fn ports_count_arrivals_and_drops_per_input() {
     let net = &sim.core.net;
     let p = port(net, "s0", "h2");
     let st = net.ports[p as usize].stats;
-    let inputs = &net.ports[p as usize].inputs;
+    let inputs = &net.input_stats(p);
     assert_eq!(inputs.len(), 3, "one input per link into s0");
     let input_of = |host: &str| net.input_of(port(net, host, "s0")).index as usize;
     let (i0, i1, i2) = (input_of("h0"), input_of("h1"), input_of("h2"));
@@ -506,7 +506,7 @@ fn drop_notify_is_counted_and_noted_with_its_input() {
     sim.run().unwrap();
     let net = &sim.core.net;
     let st = net.ports[p as usize].stats;
-    let inputs = &net.ports[p as usize].inputs;
+    let inputs = &net.input_stats(p);
     assert!(st.notify_packets > 0);
     assert_eq!(st.notify_packets, st.dropped_packets);
     assert_eq!(st.discipline_drop_packets, st.dropped_packets);

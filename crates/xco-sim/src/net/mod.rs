@@ -32,8 +32,8 @@ use crate::engine::{Event, EventQueue};
 use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
 use packet::{Ecn, Packet, PacketPool, PktId};
-use port::{InputStats, Port};
-use qdisc::{Arrival, ArrivalHook, DropReason, Input, Qdisc, Queued, Verdict};
+use port::{InputCount, InputStats, Port};
+use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Routing};
 use topology::{NodeKind, Topology};
 use xco_core::Time;
@@ -116,6 +116,10 @@ pub struct Net {
     pub drop_notices: Vec<DropNotice>,
     /// Scratch for packets a scheduled discipline evicts.
     evicted: Vec<Queued>,
+    /// Per (port, input) arrivals: port `p`'s slice starts at `ports[p].inputs_at`.
+    input_arrivals: Vec<InputCount>,
+    /// Per (port, input) drops, laid out as `input_arrivals`.
+    input_drops: Vec<InputCount>,
 }
 
 /// A drop for which the discipline answered [`Verdict::DropNotify`]: what a
@@ -174,6 +178,7 @@ impl Net {
         let mut ins: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut ports: Vec<Port> = Vec::with_capacity(topo.links.len() * 2);
         let mut in_degree = vec![0usize; n];
+        let mut n_inputs = 0u32;
         for (li, l) in topo.links.iter().enumerate() {
             if l.a >= n || l.b >= n || l.a == l.b {
                 return Err(NetError(format!(
@@ -195,11 +200,21 @@ impl Net {
                 let buffer_bytes = buf.unwrap_or(default);
                 let id = ports.len() as u32;
                 // a host NIC has one input, its own host; a switch port one per link in
+                // a switch port counts per link in; a host NIC's one input is its host
                 let inputs = match kinds[from] {
-                    NodeKind::Host => 1,
-                    NodeKind::Switch => in_degree[from],
+                    NodeKind::Host => 0,
+                    NodeKind::Switch => in_degree[from] as u32,
                 };
-                let mut port = Port::new(from as u32, to as u32, l.rate_bps, l.delay, buffer_bytes, inputs);
+                let mut port = Port::new(
+                    from as u32,
+                    to as u32,
+                    l.rate_bps,
+                    l.delay,
+                    buffer_bytes,
+                    n_inputs,
+                    inputs,
+                );
+                n_inputs += inputs;
                 port.in_index = ins[to].len() as u32;
                 ins[to].push(id);
                 ports.push(port);
@@ -241,6 +256,8 @@ impl Net {
             ins,
             drop_notices: Vec::new(),
             evicted: Vec::new(),
+            input_arrivals: vec![InputCount::default(); n_inputs as usize],
+            input_drops: vec![InputCount::default(); n_inputs as usize],
         })
     }
 
@@ -315,67 +332,109 @@ impl Net {
     /// Offer `pkt`, sent by the port's own host, to output `port` (its NIC).
     #[inline]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId) {
-        self.enqueue_from(now, ev, port, Input::LOCAL, pkt);
+        // a NIC's one input is its host: its counters are the port's own
+        self.offer::<false>(now, ev, port, 0, pkt);
     }
 
-    /// Offer `pkt`, arriving by `input`, to output `port`: the discipline
-    /// admits (FIFO: into its serialisation slot at once), marks or drops it.
+    /// Offer `pkt`, arriving by input `input` (its index: [`Net::input_of`]),
+    /// to output `port`: the discipline admits (FIFO: into its serialisation
+    /// slot at once), marks or drops it.
+    ///
+    /// Drop-tail's arrival hook is written out here, inline: an idle port
+    /// admits at once, a busy one compares the backlog with the buffer.
     #[inline]
-    pub fn enqueue_from(&mut self, now: Time, ev: &mut EventQueue, port: u32, input: Input, pkt: PktId) {
-        let gap = self.framing.gap_bytes;
-        let p = &mut self.pool[pkt];
-        let bytes = p.ip_bytes + self.framing.frame_overhead_bytes;
+    pub fn enqueue_from(&mut self, now: Time, ev: &mut EventQueue, port: u32, input: u32, pkt: PktId) {
+        self.offer::<true>(now, ev, port, input, pkt);
+    }
+
+    /// [`Net::enqueue_from`]; `COUNT_INPUT` false for a host NIC (whose one
+    /// input's counters are the port's: [`Net::input_stats`] reads those).
+    #[inline(always)]
+    fn offer<const COUNT_INPUT: bool>(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+    ) {
+        let bytes = self.pool[pkt].ip_bytes + self.framing.frame_overhead_bytes;
         let pt = &mut self.ports[port as usize];
         pt.stats.arrived_bytes += bytes as u64;
         pt.stats.arrived_packets += 1;
-        let from = &mut pt.inputs[input.index as usize];
-        from.arrived_packets += 1;
-        from.arrived_bytes += bytes as u64;
+        debug_assert!(input < pt.n_inputs.max(1), "input {input} of port {port}");
+        debug_assert_eq!(
+            COUNT_INPUT,
+            pt.n_inputs > 0,
+            "inputs are counted at switch ports only"
+        );
+        if COUNT_INPUT {
+            self.input_arrivals[(pt.inputs_at + input) as usize].add(bytes);
+        }
+        let Qdisc::DropTail(q) = &pt.qdisc else {
+            self.enqueue_hooked(now, ev, port, input, pkt, bytes);
+            return;
+        };
         let idle = pt.busy_until <= now; // then nothing is waiting either
-        let backlog_bytes = if idle { 0 } else { pt.fifo_backlog_bytes(now) };
-        let idle_since = if idle { Some(pt.busy_until) } else { None };
-        // the arrival is built in each arm: inlined drop-tail keeps it in registers
-        let verdict = match &mut pt.qdisc {
-            Qdisc::DropTail(q) => q.on_arrival(
-                &Arrival {
-                    now,
-                    input,
-                    frame_bytes: bytes,
-                    backlog_bytes,
-                    idle_since,
-                },
-                p,
-            ),
-            Qdisc::Fifo(hook) => hook.on_arrival(
-                &Arrival {
-                    now,
-                    input,
-                    frame_bytes: bytes,
-                    backlog_bytes,
-                    idle_since,
-                },
-                p,
-            ),
-            Qdisc::Scheduled(_) => {
-                self.enqueue_scheduled(now, ev, port, input, pkt, bytes);
+        if !idle {
+            let limit_bytes = q.limit_bytes;
+            if !DropTail::fits(limit_bytes, pt.fifo_backlog_bytes(now), bytes) {
+                self.drop_arriving(now, port, input, pkt, DropReason::TailDrop, false);
                 return;
             }
+        }
+        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+    }
+
+    /// The arrival at a FIFO port with another hook, or at a scheduled port.
+    #[inline(never)]
+    fn enqueue_hooked(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+        bytes: u32,
+    ) {
+        let input = self.input(port, input);
+        let pt = &mut self.ports[port as usize];
+        if let Qdisc::Scheduled(_) = pt.qdisc {
+            self.enqueue_scheduled(now, ev, port, input, pkt, bytes);
+            return;
+        }
+        let idle = pt.busy_until <= now; // then nothing is waiting either
+        let arrival = Arrival {
+            now,
+            input,
+            frame_bytes: bytes,
+            backlog_bytes: if idle { 0 } else { pt.fifo_backlog_bytes(now) },
+            idle_since: if idle { Some(pt.busy_until) } else { None },
         };
-        match verdict {
+        let Qdisc::Fifo(hook) = &mut pt.qdisc else {
+            unreachable!("drop-tail runs inline in enqueue_from")
+        };
+        let p = &mut self.pool[pkt];
+        match hook.on_arrival(&arrival, p) {
             Verdict::Admit => {}
             Verdict::AdmitMarked => {
                 p.set_ecn(Ecn::Ce);
                 pt.stats.marked_packets += 1;
             }
-            Verdict::Drop(reason) => {
-                self.drop_arriving(now, port, input, pkt, reason, false);
-                return;
-            }
+            Verdict::Drop(reason) => return self.drop_arriving(now, port, input.index, pkt, reason, false),
             Verdict::DropNotify(reason) => {
-                self.drop_arriving(now, port, input, pkt, reason, true);
-                return;
+                return self.drop_arriving(now, port, input.index, pkt, reason, true);
             }
         }
+        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+    }
+
+    /// FIFO mode: put an admitted `pkt` of `bytes` into its serialisation
+    /// slot, right after everything admitted before it.
+    #[inline(always)]
+    fn admit_fifo(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId, bytes: u32, idle: bool) {
+        let gap = self.framing.gap_bytes;
+        let pt = &mut self.ports[port as usize];
         let start = if idle {
             now
         } else {
@@ -395,6 +454,18 @@ impl Net {
         pt.stats.admitted_packets += 1;
         if let Some(c) = pt.capture {
             self.captures[c as usize].record(start, &self.pool[pkt]);
+        }
+    }
+
+    /// Input `index` of output `port`, with the link it stands for.
+    fn input(&self, port: u32, index: u32) -> Input {
+        let from = self.ports[port as usize].from as usize;
+        match self.kinds[from] {
+            NodeKind::Host => Input::LOCAL,
+            NodeKind::Switch => Input {
+                link: self.ins[from][index as usize],
+                index,
+            },
         }
     }
 
@@ -445,11 +516,11 @@ impl Net {
                 true
             }
             Verdict::Drop(reason) => {
-                self.drop_arriving(now, port, input, pkt, reason, false);
+                self.drop_arriving(now, port, input.index, pkt, reason, false);
                 false
             }
             Verdict::DropNotify(reason) => {
-                self.drop_arriving(now, port, input, pkt, reason, true);
+                self.drop_arriving(now, port, input.index, pkt, reason, true);
                 false
             }
         };
@@ -509,12 +580,13 @@ impl Net {
         self.start_next(now, ev, port);
     }
 
-    /// Drop an arriving `pkt` at `port` for `reason`, with a notice if `notify`.
+    /// Drop an arriving `pkt` from input `input` at `port` for `reason`,
+    /// with a notice if `notify`.
     fn drop_arriving(
         &mut self,
         now: Time,
         port: u32,
-        input: Input,
+        input: u32,
         pkt: PktId,
         reason: DropReason,
         notify: bool,
@@ -523,9 +595,12 @@ impl Net {
         let bytes = self.frame_bytes(p);
         let pt = &mut self.ports[port as usize];
         pt.stats.count_drop(bytes, reason);
-        pt.count_input_drop(input.index, bytes);
+        if pt.n_inputs > 0 {
+            self.input_drops[(pt.inputs_at + input) as usize].add(bytes);
+        }
         if notify {
             pt.stats.notify_packets += 1;
+            let input = self.input(port, input);
             self.drop_notices.push(DropNotice {
                 at: now,
                 port,
@@ -543,7 +618,9 @@ impl Net {
         pt.stats.admitted_bytes -= q.frame_bytes as u64;
         pt.stats.admitted_packets -= 1;
         pt.stats.count_drop(q.frame_bytes, DropReason::Discipline);
-        pt.count_input_drop(q.input, q.frame_bytes);
+        if pt.n_inputs > 0 {
+            self.input_drops[(pt.inputs_at + q.input) as usize].add(q.frame_bytes);
+        }
         self.count_flow_drop(q.pkt);
     }
 
@@ -591,16 +668,41 @@ impl Net {
         }
     }
 
+    /// Arrivals and drops at `port` per input, by input index (a host NIC
+    /// has one input, its own host, whose counters are the port's).
+    pub fn input_stats(&self, port: u32) -> Vec<InputStats> {
+        let p = &self.ports[port as usize];
+        if p.n_inputs == 0 {
+            return vec![InputStats {
+                arrived_packets: p.stats.arrived_packets,
+                arrived_bytes: p.stats.arrived_bytes,
+                dropped_packets: p.stats.dropped_packets,
+                dropped_bytes: p.stats.dropped_bytes,
+            }];
+        }
+        let range = p.inputs_at as usize..(p.inputs_at + p.n_inputs) as usize;
+        self.input_arrivals[range.clone()]
+            .iter()
+            .zip(&self.input_drops[range])
+            .map(|(a, d)| InputStats {
+                arrived_packets: a.packets,
+                arrived_bytes: a.bytes,
+                dropped_packets: d.packets,
+                dropped_bytes: d.bytes,
+            })
+            .collect()
+    }
+
     /// Per-input counters of every port, one row per (port, input), in port order.
     pub fn input_rows(&self) -> Vec<InputRow> {
         let mut rows = Vec::new();
-        for (id, p) in self.ports.iter().enumerate() {
-            for (i, st) in p.inputs.iter().enumerate() {
+        for id in 0..self.ports.len() {
+            for (i, st) in self.input_stats(id as u32).into_iter().enumerate() {
                 rows.push(InputRow {
                     port: id as u32,
                     from_node: self.input_node(id as u32, i as u32),
                     input: i as u32,
-                    stats: *st,
+                    stats: st,
                 });
             }
         }
@@ -660,10 +762,7 @@ impl Net {
         }
         p.hop += 1;
         let next = self.routes.port(p.route, p.hop);
-        let input = Input {
-            link: port,
-            index: pt.in_index,
-        };
+        let input = pt.in_index;
         self.enqueue_from(now, ev, next, input, pkt);
         None
     }

@@ -10,16 +10,25 @@
 //! the pipe's head packet has a pending arrival event.
 //!
 //! Every port counts arrivals and drops per input (the neighbour the packet
-//! came from; a host NIC's one input is its own host), in a small vector
-//! indexed by the input's position among the node's inputs.
+//! came from; a host NIC's one input is its own host), indexed by the
+//! input's position among the node's inputs; the counters of all ports live
+//! in two flat arrays of the [`super::Net`] (arrivals, touched per packet,
+//! apart from drops), each port owning a slice sized when the net is built.
+//!
+//! Speed: the fields every arrival and departure touch are laid out first,
+//! in three 64-byte lines (`repr(C)`, aligned): discipline, clock and link
+//! constants; the pipe and the FIFO's waiting list; the receiving node, the
+//! waiting bytes and the per-packet counters (a pipe arrival reads only the
+//! last two lines). The rest (drop counters, configuration) follows.
 
 use super::packet::PktId;
 use super::qdisc::{DropReason, DropTail, PortMode, Qdisc, Queued};
 use std::collections::VecDeque;
 use xco_core::{Dur, Time};
 
-/// Counters of one output port.
+/// Counters of one output port (the per-packet ones first: see the module doc).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct PortStats {
     /// Frame bytes offered to the port.
     pub arrived_bytes: u64,
@@ -29,14 +38,14 @@ pub struct PortStats {
     pub admitted_bytes: u64,
     /// Frames admitted and not evicted later.
     pub admitted_packets: u64,
-    /// Frame bytes dropped (at arrival or evicted).
-    pub dropped_bytes: u64,
-    /// Frames dropped.
-    pub dropped_packets: u64,
     /// Frame bytes that reached the far end.
     pub delivered_bytes: u64,
     /// Largest backlog seen, bytes.
     pub max_backlog_bytes: u64,
+    /// Frame bytes dropped (at arrival or evicted).
+    pub dropped_bytes: u64,
+    /// Frames dropped.
+    pub dropped_packets: u64,
     /// Drops since the last time-series sample.
     pub bin_drops: u64,
     /// Frames dropped because the buffer was full ([`DropReason::TailDrop`]).
@@ -63,6 +72,24 @@ impl PortStats {
     }
 }
 
+/// Frames and frame bytes: one per-input counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InputCount {
+    /// Frames.
+    pub packets: u64,
+    /// Frame bytes.
+    pub bytes: u64,
+}
+
+impl InputCount {
+    /// Count one frame of `bytes`.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, bytes: u32) {
+        self.packets += 1;
+        self.bytes += bytes as u64;
+    }
+}
+
 /// Arrivals and drops at a port from one of its inputs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InputStats {
@@ -77,50 +104,60 @@ pub struct InputStats {
 }
 
 /// One direction of a link: the sending node's output port.
+#[repr(C, align(64))]
 pub struct Port {
-    /// Sending node.
-    pub from: u32,
-    /// Receiving node.
-    pub to: u32,
-    /// Line rate, bits per second.
-    pub rate_bps: u64,
+    // ---- line 0: read by every arrival
+    /// The discipline (set with [`super::Net::set_qdisc`]).
+    pub(crate) qdisc: Qdisc,
+    /// FIFO mode: when the last admitted packet finishes serialising.
+    /// Scheduled mode: when the frame being serialised finishes.
+    pub busy_until: Time,
     /// Serialisation time per byte, picoseconds in 32.32 fixed point.
     ps_per_byte_q32: u64,
     /// One-way propagation delay.
     pub delay: Dur,
-    /// The discipline (set with [`super::Net::set_qdisc`]).
-    pub(crate) qdisc: Qdisc,
-    /// Buffer size in bytes (as configured, or the discipline's limit).
-    pub buffer_bytes: u64,
-    /// FIFO mode: when the last admitted packet finishes serialising.
-    /// Scheduled mode: when the frame being serialised finishes.
-    pub busy_until: Time,
-    /// FIFO mode: admitted packets not yet serialising, as (start time, frame bytes).
-    pub(crate) waiting: VecDeque<(Time, u32)>,
-    pub(crate) waiting_bytes: u64,
-    /// Admitted packets in order: (arrival time at `to`, packet).
-    pub(crate) pipe: VecDeque<(Time, PktId)>,
-    /// Scheduled mode: the time of the one pending departure event (`NEVER` if none).
-    pub(crate) depart_at: Time,
-    /// Counters.
-    pub stats: PortStats,
-    /// Per input of the sending node (index [`super::qdisc::Input::index`]): arrivals and drops.
-    pub inputs: Vec<InputStats>,
-    /// Position of this link among the receiving node's inputs.
-    pub in_index: u32,
     /// Capture buffer index, if this port is captured.
     pub capture: Option<u32>,
+    /// First of this port's per-input counters in the net's arrays.
+    pub(crate) inputs_at: u32,
+    /// Counted inputs of the sending node (0 at a host NIC: its one input,
+    /// the host itself, is counted by the port's own counters).
+    pub(crate) n_inputs: u32,
+    // ---- line 1: the queues
+    /// Admitted packets in order: (arrival time at `to`, packet).
+    pub(crate) pipe: VecDeque<(Time, PktId)>,
+    /// FIFO mode: admitted packets not yet serialising, as (start time, frame bytes).
+    pub(crate) waiting: VecDeque<(Time, u32)>,
+    // ---- line 2: what a departure at the far end reads, and the per-packet counters
+    /// Receiving node.
+    pub to: u32,
+    /// Position of this link among the receiving node's inputs.
+    pub in_index: u32,
+    pub(crate) waiting_bytes: u64,
+    /// Counters.
+    pub stats: PortStats,
+    // ---- cold
+    /// Scheduled mode: the time of the one pending departure event (`NEVER` if none).
+    pub(crate) depart_at: Time,
+    /// Sending node.
+    pub from: u32,
+    /// Line rate, bits per second.
+    pub rate_bps: u64,
+    /// Buffer size in bytes (as configured, or the discipline's limit).
+    pub buffer_bytes: u64,
 }
 
 impl Port {
-    /// A drop-tail FIFO port from `from` to `to` with `inputs` inputs.
+    /// A drop-tail FIFO port from `from` to `to` whose `n_inputs` per-input
+    /// counters start at `inputs_at` in the net's arrays.
     pub(crate) fn new(
         from: u32,
         to: u32,
         rate_bps: u64,
         delay: Dur,
         buffer_bytes: u64,
-        inputs: usize,
+        inputs_at: u32,
+        n_inputs: u32,
     ) -> Port {
         Port {
             from,
@@ -136,7 +173,8 @@ impl Port {
             pipe: VecDeque::new(),
             depart_at: Time::NEVER,
             stats: PortStats::default(),
-            inputs: vec![InputStats::default(); inputs.max(1)],
+            inputs_at,
+            n_inputs,
             in_index: 0,
             capture: None,
         }
@@ -200,12 +238,9 @@ impl Port {
         }
     }
 
-    /// Counts from input `input` (drops charged to it).
-    #[inline]
-    pub(crate) fn count_input_drop(&mut self, input: u32, bytes: u32) {
-        let c = &mut self.inputs[input as usize];
-        c.dropped_packets += 1;
-        c.dropped_bytes += bytes as u64;
+    /// Inputs of the sending node (1 at a host NIC: the host itself).
+    pub fn n_inputs(&self) -> u32 {
+        self.n_inputs.max(1)
     }
 
     /// Take every packet out of the port (test and tool support): queued, then in the pipe.
@@ -220,5 +255,23 @@ impl Port {
             s.clear();
         }
         ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn the_per_packet_fields_fill_three_cache_lines() {
+        assert_eq!(align_of::<Port>(), 64);
+        assert_eq!(offset_of!(Port, n_inputs) + size_of::<u32>(), 64);
+        assert_eq!(offset_of!(Port, pipe), 64);
+        assert_eq!(offset_of!(Port, to), 128);
+        assert_eq!(
+            offset_of!(Port, stats) + offset_of!(PortStats, max_backlog_bytes) + 8,
+            192
+        );
     }
 }

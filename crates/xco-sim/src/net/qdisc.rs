@@ -134,7 +134,7 @@ pub trait Scheduler: Send {
 /// A frame that finds the port idle goes straight to the wire and is admitted.
 #[derive(Clone, Debug)]
 pub struct DropTail {
-    limit_bytes: u64,
+    pub(crate) limit_bytes: u64,
 }
 
 impl DropTail {
@@ -144,10 +144,19 @@ impl DropTail {
     }
 }
 
+impl DropTail {
+    /// True if a frame of `frame_bytes` fits behind `backlog_bytes` in `limit_bytes`.
+    #[inline(always)]
+    pub(crate) fn fits(limit_bytes: u64, backlog_bytes: u64, frame_bytes: u32) -> bool {
+        backlog_bytes + frame_bytes as u64 <= limit_bytes
+    }
+}
+
 impl ArrivalHook for DropTail {
+    /// (The network runs this inline on its fast path, in `Net::enqueue_from`.)
     #[inline(always)]
     fn on_arrival(&mut self, a: &Arrival, _pkt: &mut Packet) -> Verdict {
-        if a.idle_since.is_none() && a.backlog_bytes + a.frame_bytes as u64 > self.limit_bytes {
+        if a.idle_since.is_none() && !DropTail::fits(self.limit_bytes, a.backlog_bytes, a.frame_bytes) {
             Verdict::Drop(DropReason::TailDrop)
         } else {
             Verdict::Admit

@@ -311,6 +311,8 @@ impl TcpEndpoint {
     }
 
     /// RFC 3168 §6.1.2-6.1.3: CWR ends the echo, CE (re)starts it, ECE asks for CWR.
+    #[cold]
+    #[inline(never)]
     fn on_ecn_signals(&mut self, core: &Core, p: &Packet) {
         if p.payload_bytes > 0 {
             if p.flags & FLAG_CWR != 0 {
