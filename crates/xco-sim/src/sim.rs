@@ -262,6 +262,7 @@ impl Sim {
                     self.at_host(pkt);
                 }
             }
+            Event::PortDepart(port) => core.net.on_port_depart(core.now, &mut core.ev, port),
             Event::NicRoom(host) => {
                 core.net.on_nic_room(host);
                 if let Some(x) = core.xco.as_mut() {

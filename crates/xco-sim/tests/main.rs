@@ -9,6 +9,7 @@ mod engine;
 mod golden;
 mod incast;
 mod outputs;
+mod ports;
 mod routing;
 mod scenario_errors;
 mod sharing;

@@ -26,6 +26,7 @@ impl Entry {
             Event::Coordinator(x) => (8, x, 0),
             Event::Controller => (9, 0, 0),
             Event::ControlMessage(x) => (10, x, 0),
+            Event::PortDepart(x) => (11, x, 0),
         };
         // tag: 4 bits; a: 32 bits; b: 28 bits (app tokens and timer generations fit)
         debug_assert!(b < 1 << 28, "event payload too large");
@@ -54,7 +55,8 @@ impl Entry {
             },
             8 => Event::Coordinator(a),
             9 => Event::Controller,
-            _ => Event::ControlMessage(a),
+            10 => Event::ControlMessage(a),
+            _ => Event::PortDepart(a),
         }
     }
 }
@@ -102,6 +104,7 @@ mod tests {
             Event::Coordinator(5),
             Event::Controller,
             Event::ControlMessage(31),
+            Event::PortDepart(u32::MAX),
         ];
         for e in all {
             let x = Entry::new(u64::MAX - 1, e);

@@ -24,6 +24,9 @@ use xco_core::Time;
 pub enum Event {
     /// The head packet of port `0`'s pipe reaches the far end of the link.
     PipeArrive(u32),
+    /// Scheduled port `0` finishes serialising a frame: its discipline picks
+    /// the next (FIFO ports never need this event).
+    PortDepart(u32),
     /// The oldest packet waiting in host `0`'s NIC queue starts serialising
     /// (wakes TCP senders blocked on a full NIC queue).
     NicRoom(u32),

@@ -1,30 +1,48 @@
-//! The network: output-queued ports with drop-tail (or other) buffers,
-//! serialisation at line rate, propagation delay, and store-and-forward
-//! switches that follow precomputed routes.
+//! The network: output-queued ports run by queue disciplines, serialisation
+//! at line rate, propagation delay, and store-and-forward switches that
+//! follow precomputed routes.
 //!
-//! A port is a FIFO buffer, a serialiser and a pipe. Because the port is
-//! FIFO, an admitted packet's serialisation slot is known the moment it
-//! arrives (right after everything admitted before it), so it enters the pipe
-//! at once, stamped with its arrival time at the far end. The bytes still
-//! waiting to start serialising are tracked in a small list of (start time,
-//! bytes) that is trimmed lazily whenever the backlog is asked for. Only the
-//! pipe's head packet has a pending arrival event, and a port never needs a
-//! departure event: one event per packet per hop.
+//! A port ([`port::Port`]) is a buffer, a serialiser and a pipe, in one of
+//! two modes ([`qdisc`] describes the seam):
+//!
+//! - **FIFO** (the default, drop-tail): an admitted packet's serialisation
+//!   slot is known the moment it arrives (right after everything admitted
+//!   before it), so it enters the pipe at once, stamped with its arrival time
+//!   at the far end. Only the pipe's head packet has a pending arrival event
+//!   and the port needs no departure event: one event per packet per hop.
+//! - **Scheduled** (SFQ, [`sfq`]; a reference FIFO, [`scheduled`]): the
+//!   discipline holds the waiting packets and picks the next one at each
+//!   departure, one pending [`Event::PortDepart`] while the port is busy.
+//!
+//! Every arrival, at an idle port too, goes through the discipline's arrival
+//! hook, which sees the clock, the input, the packet and the backlog and
+//! answers admit, admit-and-mark (ECN CE), drop or drop-and-notify (a
+//! [`DropNotice`] for a later PDN layer). Ports count arrivals and drops per
+//! input and drops per reason.
 
 pub mod packet;
+pub mod port;
 pub mod qdisc;
 pub mod routing;
+pub mod scheduled;
+pub mod sfq;
 pub mod topology;
 
 use crate::engine::{Event, EventQueue};
 use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
-use packet::{Packet, PacketPool, PktId};
-use qdisc::{DropTail, Qdisc, QueueDiscipline, Verdict};
+use packet::{Ecn, Packet, PacketPool, PktId};
+use port::{InputCount, InputStats, Port};
+use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Router, RoutingMode};
-use std::collections::VecDeque;
 use topology::{NodeKind, Topology};
-use xco_core::{Dur, Time};
+use xco_core::Time;
+
+pub use port::PortStats;
+
+/// Switches of at most this many ports count arrivals and drops per input
+/// port; a larger one (a star's hub) counts its ports' totals only.
+pub const MAX_COUNTED_INPUTS: usize = 128;
 
 /// Ethernet framing added to every IP datagram.
 #[derive(Clone, Copy, Debug)]
@@ -41,86 +59,6 @@ impl Default for Framing {
             frame_overhead_bytes: 18,
             gap_bytes: 20,
         }
-    }
-}
-
-/// Counters of one output port.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PortStats {
-    /// Frame bytes offered to the port.
-    pub arrived_bytes: u64,
-    /// Frames offered.
-    pub arrived_packets: u64,
-    /// Frame bytes admitted (on the wire, being serialised or waiting).
-    pub admitted_bytes: u64,
-    /// Frames admitted.
-    pub admitted_packets: u64,
-    /// Frame bytes dropped by the queue discipline.
-    pub dropped_bytes: u64,
-    /// Frames dropped.
-    pub dropped_packets: u64,
-    /// Frame bytes that reached the far end.
-    pub delivered_bytes: u64,
-    /// Largest backlog seen, bytes.
-    pub max_backlog_bytes: u64,
-    /// Drops since the last time-series sample.
-    pub bin_drops: u64,
-}
-
-/// One direction of a link: the sending node's output port.
-pub struct Port {
-    /// Sending node.
-    pub from: u32,
-    /// Receiving node.
-    pub to: u32,
-    /// Line rate, bits per second.
-    pub rate_bps: u64,
-    /// Serialisation time per byte, picoseconds in 32.32 fixed point.
-    ps_per_byte_q32: u64,
-    /// One-way propagation delay.
-    pub delay: Dur,
-    /// The admission discipline.
-    pub qdisc: Qdisc,
-    /// Buffer size in bytes (as configured).
-    pub buffer_bytes: u64,
-    /// When the last admitted packet finishes serialising.
-    pub busy_until: Time,
-    /// Admitted packets not yet serialising: (start time, frame bytes).
-    waiting: VecDeque<(Time, u32)>,
-    waiting_bytes: u64,
-    /// Admitted packets in order: (arrival time at `to`, packet).
-    pipe: VecDeque<(Time, PktId)>,
-    /// Counters.
-    pub stats: PortStats,
-    /// Capture buffer index, if this port is captured.
-    pub capture: Option<u32>,
-}
-
-impl Port {
-    /// Serialisation time of `wire_bytes` on this port.
-    #[inline(always)]
-    pub fn serialization(&self, wire_bytes: u32) -> Dur {
-        Dur(((wire_bytes as u128 * self.ps_per_byte_q32 as u128) >> 32) as u64)
-    }
-    /// Admitted packets not yet at the far end (waiting, serialising or propagating).
-    pub fn in_pipe(&self) -> impl Iterator<Item = PktId> + '_ {
-        self.pipe.iter().map(|&(_, p)| p)
-    }
-    /// Bytes waiting to start serialising at `now`.
-    #[inline]
-    pub fn backlog_bytes(&mut self, now: Time) -> u64 {
-        while let Some(&(start, bytes)) = self.waiting.front() {
-            if start > now {
-                break;
-            }
-            self.waiting.pop_front();
-            self.waiting_bytes -= bytes as u64;
-        }
-        self.waiting_bytes
-    }
-    /// Start time of the oldest packet still waiting, if any.
-    fn next_start(&self) -> Option<Time> {
-        self.waiting.front().map(|&(t, _)| t)
     }
 }
 
@@ -181,6 +119,46 @@ pub struct Net {
     room_event: Vec<bool>,
     /// Endpoints whose NIC queue drained (the driver wakes them after the event).
     pub wakeups: Vec<u32>,
+    /// Per node: the ports (links) coming into it, in input-index order.
+    ins: Vec<Vec<u32>>,
+    /// Drops whose discipline asked for a notification, oldest first; the
+    /// layer that builds notifications (PDN) drains it. Nothing does yet.
+    pub drop_notices: Vec<DropNotice>,
+    /// Scratch for packets a scheduled discipline evicts.
+    evicted: Vec<Queued>,
+    /// Per (port, input) arrivals: port `p`'s slice starts at `ports[p].inputs_at`.
+    input_arrivals: Vec<InputCount>,
+    /// Per (port, input) drops, laid out as `input_arrivals`.
+    input_drops: Vec<InputCount>,
+}
+
+/// A drop for which the discipline answered [`Verdict::DropNotify`]: what a
+/// notification to the sender is built from.
+#[derive(Clone, Copy, Debug)]
+pub struct DropNotice {
+    /// When the packet was dropped.
+    pub at: Time,
+    /// The port that dropped it.
+    pub port: u32,
+    /// The input it arrived by (the reverse path starts there).
+    pub input: Input,
+    /// Why it was dropped.
+    pub reason: DropReason,
+    /// A copy of the dropped packet's headers.
+    pub packet: Packet,
+}
+
+/// One row of per-input counters: arrivals and drops at `port` from one input.
+#[derive(Clone, Debug)]
+pub struct InputRow {
+    /// The output port.
+    pub port: u32,
+    /// The neighbour the packets came from (`None`: the port's own host).
+    pub from_node: Option<u32>,
+    /// The input's index at the port.
+    pub input: u32,
+    /// The counters.
+    pub stats: InputStats,
 }
 
 pub use routing::pair_hash;
@@ -205,13 +183,20 @@ impl Net {
             .collect();
         let kinds: Vec<NodeKind> = topo.nodes.iter().map(|s| s.kind).collect();
         let mut out = vec![Vec::new(); n];
-        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut ins: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut ports: Vec<Port> = Vec::with_capacity(topo.links.len() * 2);
+        let mut in_degree = vec![0usize; n];
+        let mut n_inputs = 0u32;
         for (li, l) in topo.links.iter().enumerate() {
             if l.a >= n || l.b >= n || l.a == l.b {
                 return Err(NetError(format!(
                     "link {li}: endpoints must be two different existing nodes"
                 )));
             }
+            in_degree[l.a] += 1;
+            in_degree[l.b] += 1;
+        }
+        for (li, l) in topo.links.iter().enumerate() {
             if l.rate_bps == 0 {
                 return Err(NetError(format!("link {li}: rate must be positive")));
             }
@@ -222,21 +207,30 @@ impl Net {
                 };
                 let buffer_bytes = buf.unwrap_or(default);
                 let id = ports.len() as u32;
-                ports.push(Port {
-                    from: from as u32,
-                    to: to as u32,
-                    rate_bps: l.rate_bps,
-                    ps_per_byte_q32: (((8u128 * 1_000_000_000_000u128) << 32) / l.rate_bps as u128) as u64,
-                    delay: l.delay,
-                    qdisc: Qdisc::DropTail(DropTail::new(buffer_bytes)),
+                // a switch port counts per input link; a host NIC's one input is
+                // its host, counted in the port's own totals (and so is every
+                // input of a switch of more than MAX_COUNTED_INPUTS ports: its
+                // counters would grow with the square of its ports, e.g. the
+                // hub of a 100,000-host star; its ports count totals only) of more than MAX_COUNTED_INPUTS ports: its
+                // counters would grow with the square of its ports, e.g. the
+                // hub of a 100,000-host star; its ports count totals only)
+                let inputs = match kinds[from] {
+                    NodeKind::Switch if in_degree[from] <= MAX_COUNTED_INPUTS => in_degree[from] as u32,
+                    _ => 0,
+                };
+                let mut port = Port::new(
+                    from as u32,
+                    to as u32,
+                    l.rate_bps,
+                    l.delay,
                     buffer_bytes,
-                    busy_until: Time::ZERO,
-                    waiting: VecDeque::new(),
-                    waiting_bytes: 0,
-                    pipe: VecDeque::new(),
-                    stats: PortStats::default(),
-                    capture: None,
-                });
+                    n_inputs,
+                    inputs,
+                );
+                n_inputs += inputs;
+                port.in_index = ins[to].len() as u32;
+                ins[to].push(id);
+                ports.push(port);
                 out[from].push((id, to as u32));
                 if kinds[from] == NodeKind::Host {
                     if nodes[from].nic != u32::MAX {
@@ -279,6 +273,11 @@ impl Net {
             blocked: vec![Vec::new(); n],
             room_event: vec![false; n],
             wakeups: Vec::new(),
+            ins,
+            drop_notices: Vec::new(),
+            evicted: Vec::new(),
+            input_arrivals: vec![InputCount::default(); n_inputs as usize],
+            input_drops: vec![InputCount::default(); n_inputs as usize],
         })
     }
 
@@ -361,22 +360,114 @@ impl Net {
         }
     }
 
-    /// Offer `pkt` to output `port`: admit it into its serialisation slot or drop it.
+    /// Offer `pkt`, sent by the port's own host, to output `port` (its NIC).
     #[inline]
     pub fn enqueue(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId) {
-        let bytes = self.frame_bytes(&self.pool[pkt]);
-        let gap = self.framing.gap_bytes;
+        // a NIC's one input is its host: its counters are the port's own
+        self.offer::<false>(now, ev, port, 0, pkt);
+    }
+
+    /// Offer `pkt`, arriving by input `input` (its index: [`Net::input_of`]),
+    /// to output `port`: the discipline admits (FIFO: into its serialisation
+    /// slot at once), marks or drops it.
+    ///
+    /// Drop-tail's arrival hook is written out here, inline: an idle port
+    /// admits at once, a busy one compares the backlog with the buffer.
+    #[inline]
+    pub fn enqueue_from(&mut self, now: Time, ev: &mut EventQueue, port: u32, input: u32, pkt: PktId) {
+        self.offer::<true>(now, ev, port, input, pkt);
+    }
+
+    /// [`Net::enqueue_from`]; `COUNT_INPUT` false for a host NIC (whose one
+    /// input's counters are the port's: [`Net::input_stats`] reads those).
+    #[inline(always)]
+    fn offer<const COUNT_INPUT: bool>(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+    ) {
+        let bytes = self.pool[pkt].ip_bytes + self.framing.frame_overhead_bytes;
         let pt = &mut self.ports[port as usize];
         pt.stats.arrived_bytes += bytes as u64;
         pt.stats.arrived_packets += 1;
-        let start = if pt.busy_until <= now {
-            now // idle: nothing is waiting either
-        } else {
-            let backlog = pt.backlog_bytes(now);
-            if pt.qdisc.admit(now, bytes, backlog) == Verdict::Drop {
-                self.drop_packet(port, pkt);
+        debug_assert!(
+            COUNT_INPUT || pt.n_inputs == 0,
+            "a host NIC has no input counters"
+        );
+        if COUNT_INPUT && pt.n_inputs > 0 {
+            debug_assert!(input < pt.n_inputs, "input {input} of port {port}");
+            self.input_arrivals[(pt.inputs_at + input) as usize].add(bytes);
+        }
+        let Qdisc::DropTail(q) = &pt.qdisc else {
+            self.enqueue_hooked(now, ev, port, input, pkt, bytes);
+            return;
+        };
+        let idle = pt.busy_until <= now; // then nothing is waiting either
+        if !idle {
+            let limit_bytes = q.limit_bytes;
+            if !DropTail::fits(limit_bytes, pt.fifo_backlog_bytes(now), bytes) {
+                self.drop_arriving(now, port, input, pkt, DropReason::TailDrop, false);
                 return;
             }
+        }
+        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+    }
+
+    /// The arrival at a FIFO port with another hook, or at a scheduled port.
+    #[inline(never)]
+    fn enqueue_hooked(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+        bytes: u32,
+    ) {
+        let input = self.input(port, input);
+        let pt = &mut self.ports[port as usize];
+        if let Qdisc::Scheduled(_) = pt.qdisc {
+            self.enqueue_scheduled(now, ev, port, input, pkt, bytes);
+            return;
+        }
+        let idle = pt.busy_until <= now; // then nothing is waiting either
+        let arrival = Arrival {
+            now,
+            input,
+            frame_bytes: bytes,
+            backlog_bytes: if idle { 0 } else { pt.fifo_backlog_bytes(now) },
+            idle_since: if idle { Some(pt.busy_until) } else { None },
+        };
+        let Qdisc::Fifo(hook) = &mut pt.qdisc else {
+            unreachable!("drop-tail runs inline in enqueue_from")
+        };
+        let p = &mut self.pool[pkt];
+        match hook.on_arrival(&arrival, p) {
+            Verdict::Admit => {}
+            Verdict::AdmitMarked => {
+                p.set_ecn(Ecn::Ce);
+                pt.stats.marked_packets += 1;
+            }
+            Verdict::Drop(reason) => return self.drop_arriving(now, port, input.index, pkt, reason, false),
+            Verdict::DropNotify(reason) => {
+                return self.drop_arriving(now, port, input.index, pkt, reason, true);
+            }
+        }
+        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+    }
+
+    /// FIFO mode: put an admitted `pkt` of `bytes` into its serialisation
+    /// slot, right after everything admitted before it.
+    #[inline(always)]
+    fn admit_fifo(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId, bytes: u32, idle: bool) {
+        let gap = self.framing.gap_bytes;
+        let pt = &mut self.ports[port as usize];
+        let start = if idle {
+            now
+        } else {
             pt.waiting.push_back((pt.busy_until, bytes));
             pt.waiting_bytes += bytes as u64;
             pt.stats.max_backlog_bytes = pt.stats.max_backlog_bytes.max(pt.waiting_bytes);
@@ -396,17 +487,257 @@ impl Net {
         }
     }
 
-    fn drop_packet(&mut self, port: u32, pkt: PktId) {
+    /// Input `index` of output `port`, with the link it stands for.
+    fn input(&self, port: u32, index: u32) -> Input {
+        let from = self.ports[port as usize].from as usize;
+        match self.kinds[from] {
+            NodeKind::Host => Input::LOCAL,
+            NodeKind::Switch => Input {
+                link: self.ins[from][index as usize],
+                index,
+            },
+        }
+    }
+
+    /// The scheduled-mode half of [`Net::enqueue_from`] (arrival counted already).
+    #[inline(never)]
+    fn enqueue_scheduled(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: Input,
+        pkt: PktId,
+        bytes: u32,
+    ) {
+        // a departure due now whose event has not fired yet: start it first,
+        // so the backlog is what a FIFO port would see
+        if self.ports[port as usize].busy_until <= now {
+            self.start_next(now, ev, port);
+        }
+        let pt = &mut self.ports[port as usize];
+        let idle = pt.busy_until <= now;
+        let Qdisc::Scheduled(s) = &mut pt.qdisc else {
+            unreachable!("a scheduled port")
+        };
+        let arrival = Arrival {
+            now,
+            input,
+            frame_bytes: bytes,
+            backlog_bytes: s.backlog_bytes(),
+            idle_since: if idle { Some(pt.busy_until) } else { None },
+        };
+        let q = Queued {
+            pkt,
+            frame_bytes: bytes,
+            input: input.index,
+        };
+        let mut evicted = std::mem::take(&mut self.evicted);
+        let p = &mut self.pool[pkt];
+        let verdict = s.on_arrival(&arrival, q, p, &mut evicted);
+        let admitted = match verdict {
+            Verdict::Admit | Verdict::AdmitMarked => {
+                if verdict == Verdict::AdmitMarked {
+                    p.set_ecn(Ecn::Ce);
+                    pt.stats.marked_packets += 1;
+                }
+                pt.stats.admitted_bytes += bytes as u64;
+                pt.stats.admitted_packets += 1;
+                true
+            }
+            Verdict::Drop(reason) => {
+                self.drop_arriving(now, port, input.index, pkt, reason, false);
+                false
+            }
+            Verdict::DropNotify(reason) => {
+                self.drop_arriving(now, port, input.index, pkt, reason, true);
+                false
+            }
+        };
+        for q in evicted.drain(..) {
+            self.evict(port, q);
+        }
+        self.evicted = evicted;
+        if admitted && idle {
+            self.start_next(now, ev, port);
+        }
+        let pt = &mut self.ports[port as usize];
+        let backlog = pt.backlog_bytes(now);
+        pt.stats.max_backlog_bytes = pt.stats.max_backlog_bytes.max(backlog);
+    }
+
+    /// Scheduled mode: if the discipline has a packet, start serialising it
+    /// at `now` (the port must be free) and make sure a departure event is pending.
+    fn start_next(&mut self, now: Time, ev: &mut EventQueue, port: u32) {
+        let gap = self.framing.gap_bytes;
+        let pt = &mut self.ports[port as usize];
+        let Qdisc::Scheduled(s) = &mut pt.qdisc else {
+            return;
+        };
+        let Some(q) = s.dequeue(now) else {
+            return;
+        };
+        let done = now + pt.serialization(q.frame_bytes + gap);
+        pt.busy_until = done;
+        let arrive = done + pt.delay;
+        if pt.pipe.is_empty() {
+            ev.schedule(arrive, Event::PipeArrive(port));
+        }
+        pt.pipe.push_back((arrive, q.pkt));
+        if pt.depart_at == Time::NEVER {
+            pt.depart_at = done;
+            ev.schedule(done, Event::PortDepart(port));
+        }
+        if let Some(c) = pt.capture {
+            self.captures[c as usize].record(now, &self.pool[q.pkt]);
+        }
+    }
+
+    /// The departure event of scheduled `port`: the frame in service is out;
+    /// the discipline picks the next one.
+    pub fn on_port_depart(&mut self, now: Time, ev: &mut EventQueue, port: u32) {
+        let pt = &mut self.ports[port as usize];
+        if pt.depart_at != now {
+            return; // stale: the port was emptied by a test harness
+        }
+        pt.depart_at = Time::NEVER;
+        if pt.busy_until > now {
+            // an arrival at this instant already started the next frame
+            pt.depart_at = pt.busy_until;
+            ev.schedule(pt.busy_until, Event::PortDepart(port));
+            return;
+        }
+        self.start_next(now, ev, port);
+    }
+
+    /// Drop an arriving `pkt` from input `input` at `port` for `reason`,
+    /// with a notice if `notify`.
+    fn drop_arriving(
+        &mut self,
+        now: Time,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+        reason: DropReason,
+        notify: bool,
+    ) {
         let p = &self.pool[pkt];
         let bytes = self.frame_bytes(p);
-        let st = &mut self.ports[port as usize].stats;
-        st.dropped_bytes += bytes as u64;
-        st.dropped_packets += 1;
-        st.bin_drops += 1;
+        let pt = &mut self.ports[port as usize];
+        pt.stats.count_drop(bytes, reason);
+        if pt.n_inputs > 0 {
+            self.input_drops[(pt.inputs_at + input) as usize].add(bytes);
+        }
+        if notify {
+            pt.stats.notify_packets += 1;
+            let input = self.input(port, input);
+            self.drop_notices.push(DropNotice {
+                at: now,
+                port,
+                input,
+                reason,
+                packet: *p,
+            });
+        }
+        self.count_flow_drop(pkt);
+    }
+
+    /// Drop `q`, admitted earlier, that a scheduled discipline pushed out of `port`.
+    fn evict(&mut self, port: u32, q: Queued) {
+        let pt = &mut self.ports[port as usize];
+        pt.stats.admitted_bytes -= q.frame_bytes as u64;
+        pt.stats.admitted_packets -= 1;
+        pt.stats.count_drop(q.frame_bytes, DropReason::Discipline);
+        if pt.n_inputs > 0 {
+            self.input_drops[(pt.inputs_at + q.input) as usize].add(q.frame_bytes);
+        }
+        self.count_flow_drop(q.pkt);
+    }
+
+    /// Count `pkt` as lost by its flow and release it.
+    fn count_flow_drop(&mut self, pkt: PktId) {
+        let p = &self.pool[pkt];
         let f = &mut self.flows[p.flow as usize];
         f.wire_bytes_dropped += p.ip_bytes as u64;
         f.wire_packets_dropped += 1;
         self.pool.release(pkt);
+    }
+
+    /// Replace `port`'s discipline (its buffer size becomes the discipline's
+    /// limit); the port must hold no packets.
+    pub fn set_qdisc(&mut self, port: u32, qdisc: Qdisc) -> Result<(), NetError> {
+        let pt = self
+            .ports
+            .get_mut(port as usize)
+            .ok_or_else(|| NetError(format!("no port {port}")))?;
+        let busy = !pt.pipe.is_empty() || pt.waiting_bytes > 0 || pt.depart_at != Time::NEVER;
+        if busy || matches!(&pt.qdisc, Qdisc::Scheduled(s) if s.backlog_bytes() > 0) {
+            return Err(NetError(format!(
+                "port {port} holds packets: set disciplines before traffic starts"
+            )));
+        }
+        pt.buffer_bytes = qdisc.limit_bytes();
+        pt.qdisc = qdisc;
+        Ok(())
+    }
+
+    /// The input of node `node` that link `port` feeds (`port` must end at `node`).
+    pub fn input_of(&self, port: u32) -> Input {
+        Input {
+            link: port,
+            index: self.ports[port as usize].in_index,
+        }
+    }
+
+    /// The neighbour behind input `index` of output `port` (`None`: the port's own host).
+    pub fn input_node(&self, port: u32, index: u32) -> Option<u32> {
+        let from = self.ports[port as usize].from as usize;
+        match self.kinds[from] {
+            NodeKind::Host => None,
+            NodeKind::Switch => Some(self.ports[self.ins[from][index as usize] as usize].from),
+        }
+    }
+
+    /// Arrivals and drops at `port` per input, by input index (a host NIC
+    /// has one input, its own host, whose counters are the port's; a port of
+    /// a switch larger than [`MAX_COUNTED_INPUTS`] reports its totals as one row).
+    pub fn input_stats(&self, port: u32) -> Vec<InputStats> {
+        let p = &self.ports[port as usize];
+        if p.n_inputs == 0 {
+            return vec![InputStats {
+                arrived_packets: p.stats.arrived_packets,
+                arrived_bytes: p.stats.arrived_bytes,
+                dropped_packets: p.stats.dropped_packets,
+                dropped_bytes: p.stats.dropped_bytes,
+            }];
+        }
+        let range = p.inputs_at as usize..(p.inputs_at + p.n_inputs) as usize;
+        self.input_arrivals[range.clone()]
+            .iter()
+            .zip(&self.input_drops[range])
+            .map(|(a, d)| InputStats {
+                arrived_packets: a.packets,
+                arrived_bytes: a.bytes,
+                dropped_packets: d.packets,
+                dropped_bytes: d.bytes,
+            })
+            .collect()
+    }
+
+    /// Per-input counters of every port, one row per (port, input), in port order.
+    pub fn input_rows(&self) -> Vec<InputRow> {
+        let mut rows = Vec::new();
+        for id in 0..self.ports.len() {
+            for (i, st) in self.input_stats(id as u32).into_iter().enumerate() {
+                rows.push(InputRow {
+                    port: id as u32,
+                    from_node: self.input_node(id as u32, i as u32),
+                    input: i as u32,
+                    stats: st,
+                });
+            }
+        }
+        rows
     }
 
     /// True if host `host`'s NIC queue can take `frame_bytes` more of TCP data
@@ -462,7 +793,8 @@ impl Net {
         }
         p.hop += 1;
         let next = self.routes.port(p.route, p.hop);
-        self.enqueue(now, ev, next, pkt);
+        let input = pt.in_index;
+        self.enqueue_from(now, ev, next, input, pkt);
         None
     }
 
@@ -481,11 +813,7 @@ impl Net {
     /// Remove every packet waiting at or travelling from `port` (test and
     /// tool support); returns them in order, released from the pool.
     pub fn take_packets(&mut self, port: u32) -> Vec<Packet> {
-        let pt = &mut self.ports[port as usize];
-        pt.waiting.clear();
-        pt.waiting_bytes = 0;
-        pt.busy_until = Time::ZERO;
-        let ids: Vec<PktId> = pt.pipe.drain(..).map(|(_, p)| p).collect();
+        let ids = self.ports[port as usize].clear();
         ids.into_iter()
             .map(|id| {
                 let p = self.pool[id];

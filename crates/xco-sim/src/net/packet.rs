@@ -25,6 +25,27 @@ pub const FLAG_SYN: u8 = 1;
 pub const FLAG_ACK: u8 = 2;
 /// TCP flag: FIN.
 pub const FLAG_FIN: u8 = 4;
+/// TCP flag: ECN-Echo (RFC 3168: the receiver saw CE).
+pub const FLAG_ECE: u8 = 8;
+/// TCP flag: Congestion Window Reduced (RFC 3168: the sender answered ECE).
+pub const FLAG_CWR: u8 = 16;
+/// The bits of [`Packet::flags`] that hold the IP header's ECN field (bits 6-7).
+const ECN_MASK: u8 = 0xC0;
+const ECN_SHIFT: u32 = 6;
+
+/// The ECN field of the IP header (RFC 3168 codepoints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport (00): congestion is signalled by drops.
+    NotEct = 0,
+    /// ECN-capable transport, ECT(1) (01).
+    Ect1 = 1,
+    /// ECN-capable transport, ECT(0) (10).
+    Ect0 = 2,
+    /// Congestion experienced (11), set by a queue instead of a drop.
+    Ce = 3,
+}
 
 /// IPv4 header bytes.
 pub const IPV4_HEADER_BYTES: u32 = 20;
@@ -54,7 +75,8 @@ pub struct Packet {
     pub hop: u16,
     /// Packet kind.
     pub kind: PktKind,
-    /// TCP flags (`FLAG_*`).
+    /// TCP flags (`FLAG_*`, bits 0-4) and the IP ECN field (bits 6-7: use
+    /// [`Packet::ecn`] and [`Packet::set_ecn`]); one byte, so `Packet` keeps its size.
     pub flags: u8,
     /// IP datagram length in bytes (headers + payload).
     pub ip_bytes: u32,
@@ -94,6 +116,36 @@ impl Packet {
         dst: 0,
         wnd: 0,
     };
+
+    /// The IP header's ECN field.
+    #[inline(always)]
+    pub fn ecn(&self) -> Ecn {
+        match (self.flags & ECN_MASK) >> ECN_SHIFT {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// Set the IP header's ECN field.
+    #[inline(always)]
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.flags = (self.flags & !ECN_MASK) | (ecn as u8) << ECN_SHIFT;
+    }
+
+    /// True if the packet is ECN-capable (ECT(0), ECT(1) or already CE).
+    #[inline(always)]
+    pub fn is_ect(&self) -> bool {
+        self.flags & ECN_MASK != 0
+    }
+
+    /// True if the packet is ECN-capable or carries ECE or CWR: one test
+    /// that lets TCP skip all ECN handling for the usual packet.
+    #[inline(always)]
+    pub fn has_ecn_bits(&self) -> bool {
+        self.flags & (ECN_MASK | FLAG_ECE | FLAG_CWR) != 0
+    }
 }
 
 /// A free-list arena of packets: allocation on the packet path is a pop.
@@ -157,5 +209,33 @@ impl std::ops::IndexMut<PktId> for PacketPool {
     #[inline(always)]
     fn index_mut(&mut self, id: PktId) -> &mut Packet {
         &mut self.slots[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_is_72_bytes() {
+        // the ECN field lives in the flags byte: adding it must not grow packets
+        assert_eq!(std::mem::size_of::<Packet>(), 72);
+    }
+
+    #[test]
+    fn the_ecn_field_leaves_the_tcp_flags_alone() {
+        let mut p = Packet {
+            flags: FLAG_SYN | FLAG_ACK | FLAG_ECE | FLAG_CWR,
+            ..Packet::EMPTY
+        };
+        assert_eq!(p.ecn(), Ecn::NotEct);
+        assert!(!p.is_ect());
+        for e in [Ecn::Ect0, Ecn::Ect1, Ecn::Ce, Ecn::NotEct] {
+            p.set_ecn(e);
+            assert_eq!(p.ecn(), e);
+            assert_eq!(p.flags & 31, FLAG_SYN | FLAG_ACK | FLAG_ECE | FLAG_CWR);
+        }
+        p.set_ecn(Ecn::Ect0);
+        assert!(p.is_ect());
     }
 }

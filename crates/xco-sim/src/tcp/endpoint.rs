@@ -1,5 +1,11 @@
 //! One end of a TCP connection: a sender half and a receiver half.
 //!
+//! ECN signalling (RFC 3168 §6.1), the minimum: with `TcpConfig::ecn` new
+//! data goes out ECT(0); a receiver that gets a CE-marked segment sets ECE
+//! on its ACKs until a segment with CWR arrives; a sender that gets ECE sets
+//! CWR on its next new data segment, once per window of data. Nothing else
+//! reacts to ECE yet (no cwnd cut).
+//!
 //! Timers follow the "one pending event per element" rule: the endpoint keeps
 //! the *deadline* of its retransmission and delayed-ACK timers in fields and at
 //! most one engine event for each; moving a deadline later is a field write,
@@ -10,7 +16,7 @@ use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::Event;
-use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_SYN};
+use crate::net::packet::{Ecn, Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -82,6 +88,12 @@ pub struct TcpEndpoint {
     last_send: Time,
     /// Receive window the peer advertised.
     pub peer_wnd: u64,
+    /// ECN signals seen and sent.
+    pub ecn: EcnCounters,
+    /// ECE seen: set CWR on the next new data segment.
+    cwr_pending: bool,
+    /// ECE is answered once per window: not again before `snd_una` passes this.
+    ecn_recover: u64,
 
     // ---- receiver ----
     /// Next byte expected.
@@ -94,6 +106,21 @@ pub struct TcpEndpoint {
     ts_recent: u64,
     last_ack_sent: u64,
     ack_now: bool,
+    /// A CE mark arrived and no CWR since: ACKs carry ECE.
+    ece_pending: bool,
+}
+
+/// ECN signals of one endpoint (RFC 3168).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounters {
+    /// Data segments that arrived marked CE.
+    pub ce_received: u64,
+    /// Segments sent with ECE.
+    pub ece_sent: u64,
+    /// Segments that arrived with ECE.
+    pub ece_received: u64,
+    /// Data segments sent with CWR.
+    pub cwr_sent: u64,
 }
 
 /// What to build a pair of endpoints from.
@@ -157,6 +184,9 @@ impl TcpEndpoint {
             syn_retransmitted: false,
             last_send: Time::ZERO,
             peer_wnd: cfg.rcv_buf_bytes,
+            ecn: EcnCounters::default(),
+            cwr_pending: false,
+            ecn_recover: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
             ooo_bytes: 0,
@@ -166,6 +196,7 @@ impl TcpEndpoint {
             ts_recent: 0,
             last_ack_sent: 0,
             ack_now: false,
+            ece_pending: false,
         }
     }
 
@@ -264,6 +295,9 @@ impl TcpEndpoint {
             }
         }
         self.peer_wnd = p.wnd as u64;
+        if p.has_ecn_bits() {
+            self.on_ecn_signals(core, p);
+        }
         if p.flags & FLAG_ACK != 0 {
             self.process_ack(core, p);
         }
@@ -273,6 +307,28 @@ impl TcpEndpoint {
         self.output(core);
         if self.ack_now {
             self.send_control(core, FLAG_ACK);
+        }
+    }
+
+    /// RFC 3168 §6.1.2-6.1.3: CWR ends the echo, CE (re)starts it, ECE asks for CWR.
+    #[cold]
+    #[inline(never)]
+    fn on_ecn_signals(&mut self, core: &Core, p: &Packet) {
+        if p.payload_bytes > 0 {
+            if p.flags & FLAG_CWR != 0 {
+                self.ece_pending = false;
+            }
+            if p.ecn() == Ecn::Ce {
+                self.ecn.ce_received += 1;
+                self.ece_pending = true;
+            }
+        }
+        if p.flags & FLAG_ECE != 0 {
+            self.ecn.ece_received += 1;
+            if core.tcp_cfg.ecn && p.ack > self.ecn_recover {
+                self.cwr_pending = true;
+                self.ecn_recover = self.snd_max;
+            }
         }
     }
 
@@ -510,7 +566,11 @@ impl TcpEndpoint {
             .min(u32::MAX as u64) as u32
     }
 
-    fn stamp(&mut self, core: &Core, flags: u8) -> Packet {
+    fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
+        if self.ece_pending && flags & FLAG_ACK != 0 {
+            flags |= FLAG_ECE;
+            self.ecn.ece_sent += 1;
+        }
         Packet {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
@@ -543,6 +603,15 @@ impl TcpEndpoint {
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
+        if core.tcp_cfg.ecn && seq >= self.snd_max {
+            // new data only: RFC 3168 §6.1.5 keeps retransmissions not-ECT
+            p.set_ecn(Ecn::Ect0);
+            if self.cwr_pending {
+                self.cwr_pending = false;
+                p.flags |= FLAG_CWR;
+                self.ecn.cwr_sent += 1;
+            }
+        }
         self.acked_now();
         self.last_send = core.now;
         let id = core.net.alloc(p);

@@ -51,6 +51,11 @@ pub struct TcpConfig {
     pub abc_limit_segments: u32,
     /// Congestion control algorithm.
     pub cc: cc::CcKind,
+    /// Send new data segments as ECN-capable, ECT(0) (RFC 3168; both ends
+    /// assume it, there is no SYN negotiation). Receivers always echo CE as
+    /// ECE and senders answer ECE with CWR; the congestion response to ECE
+    /// is not modelled yet.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -76,6 +81,7 @@ impl TcpConfig {
             dupack_threshold: 3,
             abc_limit_segments: 2,
             cc: cc::CcKind::NewReno,
+            ecn: false,
         }
     }
 }
