@@ -253,7 +253,7 @@ impl Sim {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) -> Result<(), SimError> {
         let core = &mut self.core;
         match ev {
@@ -303,9 +303,15 @@ impl Sim {
             Event::Probe(_) | Event::Timer { .. } => {}
         }
         if !self.core.net.wakeups.is_empty() {
-            let woken = std::mem::take(&mut self.core.net.wakeups);
+            let mut woken = std::mem::take(&mut self.core.net.wakeups);
             for &ep in &woken {
                 self.tcp.eps[ep as usize].output(&mut self.core);
+            }
+            // hand the list's memory back (nothing allocated per wake-up)
+            // unless the woken senders queued new wake-ups meanwhile
+            if self.core.net.wakeups.is_empty() {
+                woken.clear();
+                self.core.net.wakeups = woken;
             }
         }
         Ok(())

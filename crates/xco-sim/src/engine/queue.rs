@@ -226,7 +226,7 @@ impl EventQueue {
     }
 
     /// Remove and return the earliest live event.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         loop {
             let e = self.pop_entry()?;
