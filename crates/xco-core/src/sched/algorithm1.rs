@@ -343,8 +343,8 @@ impl Scheduler {
 
     /// What considering node `x` decides (reading only): the first feasible
     /// of its flows in destination order, and whether its oldest flow,
-    /// starving and not chosen, reserves its path (one that can never fit
-    /// does not: see [`reserving`](Self::reserving)).
+    /// starving and not chosen, reserves its path (if it can never fit,
+    /// another flow may: see [`reserving`](Self::reserving)).
     ///
     /// The order is by age (the flow x sends on last), ties in round robin
     /// from the pointer. Link state does not change while x's own flows are
@@ -417,7 +417,14 @@ impl Scheduler {
         // itself: links it cannot get now are not handed to younger flows
         let f0 = &flows[j0];
         if Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled() && jg != j0 {
-            choice.reserve = self.reserving(now, x, start, j0, jg);
+            // a host no faster than the slowest link fits any path (on a
+            // loaded network most nodes considered get here); else see
+            // whether the flow can ever fit, out of line
+            choice.reserve = if cx <= self.slowest_link_bps && f0.routed() {
+                Some(j0)
+            } else {
+                self.reserving(now, x, start, j0, jg)
+            };
         }
         choice
     }

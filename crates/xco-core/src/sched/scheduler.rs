@@ -103,6 +103,8 @@ pub struct Scheduler {
     /// the holder of a live reservation and the last reservation made of it
     /// by a starving flow.
     pub(super) links: Links,
+    /// The capacity of the slowest link: a host no faster fits every path.
+    pub(super) slowest_link_bps: u64,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -157,6 +159,7 @@ impl Scheduler {
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
             links: Links::new(&topo.link_bps),
+            slowest_link_bps: topo.link_bps.iter().copied().min().unwrap_or(u64::MAX),
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
