@@ -322,6 +322,105 @@ fn hybrid_schedules_a_host_faster_than_its_bottleneck_and_timeslice_cannot() {
     }
 }
 
+/// Hosts 0..n on one switch (n), host `x`'s cable and C_x at `bps[x]`.
+fn star_of(bps: &[u64]) -> (Net, Vec<u64>) {
+    let sw = bps.len() as u32;
+    let net = Net {
+        hosts: bps.len(),
+        switches: 1,
+        cables: (0..sw).map(|h| (h, sw, bps[h as usize])).collect(),
+    };
+    (net, bps.to_vec())
+}
+
+#[test]
+fn a_flow_that_can_never_fit_does_not_starve_one_that_can() {
+    // host 0 (10 Gb/s) and host 1 (1 Gb/s) both want host 3 (1 Gb/s): in
+    // the timeslice form host 0 adds its full 10 Gb/s, which host 3's port
+    // can never admit; its flow waits forever but must not reserve host
+    // 3's port against host 1, which would then never be served again
+    let (net, bps) = star_of(&[10 * G, G, G, G]);
+    let mut d = Driver::new(Scheduler::new(net.topology(&bps), cfg(Mode::Timeslice)));
+    d.s.handle_backlog(Time::ZERO, 0, &[3]);
+    d.s.handle_backlog(Time::ZERO, 1, &[3]);
+    d.drain();
+    let end = Time(Dur::from_ms(200).ps());
+    let mut grants = vec![Time::ZERO];
+    let mut reserved = None;
+    assert_eq!(d.s.dest(1), Some(3));
+    while d.now < end {
+        let t = d.s.poll_timeout().expect("a timer is pending");
+        d.now = t;
+        let before = d.log.len();
+        d.s.handle_timeout(t);
+        d.drain();
+        for dir in &d.log[before..] {
+            if let DirectiveKind::Slice { dest, .. } = dir.kind {
+                assert!(dir.host != 0 || dest.is_none(), "host 0 cannot fit: {dir:?}");
+                if dir.host == 1 && dest == Some(3) {
+                    grants.push(t);
+                }
+            }
+        }
+        d.check_capacity();
+        for l in 0..d.s.links() as u32 {
+            if d.s.reservation(l).is_some_and(|r| r.0 == 0) {
+                reserved.get_or_insert((t, l));
+            }
+        }
+    }
+    let slice = cfg(Mode::Timeslice).slice;
+    for w in grants.windows(2) {
+        assert!(
+            w[1].saturating_since(w[0]) <= Dur(3 * slice.ps()),
+            "host 1 waits from {:?} to {:?}; granted at {grants:?}",
+            w[0],
+            w[1]
+        );
+    }
+    assert!(
+        grants
+            .last()
+            .is_some_and(|&t| end.saturating_since(t) <= Dur(3 * slice.ps())),
+        "host 1 is no longer served after {:?}",
+        grants.last()
+    );
+    assert_eq!(reserved, None, "host 0's flow reserved (at, link)");
+}
+
+#[test]
+fn a_flow_that_can_never_fit_does_not_keep_a_younger_one_of_its_node_from_reserving() {
+    // host 0 (10 Gb/s) wants host 1 (1 Gb/s: can never fit) and host 5
+    // (10 Gb/s), both since 1 us; hosts 2, 3, 4 (10 Gb/s) want host 5 since
+    // 0 and take its port in turn at 0, 2 and 4 ms, and host 2 again at 6 ms
+    // (its flow is older than host 0's). Then host 0's flow to 5 has
+    // waited more than two slices and is not chosen: it reserves its path,
+    // although its flow to 1 is as old and comes first in its order (that
+    // one would hold host 0's uplink and host 1's port in vain, for ever)
+    let (net, bps) = star_of(&[10 * G, G, 10 * G, 10 * G, 10 * G, 10 * G]);
+    let mut s = Scheduler::new(net.topology(&bps), cfg(Mode::Timeslice));
+    let at = |us: u64| Time(Dur::from_us(us).ps());
+    for x in [2, 3, 4] {
+        s.handle_backlog(at(0), x, &[5]);
+    }
+    s.handle_backlog(at(1), 0, &[1, 5]);
+    let mut granted = Vec::new();
+    while let Some(t) = s.poll_timeout().filter(|&t| t <= at(6000)) {
+        s.handle_timeout(t);
+        while s.poll_directive().is_some() {}
+        granted.push(s.dest(2).or(s.dest(3)).or(s.dest(4)));
+        assert_eq!(s.dest(0), None);
+    }
+    assert_eq!(s.dest(2), Some(5), "host 2 sends at 6 ms; granted {granted:?}");
+    let (up0, down1, down5) = (s.path(0, 5)[0], s.path(0, 1)[1], s.path(0, 5)[1]);
+    assert_eq!(s.reservation(down5).map(|r| (r.0, r.1)), Some((0, 5)));
+    assert_eq!(s.reservation(up0).map(|r| (r.0, r.1)), Some((0, 5)));
+    assert_eq!(s.reservation(down1), None, "host 0's flow to 1 reserves nothing");
+    // so host 0 is served next, before the younger flows of hosts 3 and 4
+    s.handle_timeout(at(8000));
+    assert_eq!(s.dest(0), Some(5));
+}
+
 #[test]
 fn a_host_whose_feedback_stops_is_dropped_and_its_capacity_reused() {
     let net = star(6, G);

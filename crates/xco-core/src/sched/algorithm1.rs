@@ -343,7 +343,8 @@ impl Scheduler {
 
     /// What considering node `x` decides (reading only): the first feasible
     /// of its flows in destination order, and whether its oldest flow,
-    /// starving and not chosen, reserves its path.
+    /// starving and not chosen, reserves its path (if it can never fit,
+    /// another flow may: see [`reserving`](Self::reserving)).
     ///
     /// The order is by age (the flow x sends on last), ties in round robin
     /// from the pointer. Link state does not change while x's own flows are
@@ -416,9 +417,61 @@ impl Scheduler {
         // itself: links it cannot get now are not handed to younger flows
         let f0 = &flows[j0];
         if Some(f0.dest) != n.dest && now.saturating_since(f0.wait) > self.cfg.slice.doubled() && jg != j0 {
-            choice.reserve = Some(j0);
+            // a host no faster than the slowest link fits any path (on a
+            // loaded network most nodes considered get here); else see
+            // whether the flow can ever fit, out of line
+            choice.reserve = if cx <= self.slowest_link_bps && f0.routed() {
+                Some(j0)
+            } else {
+                self.reserving(now, x, start, j0, jg)
+            };
         }
         choice
+    }
+
+    /// Which flow of node `x` reserves, its oldest flow `j0` starving and
+    /// not chosen (`jg` is): `j0` if it fits its path on an idle network;
+    /// else (rare) the oldest flow that does, if it starves and is not
+    /// chosen. A flow that can never fit is never served: holding links
+    /// for it would idle them for ever, and it must not keep the node's
+    /// other flows from reserving. Ties as in [`choose`](Self::choose):
+    /// the first in rotated order from `start`.
+    #[inline(never)]
+    fn reserving(&self, now: Time, x: u32, start: usize, j0: usize, jg: usize) -> Option<usize> {
+        let n = &self.nodes[x as usize];
+        let flows: &[Flow] = &n.flows;
+        if self.fits_idle(x, &flows[j0]) {
+            return Some(j0);
+        }
+        let nb = flows.len();
+        let mut oldest: Option<usize> = None;
+        for i in 0..nb {
+            let j = (start + i) % nb;
+            let f = &flows[j];
+            if Some(f.dest) != n.dest && self.fits_idle(x, f) && oldest.is_none_or(|o| f.wait < flows[o].wait)
+            {
+                oldest = Some(j);
+            }
+        }
+        oldest.filter(|&j| j != jg && now.saturating_since(flows[j].wait) > self.cfg.slice.doubled())
+    }
+
+    /// True if node `x`'s flow `f` fits its path on an idle network: it has
+    /// a path, and no link of it is slower than what x adds to alpha there
+    /// (C_x; in the hybrid form at most the path's tightest link, so
+    /// always). A timeslice sender faster than a link of its path never fits.
+    fn fits_idle(&self, x: u32, f: &Flow) -> bool {
+        let links = f.links(&self.topo);
+        let cx = self.topo.host_bps[x as usize];
+        let c = if self.cfg.mode == Mode::Hybrid {
+            links
+                .iter()
+                .map(|&l| self.topo.link_bps[l as usize])
+                .fold(cx, u64::min)
+        } else {
+            cx
+        };
+        f.routed() && links.iter().all(|&l| c <= self.topo.link_bps[l as usize])
     }
 
     /// Give node `x` its flow `j` (contributing `c`): preempt its old

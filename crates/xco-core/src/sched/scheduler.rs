@@ -19,10 +19,16 @@
 //! other senders keep busy at unrelated times. A flow behind an older flow's
 //! reservation reserves nothing, and one overtaken so gives its whole path
 //! up: it cannot be served before the older flow, and holding links for it
-//! would only idle them. An affected node that is already sending is preempted in
-//! favour of the newly computed destination, nodes active for less than
-//! `min_active` are not disturbed, and a node leaves the affected set once
-//! considered and never re-enters once scheduled (the loop terminates).
+//! would only idle them. A flow that cannot fit on its path even on an idle
+//! network (it has no path, or, in the timeslice form, a link of its path is
+//! slower than its sender's C_x) is never served and reserves nothing: it
+//! does not count as its node's oldest flow for reserving, so the node's
+//! oldest flow that can fit reserves in its place if it starves (it still
+//! counts in the traversal order, which only orders). An affected node that
+//! is already sending is preempted in favour of the newly computed
+//! destination, nodes active for less than `min_active` are not disturbed,
+//! and a node leaves the affected set once considered and never re-enters
+//! once scheduled (the loop terminates).
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
@@ -97,6 +103,8 @@ pub struct Scheduler {
     /// the holder of a live reservation and the last reservation made of it
     /// by a starving flow.
     pub(super) links: Links,
+    /// The capacity of the slowest link: a host no faster fits every path.
+    pub(super) slowest_link_bps: u64,
     /// Round robin: the next run's traversal starts at this node.
     pub(super) rr: u32,
     /// (expiry, node) in expiry order: every slice has the same length and
@@ -151,6 +159,7 @@ impl Scheduler {
             meta: vec![NodeMeta::default(); h],
             beta: vec![Vec::new(); l],
             links: Links::new(&topo.link_bps),
+            slowest_link_bps: topo.link_bps.iter().copied().min().unwrap_or(u64::MAX),
             rr: 0,
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,

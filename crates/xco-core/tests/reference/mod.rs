@@ -12,9 +12,12 @@
 //!   first one scheduled by the previous run; a node's destinations in the
 //!   same order, ties in round robin from a pointer that moves past the
 //!   destination chosen when it is the oldest;
-//! - reservations: a node's oldest flow, starving (waiting more than two
-//!   slices) and not chosen, reserves the links of its path unless one is
-//!   held by an older starving flow; an older flow takes links over from a
+//! - reservations: a node's oldest flow among those that fit their path on
+//!   an idle network (a path, no link of it slower than what the node adds
+//!   to alpha there: C_x in the timeslice form), starving (waiting more than
+//!   two slices) and not chosen, reserves the links of its path unless one
+//!   is held by an older starving flow (a flow that can never fit never
+//!   reserves); an older flow takes links over from a
 //!   younger one, which then gives up its whole path; a reserved link fits
 //!   only its holder; a reservation lapses while its flow leaves the backlog
 //!   and holds again when it returns (unless an older flow holds a link of
@@ -725,10 +728,31 @@ impl RefScheduler {
         // min_by_key keeps the first of equals: ties in rotated order
         let oldest = order.iter().copied().min_by_key(|&j| age(j)).unwrap();
         let chosen = feasible.iter().copied().min_by_key(|&(j, _)| age(j));
-        let (d0, w0) = flows[oldest];
-        let starving = Some(d0) != dest && now.saturating_since(w0) > self.cfg.slice.doubled();
-        if starving && chosen.map(|c| c.0) != Some(oldest) {
-            self.reserve(x, d0, w0);
+        // the flow that may reserve: the oldest of those that fit their
+        // path on an idle network
+        let mut can_fit = Vec::new();
+        for &j in &order {
+            let path = self.path(x, flows[j].0);
+            let c = match self.cfg.mode {
+                Mode::Hybrid => path.iter().map(|&l| self.link_bps[l as usize]).fold(cx, u64::min),
+                _ => cx,
+            };
+            if !path.is_empty() && path.iter().all(|&l| c <= self.link_bps[l as usize]) {
+                can_fit.push(j);
+            } else if Some(flows[j].0) != dest && now.saturating_since(flows[j].1) > self.cfg.slice.doubled()
+            {
+                self.saw("a flow that can never fit starves");
+            }
+        }
+        if let Some(r) = can_fit.iter().copied().min_by_key(|&j| age(j)) {
+            let (d0, w0) = flows[r];
+            let starving = Some(d0) != dest && now.saturating_since(w0) > self.cfg.slice.doubled();
+            if starving && chosen.map(|c| c.0) != Some(r) {
+                if r != oldest {
+                    self.saw("an older flow that can never fit does not hide one that can");
+                }
+                self.reserve(x, d0, w0);
+            }
         }
         if let Some((j, c)) = chosen {
             if j == oldest {
