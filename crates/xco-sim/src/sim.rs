@@ -338,7 +338,7 @@ impl Sim {
                 // the host answers an echo request at once, reusing the packet
                 let q = &mut core.net.pool[pkt];
                 q.kind = PktKind::PingReply;
-                q.route = p.ack as u32;
+                q.route = p.ping().reply_route;
                 q.hop = 0;
                 q.src = p.dst;
                 q.dst = p.src;
@@ -347,15 +347,15 @@ impl Sim {
             PktKind::Control => {
                 core.net.release(pkt);
                 if let Some(x) = core.xco.as_mut() {
-                    x.on_message(core.now, &mut core.ev, &mut core.net, p.seq as u32);
+                    x.on_message(core.now, &mut core.ev, &mut core.net, p.control_slot());
                 }
             }
             PktKind::PingReply => {
                 core.net.release(pkt);
                 core.notes.push(AppNote::PingReply {
                     app: p.dst_ep,
-                    seq: p.seq,
-                    rtt: core.now.saturating_since(Time(p.ts_val)),
+                    seq: p.ping().probe,
+                    rtt: core.now.saturating_since(p.ping().sent_at),
                 });
             }
         }

@@ -40,12 +40,13 @@ impl UdpSink {
     /// Fragments of one flow follow one path, so they arrive in order: a
     /// fragment of a newer message means the older one lost a fragment.
     pub fn on_fragment(&mut self, p: &Packet, flows: &mut [FlowStats]) {
-        if p.seq != self.current {
-            self.current = p.seq;
+        let h = p.udp();
+        if h.message != self.current {
+            self.current = h.message;
             self.got = 0;
         }
         self.got += 1;
-        if self.got == p.wnd {
+        if self.got == h.fragments {
             let f = &mut flows[self.flow as usize];
             f.msgs_delivered += 1;
             f.delivered(self.message_bytes);

@@ -3,7 +3,7 @@
 use super::App;
 use super::{mean, quantile, AppNote, Application, Env, Metric};
 use crate::engine::Event;
-use crate::net::packet::{Packet, PktKind, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
+use crate::net::packet::{Packet, PingHeader, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{self, count, MAX_PROBES, MAX_SIM_TIME_MS};
 use crate::scenario::units::Hosts;
@@ -54,12 +54,8 @@ impl Ping {
     }
 
     fn probe(&mut self, core: &mut Core) {
-        let p = Packet {
-            seq: self.sent,
-            ack: self.rev as u64, // the reply's route
-            ts_val: core.now.ps(),
+        let mut p = Packet {
             route: self.fwd,
-            kind: PktKind::PingRequest,
             ip_bytes: IPV4_HEADER_BYTES + ICMP_HEADER_BYTES + self.cfg.payload_bytes,
             flow: self.flow,
             dst_ep: self.id,
@@ -68,6 +64,11 @@ impl Ping {
             dst: self.cfg.dst,
             ..Packet::EMPTY
         };
+        p.set_ping(PingHeader {
+            probe: self.sent,
+            sent_at: core.now,
+            reply_route: self.rev,
+        });
         self.sent += 1;
         let id = core.net.alloc(p);
         core.send(id);

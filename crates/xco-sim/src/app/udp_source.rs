@@ -6,7 +6,7 @@
 use super::App;
 use super::{mbps, AppNote, Application, Env, Metric};
 use crate::engine::Event;
-use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::net::packet::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, MAX_COUNT, MAX_UDP_MSGS_PER_S};
 use crate::scenario::units::{bytes, rate_bps, Quantity};
@@ -73,11 +73,8 @@ impl UdpSource {
             let header = if i == 0 { UDP_HEADER_BYTES } else { 0 };
             let app_bytes = ((f - header) as u64).min(app_left);
             app_left -= app_bytes;
-            let p = Packet {
-                seq: self.sent,
-                ack: i as u64,
+            let mut p = Packet {
                 route: self.route,
-                kind: PktKind::Udp,
                 ip_bytes: IPV4_HEADER_BYTES + f,
                 payload_bytes: app_bytes as u32,
                 flow: self.flow,
@@ -85,9 +82,13 @@ impl UdpSource {
                 src_ep: self.id,
                 src: self.cfg.src,
                 dst: self.cfg.dst,
-                wnd: n,
                 ..Packet::EMPTY
             };
+            p.set_udp(UdpHeader {
+                message: self.sent,
+                fragment: i as u32,
+                fragments: n,
+            });
             let id = core.net.alloc(p);
             core.send(id);
         }

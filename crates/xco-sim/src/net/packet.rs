@@ -1,5 +1,7 @@
 //! Packets: headers and sizes only (never payload bytes), pooled and recycled.
 
+use xco_core::Time;
+
 /// Index of a packet in the [`PacketPool`].
 pub type PktId = u32;
 
@@ -56,9 +58,10 @@ pub const ICMP_HEADER_BYTES: u32 = 8;
 
 /// A packet in flight. Sequence numbers are 64-bit byte offsets that never wrap.
 ///
-/// For UDP fragments `seq` is the message number, `ack` the fragment index and
-/// `wnd` the number of fragments of the message; for pings `seq` is the probe
-/// number and `ts_val` the send time.
+/// The header fields are TCP's; the other kinds keep what they need in the
+/// same storage (so a packet stays 72 bytes) and are read and written only
+/// through their typed views: [`UdpHeader`], [`PingHeader`] and
+/// [`Packet::control_slot`].
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     /// First payload byte (TCP) or message number (UDP).
@@ -146,6 +149,84 @@ impl Packet {
     pub fn has_ecn_bits(&self) -> bool {
         self.flags & (ECN_MASK | FLAG_ECE | FLAG_CWR) != 0
     }
+
+    /// A UDP fragment's header (panics in debug builds for another kind).
+    #[inline(always)]
+    pub fn udp(&self) -> UdpHeader {
+        debug_assert_eq!(self.kind, PktKind::Udp);
+        UdpHeader {
+            message: self.seq,
+            fragment: self.ack as u32,
+            fragments: self.wnd,
+        }
+    }
+
+    /// Write a UDP fragment's header.
+    #[inline(always)]
+    pub fn set_udp(&mut self, h: UdpHeader) {
+        self.kind = PktKind::Udp;
+        self.seq = h.message;
+        self.ack = h.fragment as u64;
+        self.wnd = h.fragments;
+    }
+
+    /// An ICMP echo's header (panics in debug builds for another kind).
+    #[inline(always)]
+    pub fn ping(&self) -> PingHeader {
+        debug_assert!(matches!(self.kind, PktKind::PingRequest | PktKind::PingReply));
+        PingHeader {
+            probe: self.seq,
+            sent_at: Time(self.ts_val),
+            reply_route: self.ack as u32,
+        }
+    }
+
+    /// Write an ICMP echo request's header.
+    #[inline(always)]
+    pub fn set_ping(&mut self, h: PingHeader) {
+        self.kind = PktKind::PingRequest;
+        self.seq = h.probe;
+        self.ts_val = h.sent_at.ps();
+        self.ack = h.reply_route as u64;
+    }
+
+    /// The control-plane slot an XCo control packet carries (panics in debug
+    /// builds for another kind).
+    #[inline(always)]
+    pub fn control_slot(&self) -> u32 {
+        debug_assert_eq!(self.kind, PktKind::Control);
+        self.seq as u32
+    }
+
+    /// Make this an XCo control packet for `slot`.
+    #[inline(always)]
+    pub fn set_control(&mut self, slot: u32) {
+        self.kind = PktKind::Control;
+        self.seq = slot as u64;
+    }
+}
+
+/// What a UDP fragment carries besides its sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpHeader {
+    /// The application message it belongs to (numbered from 0 per source).
+    pub message: u64,
+    /// Its index among the message's fragments.
+    pub fragment: u32,
+    /// How many fragments the message has.
+    pub fragments: u32,
+}
+
+/// What an ICMP echo carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingHeader {
+    /// The probe number (the ICMP sequence number).
+    pub probe: u64,
+    /// When the request left (the echo's timestamp payload).
+    pub sent_at: Time,
+    /// The route the reply takes (the simulator's stand-in for the reply's
+    /// own routing at the far host).
+    pub reply_route: u32,
 }
 
 /// A free-list arena of packets: allocation on the packet path is a pop.

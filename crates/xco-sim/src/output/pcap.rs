@@ -103,8 +103,9 @@ impl CaptureBuffer {
             PktKind::Tcp => (6u8, 0x4000u16), // DF
             PktKind::Udp => {
                 let per_frag = (self.mtu - 20) / 8 * 8;
-                let offset_units = (p.ack as u32 * per_frag / 8) as u16;
-                let more = if (p.ack as u32) + 1 < p.wnd { 0x2000 } else { 0 };
+                let h = p.udp();
+                let offset_units = (h.fragment * per_frag / 8) as u16;
+                let more = if h.fragment + 1 < h.fragments { 0x2000 } else { 0 };
                 (17u8, more | offset_units)
             }
             PktKind::PingRequest | PktKind::PingReply => (1u8, 0x4000u16),
@@ -114,7 +115,7 @@ impl CaptureBuffer {
         ip[0] = 0x45;
         ip[2..4].copy_from_slice(&(p.ip_bytes.min(65_535) as u16).to_be_bytes());
         let id = match p.kind {
-            PktKind::Udp => p.seq as u16,
+            PktKind::Udp => p.udp().message as u16,
             _ => 0,
         };
         ip[4..6].copy_from_slice(&id.to_be_bytes());
@@ -197,7 +198,7 @@ impl CaptureBuffer {
                 f.extend_from_slice(&u);
             }
             PktKind::Udp => {
-                if p.ack == 0 {
+                if p.udp().fragment == 0 {
                     let mut u = [0u8; 8];
                     u[0..2].copy_from_slice(&ep_port(p.src_ep).to_be_bytes());
                     u[2..4].copy_from_slice(&ep_port(p.dst_ep).to_be_bytes());
@@ -211,7 +212,7 @@ impl CaptureBuffer {
                 let mut icmp = [0u8; 8];
                 icmp[0] = if p.kind == PktKind::PingRequest { 8 } else { 0 };
                 icmp[4..6].copy_from_slice(&(p.dst_ep as u16).to_be_bytes());
-                icmp[6..8].copy_from_slice(&(p.seq as u16).to_be_bytes());
+                icmp[6..8].copy_from_slice(&(p.ping().probe as u16).to_be_bytes());
                 let c = checksum_finish(checksum_add(0, &icmp));
                 icmp[2..4].copy_from_slice(&c.to_be_bytes());
                 f.extend_from_slice(&icmp);

@@ -327,16 +327,15 @@ impl XcoSim {
                 r
             }
         };
-        let p = Packet {
-            seq: slot as u64,
+        let mut p = Packet {
             route,
-            kind: PktKind::Control,
             ip_bytes: IPV4_HEADER_BYTES + 8 + bytes,
             flow: self.ctl_flow,
             src: from,
             dst: to,
             ..Packet::EMPTY
         };
+        p.set_control(slot);
         let id = net.alloc(p);
         net.flows[self.ctl_flow as usize].wire_bytes_sent += p.ip_bytes as u64;
         let nic = net.nodes[from as usize].nic;
