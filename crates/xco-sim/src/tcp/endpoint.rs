@@ -6,16 +6,14 @@
 //! CWR on its next new data segment, once per window of data. Nothing else
 //! reacts to ECE yet (no cwnd cut).
 //!
-//! Timers follow the "one pending event per element" rule: the endpoint keeps
-//! the *deadline* of its retransmission and delayed-ACK timers in fields and at
-//! most one engine event for each; moving a deadline later is a field write,
-//! and an event that fires early re-arms itself at the current deadline.
+//! The retransmission and delayed-ACK timers are [`Timer`]s: moving a
+//! deadline is a field write, with at most one engine event pending for each.
 
 use super::cc::{Cc, CongestionControl, Window};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::AppNote;
-use crate::engine::Event;
+use crate::engine::{Event, Timer};
 use crate::net::packet::{Ecn, Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
@@ -82,8 +80,7 @@ pub struct TcpEndpoint {
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
-    rto_deadline: Time,
-    rto_event_at: Time,
+    rto_timer: Timer,
     syn_retransmitted: bool,
     last_send: Time,
     /// Receive window the peer advertised.
@@ -101,8 +98,7 @@ pub struct TcpEndpoint {
     ooo: Vec<(u64, u64)>,
     ooo_bytes: u64,
     unacked_segs: u32,
-    delack_deadline: Time,
-    delack_event_at: Time,
+    delack_timer: Timer,
     ts_recent: u64,
     last_ack_sent: u64,
     ack_now: bool,
@@ -179,8 +175,7 @@ impl TcpEndpoint {
             partial_ack_seen: false,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
-            rto_deadline: Time::NEVER,
-            rto_event_at: Time::NEVER,
+            rto_timer: Timer::IDLE,
             syn_retransmitted: false,
             last_send: Time::ZERO,
             peer_wnd: cfg.rcv_buf_bytes,
@@ -191,8 +186,7 @@ impl TcpEndpoint {
             ooo: Vec::new(),
             ooo_bytes: 0,
             unacked_segs: 0,
-            delack_deadline: Time::NEVER,
-            delack_event_at: Time::NEVER,
+            delack_timer: Timer::IDLE,
             ts_recent: 0,
             last_ack_sent: 0,
             ack_now: false,
@@ -218,7 +212,7 @@ impl TcpEndpoint {
 
     /// True when the retransmission timer is armed.
     pub fn rto_armed(&self) -> bool {
-        self.rto_deadline != Time::NEVER
+        self.rto_timer.is_armed()
     }
 
     // ------------------------------------------------------------------
@@ -242,8 +236,8 @@ impl TcpEndpoint {
     /// Close: stop timers; later segments for this endpoint are discarded.
     pub fn close(&mut self) {
         self.state = TcpState::Closed;
-        self.rto_deadline = Time::NEVER;
-        self.delack_deadline = Time::NEVER;
+        self.rto_timer.cancel();
+        self.delack_timer.cancel();
     }
 
     // ------------------------------------------------------------------
@@ -348,7 +342,7 @@ impl TcpEndpoint {
             self.win.cwnd = self.win.mss;
         }
         self.backoff = 0;
-        self.rto_deadline = Time::NEVER;
+        self.rto_timer.cancel();
         core.notes.push(AppNote::Connected {
             app: self.app,
             ep: self.id,
@@ -403,7 +397,7 @@ impl TcpEndpoint {
                 self.cc.on_ack(&mut self.win, acked, abc);
             }
             if self.snd_una == self.snd_max {
-                self.rto_deadline = Time::NEVER; // RFC 6298 (5.2)
+                self.rto_timer.cancel(); // RFC 6298 (5.2)
             } else if !(self.in_recovery && self.partial_ack_seen) {
                 self.arm_rto(core); // (5.3)
             }
@@ -594,7 +588,7 @@ impl TcpEndpoint {
     fn acked_now(&mut self) {
         self.ack_now = false;
         self.unacked_segs = 0;
-        self.delack_deadline = Time::NEVER;
+        self.delack_timer.cancel();
         self.last_ack_sent = self.rcv_nxt;
     }
 
@@ -636,40 +630,23 @@ impl TcpEndpoint {
     // timers
 
     fn arm_rto(&mut self, core: &mut Core) {
-        self.rto_deadline = core.now + self.current_rto(&core.tcp_cfg);
-        if self.rto_event_at > self.rto_deadline {
-            self.rto_event_at = self.rto_deadline;
-            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
-        }
+        let at = core.now + self.current_rto(&core.tcp_cfg);
+        self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
     }
 
     fn arm_delack(&mut self, core: &mut Core) {
-        if self.delack_deadline != Time::NEVER {
-            return;
-        }
-        self.delack_deadline = core.now + core.tcp_cfg.delayed_ack_timeout;
-        if self.delack_event_at > self.delack_deadline {
-            self.delack_event_at = self.delack_deadline;
-            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
+        if !self.delack_timer.is_armed() {
+            let at = core.now + core.tcp_cfg.delayed_ack_timeout;
+            self.delack_timer.arm(&mut core.ev, at, Event::TcpDelack(self.id));
         }
     }
 
     /// The retransmission-timer event fired.
     pub fn on_rto_event(&mut self, core: &mut Core) {
-        if core.now != self.rto_event_at {
-            return; // superseded by an earlier event
+        let ev = Event::TcpRto(self.id);
+        if self.rto_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
+            self.on_timeout(core);
         }
-        self.rto_event_at = Time::NEVER;
-        if self.rto_deadline == Time::NEVER || self.state == TcpState::Closed {
-            return;
-        }
-        if core.now < self.rto_deadline {
-            self.rto_event_at = self.rto_deadline;
-            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
-            return;
-        }
-        self.rto_deadline = Time::NEVER;
-        self.on_timeout(core);
     }
 
     fn on_timeout(&mut self, core: &mut Core) {
@@ -715,18 +692,9 @@ impl TcpEndpoint {
 
     /// The delayed-ACK event fired.
     pub fn on_delack_event(&mut self, core: &mut Core) {
-        if core.now != self.delack_event_at {
-            return;
+        let ev = Event::TcpDelack(self.id);
+        if self.delack_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
+            self.send_control(core, FLAG_ACK);
         }
-        self.delack_event_at = Time::NEVER;
-        if self.delack_deadline == Time::NEVER || self.state == TcpState::Closed {
-            return;
-        }
-        if core.now < self.delack_deadline {
-            self.delack_event_at = self.delack_deadline;
-            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
-            return;
-        }
-        self.send_control(core, FLAG_ACK);
     }
 }
