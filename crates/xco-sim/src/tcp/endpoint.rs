@@ -3,13 +3,14 @@
 //! ECN signalling (RFC 3168 §6.1), the minimum: with `TcpConfig::ecn` new
 //! data goes out ECT(0); a receiver that gets a CE-marked segment sets ECE
 //! on its ACKs until a segment with CWR arrives; a sender that gets ECE sets
-//! CWR on its next new data segment, once per window of data. Nothing else
-//! reacts to ECE yet (no cwnd cut).
+//! CWR on its next new data segment, once per window of data; that ECE is
+//! also the congestion control's [`CongestionEvent::EcnEcho`] unless loss
+//! recovery already cut the window.
 //!
 //! The retransmission and delayed-ACK timers are [`Timer`]s: moving a
 //! deadline is a field write, with at most one engine event pending for each.
 
-use super::cc::{Cc, CongestionControl, Window};
+use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::AppNote;
@@ -34,7 +35,7 @@ pub enum TcpState {
 }
 
 /// One end of a connection.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TcpEndpoint {
     /// This endpoint's index.
     pub id: u32,
@@ -168,7 +169,7 @@ impl TcpEndpoint {
                 mss,
                 bytes_acked: 0,
             },
-            cc: Cc::new(cfg.cc),
+            cc: Cc::new(cfg),
             dupacks: 0,
             in_recovery: false,
             recover: 0,
@@ -208,6 +209,19 @@ impl TcpEndpoint {
     /// Bytes sent and not yet acknowledged.
     pub fn flight_bytes(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// Replace the congestion control (before the connection carries data).
+    pub fn set_congestion_control(&mut self, cc: Cc) {
+        self.cc = cc;
+    }
+
+    /// The state a congestion event is judged on.
+    fn event_sample(&self, now: Time) -> EventSample {
+        EventSample {
+            now,
+            in_flight_bytes: self.snd_max - self.snd_una,
+        }
     }
 
     /// True when the retransmission timer is armed.
@@ -322,6 +336,10 @@ impl TcpEndpoint {
             if core.tcp_cfg.ecn && p.ack > self.ecn_recover {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
+                if !self.in_recovery {
+                    let s = self.event_sample(core.now);
+                    self.cc.on_congestion(&mut self.win, CongestionEvent::EcnEcho, &s);
+                }
             }
         }
     }
@@ -358,15 +376,13 @@ impl TcpEndpoint {
         let mss = self.win.mss;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            if p.ts_ecr > 0 {
-                self.rtt.sample(
-                    core.now.saturating_since(Time(p.ts_ecr)),
-                    cfg.clock_granularity,
-                    cfg.rto_min,
-                    cfg.rto_max,
-                );
+            let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
+            if let Some(r) = rtt_sample {
+                self.rtt
+                    .sample(r, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
                 self.backoff = 0;
             }
+            let was_in_recovery = self.in_recovery;
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
@@ -393,9 +409,16 @@ impl TcpEndpoint {
                 }
             } else {
                 self.dupacks = 0;
-                let abc = core.tcp_cfg.abc_limit_segments as u64 * mss;
-                self.cc.on_ack(&mut self.win, acked, abc);
             }
+            let sample = AckSample {
+                now: core.now,
+                bytes_acked: acked,
+                rtt_sample,
+                ece: p.flags & FLAG_ECE != 0,
+                in_flight_bytes: self.snd_max - self.snd_una,
+                in_recovery: was_in_recovery,
+            };
+            self.cc.on_ack(&mut self.win, &sample);
             if self.snd_una == self.snd_max {
                 self.rto_timer.cancel(); // RFC 6298 (5.2)
             } else if !(self.in_recovery && self.partial_ack_seen) {
@@ -423,8 +446,9 @@ impl TcpEndpoint {
     }
 
     fn enter_fast_recovery(&mut self, core: &mut Core) {
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
+        let s = self.event_sample(core.now);
+        self.cc
+            .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
         self.recover = self.snd_max;
         self.in_recovery = true;
         self.partial_ack_seen = false;
@@ -674,11 +698,9 @@ impl TcpEndpoint {
         if self.snd_una == self.snd_max {
             return;
         }
-        // RFC 5681 eq. (4) and the loss window; RFC 6582 §4: recover := highest sent
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
-        self.win.cwnd = self.win.mss;
-        self.win.bytes_acked = 0;
+        // the loss window; RFC 6582 §4: recover := highest sent
+        let s = self.event_sample(core.now);
+        self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;

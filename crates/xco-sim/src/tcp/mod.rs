@@ -53,8 +53,8 @@ pub struct TcpConfig {
     pub cc: cc::CcKind,
     /// Send new data segments as ECN-capable, ECT(0) (RFC 3168; both ends
     /// assume it, there is no SYN negotiation). Receivers always echo CE as
-    /// ECE and senders answer ECE with CWR; the congestion response to ECE
-    /// is not modelled yet.
+    /// ECE; senders answer ECE with CWR and, once per window, with the
+    /// congestion control's `EcnEcho` response (NewReno halves the window).
     pub ecn: bool,
 }
 
