@@ -11,6 +11,7 @@
 //! deadline is a field write, with at most one engine event pending for each.
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::recovery::{LossCtx, Recovery, Segment};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::AppNote;
@@ -70,13 +71,12 @@ pub struct TcpEndpoint {
     /// Congestion window and threshold.
     pub win: Window,
     cc: Cc,
-    /// Duplicate ACKs counted.
-    pub dupacks: u32,
-    /// In NewReno fast recovery.
+    /// Loss recovery (NewReno now; SACK and RACK later).
+    pub recovery: Recovery,
+    /// In fast recovery (the window belongs to `recovery`).
     pub in_recovery: bool,
-    /// NewReno `recover` (one past the highest byte sent when recovery or a timeout began).
+    /// `recover` of RFC 6582 (one past the highest byte sent when recovery or a timeout began).
     pub recover: u64,
-    partial_ack_seen: bool,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
@@ -170,10 +170,9 @@ impl TcpEndpoint {
                 bytes_acked: 0,
             },
             cc: Cc::new(cfg),
-            dupacks: 0,
+            recovery: Recovery::new_reno(cfg.dupack_threshold),
             in_recovery: false,
             recover: 0,
-            partial_ack_seen: false,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
@@ -222,6 +221,19 @@ impl TcpEndpoint {
             now,
             in_flight_bytes: self.snd_max - self.snd_una,
         }
+    }
+
+    /// Lend loss recovery the sender state it works on.
+    #[inline]
+    fn loss_ctx(&mut self) -> (&mut Recovery, LossCtx<'_>) {
+        let cx = LossCtx {
+            win: &mut self.win,
+            in_recovery: &mut self.in_recovery,
+            recover: &mut self.recover,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+        };
+        (&mut self.recovery, cx)
     }
 
     /// True when the retransmission timer is armed.
@@ -373,7 +385,6 @@ impl TcpEndpoint {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
         let cfg = &core.tcp_cfg;
-        let mss = self.win.mss;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
@@ -387,28 +398,10 @@ impl TcpEndpoint {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            if self.in_recovery {
-                if ack >= self.recover {
-                    // full ACK (RFC 6582 §3.2 step 3): deflate the window
-                    self.in_recovery = false;
-                    let flight = self.snd_max - self.snd_una;
-                    self.win.cwnd = self.win.ssthresh.min(flight.max(mss) + mss);
-                    self.dupacks = 0;
-                } else {
-                    // partial ACK (step 4): retransmit the next hole, deflate by acked, add one MSS
-                    self.retransmit_head(core);
-                    self.win.cwnd = self.win.cwnd.saturating_sub(acked);
-                    if acked >= mss {
-                        self.win.cwnd += mss;
-                    }
-                    self.win.cwnd = self.win.cwnd.max(mss);
-                    if !self.partial_ack_seen {
-                        self.partial_ack_seen = true;
-                        self.arm_rto(core);
-                    }
-                }
-            } else {
-                self.dupacks = 0;
+            let (recovery, cx) = self.loss_ctx();
+            let step = recovery.on_new_ack(cx, acked);
+            if let Some(seg) = step.retransmit {
+                self.retransmit(core, seg);
             }
             let sample = AckSample {
                 now: core.now,
@@ -421,7 +414,7 @@ impl TcpEndpoint {
             self.cc.on_ack(&mut self.win, &sample);
             if self.snd_una == self.snd_max {
                 self.rto_timer.cancel(); // RFC 6298 (5.2)
-            } else if !(self.in_recovery && self.partial_ack_seen) {
+            } else if step.restart_rto {
                 self.arm_rto(core); // (5.3)
             }
             if self.snd_una == self.app_limit {
@@ -436,10 +429,8 @@ impl TcpEndpoint {
             && p.flags & FLAG_SYN == 0
         {
             // a duplicate ACK (RFC 5681 §2)
-            self.dupacks += 1;
-            if self.in_recovery {
-                self.win.cwnd += mss; // inflate (RFC 6582 step 3 of 3.2 / RFC 5681 step 4)
-            } else if self.dupacks == core.tcp_cfg.dupack_threshold && ack >= self.recover {
+            let (recovery, cx) = self.loss_ctx();
+            if recovery.on_dup_ack(cx, ack) {
                 self.enter_fast_recovery(core);
             }
         }
@@ -449,12 +440,12 @@ impl TcpEndpoint {
         let s = self.event_sample(core.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
-        self.recover = self.snd_max;
-        self.in_recovery = true;
-        self.partial_ack_seen = false;
+        let (recovery, cx) = self.loss_ctx();
+        let seg = recovery.enter(cx);
         core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
-        self.retransmit_head(core);
-        self.win.cwnd = self.win.ssthresh + 3 * self.win.mss;
+        if let Some(seg) = seg {
+            self.retransmit(core, seg);
+        }
     }
 
     fn process_data(&mut self, core: &mut Core, p: &Packet) {
@@ -569,13 +560,9 @@ impl TcpEndpoint {
         }
     }
 
-    fn retransmit_head(&mut self, core: &mut Core) {
-        let len = self.win.mss.min(self.snd_max - self.snd_una);
-        if len == 0 {
-            return;
-        }
+    fn retransmit(&mut self, core: &mut Core, seg: Segment) {
         core.net.flows[self.tx_flow as usize].retransmits += 1;
-        self.send_data(core, self.snd_una, len);
+        self.send_data(core, seg.seq, seg.len_bytes);
     }
 
     fn advertised_window(&self, cfg: &TcpConfig) -> u32 {
@@ -701,9 +688,8 @@ impl TcpEndpoint {
         // the loss window; RFC 6582 §4: recover := highest sent
         let s = self.event_sample(core.now);
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.recover = self.snd_max;
+        let (recovery, cx) = self.loss_ctx();
+        recovery.on_rto(cx);
         // go back N: resend from the first unacknowledged byte
         self.snd_nxt = self.snd_una;
         self.output(core);

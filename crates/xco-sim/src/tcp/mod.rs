@@ -3,12 +3,17 @@
 //! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
 //! and a receive window — over 64-bit byte sequence numbers that never wrap.
 //!
-//! Loss recovery lives in [`endpoint`]; window growth and the loss response
-//! are behind the small [`cc::CongestionControl`] trait (NewReno now, DCTCP
-//! and CUBIC next), as in Linux and smoltcp.
+//! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
+//! two seams, split as in Linux, decide the rest. Loss recovery
+//! ([`recovery`]: NewReno now, SACK and RACK-TLP next) finds losses and picks
+//! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
+//! DCTCP next) grows the window from an ACK sample and answers congestion
+//! events. Two hooks sit at the edges: the advertised window
+//! (`rcv_window`) and pacing (`pacing`).
 
 pub mod cc;
 pub mod endpoint;
+pub mod recovery;
 pub mod rtt;
 pub mod table;
 
