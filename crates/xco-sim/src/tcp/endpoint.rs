@@ -11,6 +11,8 @@
 //! deadline is a field write, with at most one engine event pending for each.
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::pacing::Pacer;
+use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, Recovery, Segment};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
@@ -82,6 +84,9 @@ pub struct TcpEndpoint {
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
     rto_timer: Timer,
+    /// When the next segment may leave (no pacing by default).
+    pub pacer: Pacer,
+    pace_timer: Timer,
     syn_retransmitted: bool,
     last_send: Time,
     /// Receive window the peer advertised.
@@ -100,6 +105,8 @@ pub struct TcpEndpoint {
     ooo_bytes: u64,
     unacked_segs: u32,
     delack_timer: Timer,
+    /// How the advertised window is chosen.
+    pub rcv_window: RcvWindow,
     ts_recent: u64,
     last_ack_sent: u64,
     ack_now: bool,
@@ -176,6 +183,8 @@ impl TcpEndpoint {
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
+            pacer: Pacer::Off,
+            pace_timer: Timer::IDLE,
             syn_retransmitted: false,
             last_send: Time::ZERO,
             peer_wnd: cfg.rcv_buf_bytes,
@@ -187,6 +196,7 @@ impl TcpEndpoint {
             ooo_bytes: 0,
             unacked_segs: 0,
             delack_timer: Timer::IDLE,
+            rcv_window: cfg.rcv_window,
             ts_recent: 0,
             last_ack_sent: 0,
             ack_now: false,
@@ -264,6 +274,7 @@ impl TcpEndpoint {
         self.state = TcpState::Closed;
         self.rto_timer.cancel();
         self.delack_timer.cancel();
+        self.pace_timer.cancel();
     }
 
     // ------------------------------------------------------------------
@@ -285,6 +296,7 @@ impl TcpEndpoint {
             TcpState::SynSent => {
                 if p.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN | FLAG_ACK {
                     self.ts_recent = p.ts_val;
+                    self.peer_wnd = p.wnd as u64;
                     self.handshake_done(core, p.ts_ecr);
                     // the ACK of the handshake: piggybacked on data if there is any
                     self.ack_now = true;
@@ -541,6 +553,10 @@ impl TcpEndpoint {
             }
             let frame =
                 (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if let Some(at) = self.pacer.hold_until(core.now, frame) {
+                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+                break;
+            }
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -550,6 +566,7 @@ impl TcpEndpoint {
                 core.net.flows[self.tx_flow as usize].retransmits += 1;
             }
             self.send_data(core, seq, len);
+            self.pacer.on_send(core.now, frame);
             self.snd_nxt += len;
             if self.snd_nxt > self.snd_max {
                 self.snd_max = self.snd_nxt;
@@ -565,10 +582,13 @@ impl TcpEndpoint {
         self.send_data(core, seg.seq, seg.len_bytes);
     }
 
-    fn advertised_window(&self, cfg: &TcpConfig) -> u32 {
-        cfg.rcv_buf_bytes
-            .saturating_sub(self.ooo_bytes)
-            .min(u32::MAX as u64) as u32
+    fn advertised_window(&self, now: Time, cfg: &TcpConfig) -> u32 {
+        let s = RcvState {
+            now,
+            rcv_buf_bytes: cfg.rcv_buf_bytes,
+            ooo_bytes: self.ooo_bytes,
+        };
+        self.rcv_window.advertised_bytes(&s).min(u32::MAX as u64) as u32
     }
 
     fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
@@ -592,7 +612,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(&core.tcp_cfg),
+            wnd: self.advertised_window(core.now, &core.tcp_cfg),
         }
     }
 
@@ -695,6 +715,16 @@ impl TcpEndpoint {
         self.output(core);
         if !self.rto_armed() {
             self.arm_rto(core);
+        }
+    }
+
+    /// The pacing event fired: send what the window allows.
+    pub fn on_pace_event(&mut self, core: &mut Core) {
+        if self
+            .pace_timer
+            .fire(&mut core.ev, core.now, Event::TcpPace(self.id))
+        {
+            self.output(core);
         }
     }
 

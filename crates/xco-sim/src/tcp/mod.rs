@@ -9,10 +9,12 @@
 //! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
 //! DCTCP next) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
-//! (`rcv_window`) and pacing (`pacing`).
+//! ([`rcv_window`]) and pacing ([`pacing`]).
 
 pub mod cc;
 pub mod endpoint;
+pub mod pacing;
+pub mod rcv_window;
 pub mod recovery;
 pub mod rtt;
 pub mod table;
@@ -48,6 +50,8 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// Receive buffer, bytes: the advertised window is this minus out-of-order data.
     pub rcv_buf_bytes: u64,
+    /// How receivers choose the advertised window.
+    pub rcv_window: rcv_window::RcvWindow,
     /// Reset cwnd to the initial window after an idle period longer than the RTO (RFC 5681 §4.1).
     pub restart_after_idle: bool,
     /// Duplicate ACKs that trigger fast retransmit (3).
@@ -82,6 +86,7 @@ impl TcpConfig {
             delayed_ack_timeout: Dur::from_ms(40),
             handshake: true,
             rcv_buf_bytes: 6 * 1024 * 1024,
+            rcv_window: rcv_window::RcvWindow::Buffer,
             restart_after_idle: true,
             dupack_threshold: 3,
             abc_limit_segments: 2,
