@@ -286,6 +286,7 @@ impl Sim {
             }
             Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
             Event::TcpDelack(ep) => self.tcp.eps[ep as usize].on_delack_event(core),
+            Event::TcpPace(ep) => self.tcp.eps[ep as usize].on_pace_event(core),
             Event::App { app, token } => {
                 let mut env = Env {
                     core: &mut self.core,

@@ -14,4 +14,5 @@ mod routing;
 mod scenario_errors;
 mod sharing;
 mod tcp_reactions;
+mod tcp_seams;
 mod xco;

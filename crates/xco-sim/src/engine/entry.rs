@@ -27,6 +27,7 @@ impl Entry {
             Event::Controller => (9, 0, 0),
             Event::ControlMessage(x) => (10, x, 0),
             Event::PortDepart(x) => (11, x, 0),
+            Event::TcpPace(x) => (12, x, 0),
         };
         // tag: 4 bits; a: 32 bits; b: 28 bits (app tokens and timer generations fit)
         debug_assert!(b < 1 << 28, "event payload too large");
@@ -56,7 +57,8 @@ impl Entry {
             8 => Event::Coordinator(a),
             9 => Event::Controller,
             10 => Event::ControlMessage(a),
-            _ => Event::PortDepart(a),
+            11 => Event::PortDepart(a),
+            _ => Event::TcpPace(a),
         }
     }
 }
@@ -105,6 +107,7 @@ mod tests {
             Event::Controller,
             Event::ControlMessage(31),
             Event::PortDepart(u32::MAX),
+            Event::TcpPace(3),
         ];
         for e in all {
             let x = Entry::new(u64::MAX - 1, e);

@@ -8,13 +8,16 @@
 //!
 //! Elements keep at most one pending event each (a pipe schedules only its
 //! head packet's arrival, a TCP endpoint one retransmission event whose
-//! deadline it moves by writing a field). Timers that really must be
-//! withdrawn use [`EventQueue::schedule_cancellable`] and
+//! deadline it moves by writing a field). [`Timer`] is that pattern, written
+//! once: a moving deadline with at most one pending event. Timers that really
+//! must be withdrawn use [`EventQueue::schedule_cancellable`] and
 //! [`EventQueue::cancel`].
 
 mod entry;
 mod queue;
 mod radix;
+mod timer;
 
 pub use queue::{Event, EventQueue, TimerKey};
 pub use radix::RadixHeap;
+pub use timer::Timer;

@@ -34,6 +34,8 @@ pub enum Event {
     TcpRto(u32),
     /// Delayed-ACK timer check of TCP endpoint `0`.
     TcpDelack(u32),
+    /// Pacing timer check of TCP endpoint `0`.
+    TcpPace(u32),
     /// A timer of application `app`, with an app-defined `token` (below 2^28).
     App {
         /// Application index.

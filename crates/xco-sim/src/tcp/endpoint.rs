@@ -3,19 +3,21 @@
 //! ECN signalling (RFC 3168 §6.1), the minimum: with `TcpConfig::ecn` new
 //! data goes out ECT(0); a receiver that gets a CE-marked segment sets ECE
 //! on its ACKs until a segment with CWR arrives; a sender that gets ECE sets
-//! CWR on its next new data segment, once per window of data. Nothing else
-//! reacts to ECE yet (no cwnd cut).
+//! CWR on its next new data segment, once per window of data; that ECE is
+//! also the congestion control's [`CongestionEvent::EcnEcho`] unless loss
+//! recovery already cut the window.
 //!
-//! Timers follow the "one pending event per element" rule: the endpoint keeps
-//! the *deadline* of its retransmission and delayed-ACK timers in fields and at
-//! most one engine event for each; moving a deadline later is a field write,
-//! and an event that fires early re-arms itself at the current deadline.
+//! The retransmission and delayed-ACK timers are [`Timer`]s: moving a
+//! deadline is a field write, with at most one engine event pending for each.
 
-use super::cc::{Cc, CongestionControl, Window};
+use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::pacing::Pacer;
+use super::rcv_window::{RcvState, RcvWindow};
+use super::recovery::{LossCtx, Recovery, Segment};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::AppNote;
-use crate::engine::Event;
+use crate::engine::{Event, Timer};
 use crate::net::packet::{Ecn, Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
@@ -36,7 +38,7 @@ pub enum TcpState {
 }
 
 /// One end of a connection.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TcpEndpoint {
     /// This endpoint's index.
     pub id: u32,
@@ -71,19 +73,20 @@ pub struct TcpEndpoint {
     /// Congestion window and threshold.
     pub win: Window,
     cc: Cc,
-    /// Duplicate ACKs counted.
-    pub dupacks: u32,
-    /// In NewReno fast recovery.
+    /// Loss recovery (NewReno now; SACK and RACK later).
+    pub recovery: Recovery,
+    /// In fast recovery (the window belongs to `recovery`).
     pub in_recovery: bool,
-    /// NewReno `recover` (one past the highest byte sent when recovery or a timeout began).
+    /// `recover` of RFC 6582 (one past the highest byte sent when recovery or a timeout began).
     pub recover: u64,
-    partial_ack_seen: bool,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
-    rto_deadline: Time,
-    rto_event_at: Time,
+    rto_timer: Timer,
+    /// When the next segment may leave (no pacing by default).
+    pub pacer: Pacer,
+    pace_timer: Timer,
     syn_retransmitted: bool,
     last_send: Time,
     /// Receive window the peer advertised.
@@ -101,8 +104,9 @@ pub struct TcpEndpoint {
     ooo: Vec<(u64, u64)>,
     ooo_bytes: u64,
     unacked_segs: u32,
-    delack_deadline: Time,
-    delack_event_at: Time,
+    delack_timer: Timer,
+    /// How the advertised window is chosen.
+    pub rcv_window: RcvWindow,
     ts_recent: u64,
     last_ack_sent: u64,
     ack_now: bool,
@@ -172,15 +176,15 @@ impl TcpEndpoint {
                 mss,
                 bytes_acked: 0,
             },
-            cc: Cc::new(cfg.cc),
-            dupacks: 0,
+            cc: Cc::new(cfg),
+            recovery: Recovery::new_reno(cfg.dupack_threshold),
             in_recovery: false,
             recover: 0,
-            partial_ack_seen: false,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
-            rto_deadline: Time::NEVER,
-            rto_event_at: Time::NEVER,
+            rto_timer: Timer::IDLE,
+            pacer: Pacer::Off,
+            pace_timer: Timer::IDLE,
             syn_retransmitted: false,
             last_send: Time::ZERO,
             peer_wnd: cfg.rcv_buf_bytes,
@@ -191,8 +195,8 @@ impl TcpEndpoint {
             ooo: Vec::new(),
             ooo_bytes: 0,
             unacked_segs: 0,
-            delack_deadline: Time::NEVER,
-            delack_event_at: Time::NEVER,
+            delack_timer: Timer::IDLE,
+            rcv_window: cfg.rcv_window,
             ts_recent: 0,
             last_ack_sent: 0,
             ack_now: false,
@@ -216,9 +220,35 @@ impl TcpEndpoint {
         self.snd_max - self.snd_una
     }
 
+    /// Replace the congestion control (before the connection carries data).
+    pub fn set_congestion_control(&mut self, cc: Cc) {
+        self.cc = cc;
+    }
+
+    /// The state a congestion event is judged on.
+    fn event_sample(&self, now: Time) -> EventSample {
+        EventSample {
+            now,
+            in_flight_bytes: self.snd_max - self.snd_una,
+        }
+    }
+
+    /// Lend loss recovery the sender state it works on.
+    #[inline]
+    fn loss_ctx(&mut self) -> (&mut Recovery, LossCtx<'_>) {
+        let cx = LossCtx {
+            win: &mut self.win,
+            in_recovery: &mut self.in_recovery,
+            recover: &mut self.recover,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+        };
+        (&mut self.recovery, cx)
+    }
+
     /// True when the retransmission timer is armed.
     pub fn rto_armed(&self) -> bool {
-        self.rto_deadline != Time::NEVER
+        self.rto_timer.is_armed()
     }
 
     // ------------------------------------------------------------------
@@ -242,8 +272,9 @@ impl TcpEndpoint {
     /// Close: stop timers; later segments for this endpoint are discarded.
     pub fn close(&mut self) {
         self.state = TcpState::Closed;
-        self.rto_deadline = Time::NEVER;
-        self.delack_deadline = Time::NEVER;
+        self.rto_timer.cancel();
+        self.delack_timer.cancel();
+        self.pace_timer.cancel();
     }
 
     // ------------------------------------------------------------------
@@ -265,6 +296,7 @@ impl TcpEndpoint {
             TcpState::SynSent => {
                 if p.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN | FLAG_ACK {
                     self.ts_recent = p.ts_val;
+                    self.peer_wnd = p.wnd as u64;
                     self.handshake_done(core, p.ts_ecr);
                     // the ACK of the handshake: piggybacked on data if there is any
                     self.ack_now = true;
@@ -328,6 +360,10 @@ impl TcpEndpoint {
             if core.tcp_cfg.ecn && p.ack > self.ecn_recover {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
+                if !self.in_recovery {
+                    let s = self.event_sample(core.now);
+                    self.cc.on_congestion(&mut self.win, CongestionEvent::EcnEcho, &s);
+                }
             }
         }
     }
@@ -348,7 +384,7 @@ impl TcpEndpoint {
             self.win.cwnd = self.win.mss;
         }
         self.backoff = 0;
-        self.rto_deadline = Time::NEVER;
+        self.rto_timer.cancel();
         core.notes.push(AppNote::Connected {
             app: self.app,
             ep: self.id,
@@ -361,50 +397,36 @@ impl TcpEndpoint {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
         let cfg = &core.tcp_cfg;
-        let mss = self.win.mss;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            if p.ts_ecr > 0 {
-                self.rtt.sample(
-                    core.now.saturating_since(Time(p.ts_ecr)),
-                    cfg.clock_granularity,
-                    cfg.rto_min,
-                    cfg.rto_max,
-                );
+            let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
+            if let Some(r) = rtt_sample {
+                self.rtt
+                    .sample(r, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
                 self.backoff = 0;
             }
+            let was_in_recovery = self.in_recovery;
             self.snd_una = ack;
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            if self.in_recovery {
-                if ack >= self.recover {
-                    // full ACK (RFC 6582 §3.2 step 3): deflate the window
-                    self.in_recovery = false;
-                    let flight = self.snd_max - self.snd_una;
-                    self.win.cwnd = self.win.ssthresh.min(flight.max(mss) + mss);
-                    self.dupacks = 0;
-                } else {
-                    // partial ACK (step 4): retransmit the next hole, deflate by acked, add one MSS
-                    self.retransmit_head(core);
-                    self.win.cwnd = self.win.cwnd.saturating_sub(acked);
-                    if acked >= mss {
-                        self.win.cwnd += mss;
-                    }
-                    self.win.cwnd = self.win.cwnd.max(mss);
-                    if !self.partial_ack_seen {
-                        self.partial_ack_seen = true;
-                        self.arm_rto(core);
-                    }
-                }
-            } else {
-                self.dupacks = 0;
-                let abc = core.tcp_cfg.abc_limit_segments as u64 * mss;
-                self.cc.on_ack(&mut self.win, acked, abc);
+            let (recovery, cx) = self.loss_ctx();
+            let step = recovery.on_new_ack(cx, acked);
+            if let Some(seg) = step.retransmit {
+                self.retransmit(core, seg);
             }
+            let sample = AckSample {
+                now: core.now,
+                bytes_acked: acked,
+                rtt_sample,
+                ece: p.flags & FLAG_ECE != 0,
+                in_flight_bytes: self.snd_max - self.snd_una,
+                in_recovery: was_in_recovery,
+            };
+            self.cc.on_ack(&mut self.win, &sample);
             if self.snd_una == self.snd_max {
-                self.rto_deadline = Time::NEVER; // RFC 6298 (5.2)
-            } else if !(self.in_recovery && self.partial_ack_seen) {
+                self.rto_timer.cancel(); // RFC 6298 (5.2)
+            } else if step.restart_rto {
                 self.arm_rto(core); // (5.3)
             }
             if self.snd_una == self.app_limit {
@@ -419,24 +441,23 @@ impl TcpEndpoint {
             && p.flags & FLAG_SYN == 0
         {
             // a duplicate ACK (RFC 5681 §2)
-            self.dupacks += 1;
-            if self.in_recovery {
-                self.win.cwnd += mss; // inflate (RFC 6582 step 3 of 3.2 / RFC 5681 step 4)
-            } else if self.dupacks == core.tcp_cfg.dupack_threshold && ack >= self.recover {
+            let (recovery, cx) = self.loss_ctx();
+            if recovery.on_dup_ack(cx, ack) {
                 self.enter_fast_recovery(core);
             }
         }
     }
 
     fn enter_fast_recovery(&mut self, core: &mut Core) {
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
-        self.recover = self.snd_max;
-        self.in_recovery = true;
-        self.partial_ack_seen = false;
+        let s = self.event_sample(core.now);
+        self.cc
+            .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        let (recovery, cx) = self.loss_ctx();
+        let seg = recovery.enter(cx);
         core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
-        self.retransmit_head(core);
-        self.win.cwnd = self.win.ssthresh + 3 * self.win.mss;
+        if let Some(seg) = seg {
+            self.retransmit(core, seg);
+        }
     }
 
     fn process_data(&mut self, core: &mut Core, p: &Packet) {
@@ -532,6 +553,10 @@ impl TcpEndpoint {
             }
             let frame =
                 (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if let Some(at) = self.pacer.hold_until(core.now, frame) {
+                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+                break;
+            }
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -541,6 +566,7 @@ impl TcpEndpoint {
                 core.net.flows[self.tx_flow as usize].retransmits += 1;
             }
             self.send_data(core, seq, len);
+            self.pacer.on_send(core.now, frame);
             self.snd_nxt += len;
             if self.snd_nxt > self.snd_max {
                 self.snd_max = self.snd_nxt;
@@ -551,19 +577,18 @@ impl TcpEndpoint {
         }
     }
 
-    fn retransmit_head(&mut self, core: &mut Core) {
-        let len = self.win.mss.min(self.snd_max - self.snd_una);
-        if len == 0 {
-            return;
-        }
+    fn retransmit(&mut self, core: &mut Core, seg: Segment) {
         core.net.flows[self.tx_flow as usize].retransmits += 1;
-        self.send_data(core, self.snd_una, len);
+        self.send_data(core, seg.seq, seg.len_bytes);
     }
 
-    fn advertised_window(&self, cfg: &TcpConfig) -> u32 {
-        cfg.rcv_buf_bytes
-            .saturating_sub(self.ooo_bytes)
-            .min(u32::MAX as u64) as u32
+    fn advertised_window(&self, now: Time, cfg: &TcpConfig) -> u32 {
+        let s = RcvState {
+            now,
+            rcv_buf_bytes: cfg.rcv_buf_bytes,
+            ooo_bytes: self.ooo_bytes,
+        };
+        self.rcv_window.advertised_bytes(&s).min(u32::MAX as u64) as u32
     }
 
     fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
@@ -587,14 +612,14 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(&core.tcp_cfg),
+            wnd: self.advertised_window(core.now, &core.tcp_cfg),
         }
     }
 
     fn acked_now(&mut self) {
         self.ack_now = false;
         self.unacked_segs = 0;
-        self.delack_deadline = Time::NEVER;
+        self.delack_timer.cancel();
         self.last_ack_sent = self.rcv_nxt;
     }
 
@@ -636,40 +661,23 @@ impl TcpEndpoint {
     // timers
 
     fn arm_rto(&mut self, core: &mut Core) {
-        self.rto_deadline = core.now + self.current_rto(&core.tcp_cfg);
-        if self.rto_event_at > self.rto_deadline {
-            self.rto_event_at = self.rto_deadline;
-            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
-        }
+        let at = core.now + self.current_rto(&core.tcp_cfg);
+        self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
     }
 
     fn arm_delack(&mut self, core: &mut Core) {
-        if self.delack_deadline != Time::NEVER {
-            return;
-        }
-        self.delack_deadline = core.now + core.tcp_cfg.delayed_ack_timeout;
-        if self.delack_event_at > self.delack_deadline {
-            self.delack_event_at = self.delack_deadline;
-            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
+        if !self.delack_timer.is_armed() {
+            let at = core.now + core.tcp_cfg.delayed_ack_timeout;
+            self.delack_timer.arm(&mut core.ev, at, Event::TcpDelack(self.id));
         }
     }
 
     /// The retransmission-timer event fired.
     pub fn on_rto_event(&mut self, core: &mut Core) {
-        if core.now != self.rto_event_at {
-            return; // superseded by an earlier event
+        let ev = Event::TcpRto(self.id);
+        if self.rto_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
+            self.on_timeout(core);
         }
-        self.rto_event_at = Time::NEVER;
-        if self.rto_deadline == Time::NEVER || self.state == TcpState::Closed {
-            return;
-        }
-        if core.now < self.rto_deadline {
-            self.rto_event_at = self.rto_deadline;
-            core.ev.schedule(self.rto_deadline, Event::TcpRto(self.id));
-            return;
-        }
-        self.rto_deadline = Time::NEVER;
-        self.on_timeout(core);
     }
 
     fn on_timeout(&mut self, core: &mut Core) {
@@ -697,14 +705,11 @@ impl TcpEndpoint {
         if self.snd_una == self.snd_max {
             return;
         }
-        // RFC 5681 eq. (4) and the loss window; RFC 6582 §4: recover := highest sent
-        let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
-        self.win.cwnd = self.win.mss;
-        self.win.bytes_acked = 0;
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.recover = self.snd_max;
+        // the loss window; RFC 6582 §4: recover := highest sent
+        let s = self.event_sample(core.now);
+        self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
+        let (recovery, cx) = self.loss_ctx();
+        recovery.on_rto(cx);
         // go back N: resend from the first unacknowledged byte
         self.snd_nxt = self.snd_una;
         self.output(core);
@@ -713,20 +718,21 @@ impl TcpEndpoint {
         }
     }
 
+    /// The pacing event fired: send what the window allows.
+    pub fn on_pace_event(&mut self, core: &mut Core) {
+        if self
+            .pace_timer
+            .fire(&mut core.ev, core.now, Event::TcpPace(self.id))
+        {
+            self.output(core);
+        }
+    }
+
     /// The delayed-ACK event fired.
     pub fn on_delack_event(&mut self, core: &mut Core) {
-        if core.now != self.delack_event_at {
-            return;
+        let ev = Event::TcpDelack(self.id);
+        if self.delack_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
+            self.send_control(core, FLAG_ACK);
         }
-        self.delack_event_at = Time::NEVER;
-        if self.delack_deadline == Time::NEVER || self.state == TcpState::Closed {
-            return;
-        }
-        if core.now < self.delack_deadline {
-            self.delack_event_at = self.delack_deadline;
-            core.ev.schedule(self.delack_deadline, Event::TcpDelack(self.id));
-            return;
-        }
-        self.send_control(core, FLAG_ACK);
     }
 }

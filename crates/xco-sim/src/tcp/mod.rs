@@ -3,12 +3,19 @@
 //! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
 //! and a receive window — over 64-bit byte sequence numbers that never wrap.
 //!
-//! Loss recovery lives in [`endpoint`]; window growth and the loss response
-//! are behind the small [`cc::CongestionControl`] trait (NewReno now, DCTCP
-//! and CUBIC next), as in Linux and smoltcp.
+//! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
+//! two seams, split as in Linux, decide the rest. Loss recovery
+//! ([`recovery`]: NewReno now, SACK and RACK-TLP next) finds losses and picks
+//! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
+//! DCTCP next) grows the window from an ACK sample and answers congestion
+//! events. Two hooks sit at the edges: the advertised window
+//! ([`rcv_window`]) and pacing ([`pacing`]).
 
 pub mod cc;
 pub mod endpoint;
+pub mod pacing;
+pub mod rcv_window;
+pub mod recovery;
 pub mod rtt;
 pub mod table;
 
@@ -43,6 +50,8 @@ pub struct TcpConfig {
     pub handshake: bool,
     /// Receive buffer, bytes: the advertised window is this minus out-of-order data.
     pub rcv_buf_bytes: u64,
+    /// How receivers choose the advertised window.
+    pub rcv_window: rcv_window::RcvWindow,
     /// Reset cwnd to the initial window after an idle period longer than the RTO (RFC 5681 §4.1).
     pub restart_after_idle: bool,
     /// Duplicate ACKs that trigger fast retransmit (3).
@@ -53,8 +62,8 @@ pub struct TcpConfig {
     pub cc: cc::CcKind,
     /// Send new data segments as ECN-capable, ECT(0) (RFC 3168; both ends
     /// assume it, there is no SYN negotiation). Receivers always echo CE as
-    /// ECE and senders answer ECE with CWR; the congestion response to ECE
-    /// is not modelled yet.
+    /// ECE; senders answer ECE with CWR and, once per window, with the
+    /// congestion control's `EcnEcho` response (NewReno halves the window).
     pub ecn: bool,
 }
 
@@ -77,6 +86,7 @@ impl TcpConfig {
             delayed_ack_timeout: Dur::from_ms(40),
             handshake: true,
             rcv_buf_bytes: 6 * 1024 * 1024,
+            rcv_window: rcv_window::RcvWindow::Buffer,
             restart_after_idle: true,
             dupack_threshold: 3,
             abc_limit_segments: 2,

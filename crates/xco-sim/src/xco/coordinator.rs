@@ -12,7 +12,7 @@
 //! for the hysteresis is given back (work conservation). TCP endpoints whose
 //! queue is full wait here until a release makes room.
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Timer};
 use crate::net::Net;
 use xco_core::coord::{CoordConfig, Egress, HostCoordinator};
 use xco_core::Time;
@@ -21,8 +21,8 @@ use xco_core::Time;
 pub struct HostCoord {
     /// Queues, gate, accounting and timers (shared logic with the agent).
     pub core: HostCoordinator<u32>,
-    /// Time of the pending coordinator event (`Time::NEVER`: none).
-    pub timer_at: Time,
+    /// The coordinator's wake-up (its next deadline).
+    pub timer: Timer,
     /// TCP endpoints waiting for room in one of the queues.
     pub blocked: Vec<u32>,
 }
@@ -33,7 +33,7 @@ impl HostCoord {
     pub fn new(cfg: CoordConfig, limit_bytes: u64, now: Time) -> HostCoord {
         HostCoord {
             core: HostCoordinator::new(cfg, limit_bytes, now),
-            timer_at: Time::NEVER,
+            timer: Timer::IDLE,
             blocked: Vec::new(),
         }
     }

@@ -11,7 +11,7 @@
 
 pub mod coordinator;
 
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Event, EventQueue, Timer};
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
 use crate::net::topology::NodeKind;
 use crate::net::Net;
@@ -56,7 +56,7 @@ pub struct XcoSim {
     /// Settings.
     pub cfg: XcoConfig,
     sched: Scheduler,
-    sched_timer_at: Time,
+    sched_timer: Timer,
     /// Coordinator per node (hosts that run one).
     pub coords: Vec<Option<HostCoord>>,
     host_of_node: Vec<u32>,
@@ -115,7 +115,7 @@ impl XcoSim {
         XcoSim {
             cfg,
             sched,
-            sched_timer_at: Time::NEVER,
+            sched_timer: Timer::IDLE,
             coords,
             host_of_node,
             node_of_host,
@@ -248,19 +248,15 @@ impl XcoSim {
     fn arm(&mut self, now: Time, ev: &mut EventQueue, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         let t = c.core.next_deadline().max(now);
-        if t < c.timer_at {
-            c.timer_at = t;
-            ev.schedule(t, Event::Coordinator(host));
-        }
+        c.timer.arm_earlier(ev, t, Event::Coordinator(host));
     }
 
     /// The coordinator event of `host` fired.
     pub fn on_coordinator_timer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        if now != c.timer_at {
+        if !c.timer.fire(ev, now, Event::Coordinator(host)) {
             return; // superseded
         }
-        c.timer_at = Time::NEVER;
         c.core.on_timer(now);
         self.send_messages(now, ev, net, host);
         self.pump(now, ev, net, host);
@@ -390,19 +386,15 @@ impl XcoSim {
 
     fn arm_controller(&mut self, ev: &mut EventQueue) {
         if let Some(t) = self.sched.poll_timeout() {
-            if t < self.sched_timer_at {
-                self.sched_timer_at = t;
-                ev.schedule(t, Event::Controller);
-            }
+            self.sched_timer.arm_earlier(ev, t, Event::Controller);
         }
     }
 
     /// The controller's timer fired.
     pub fn on_controller_timer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
-        if now != self.sched_timer_at {
+        if !self.sched_timer.fire(ev, now, Event::Controller) {
             return;
         }
-        self.sched_timer_at = Time::NEVER;
         if !self.controller_alive(now) {
             return; // a stopped controller schedules nothing
         }

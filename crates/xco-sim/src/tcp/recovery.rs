@@ -1,0 +1,305 @@
+//! Loss recovery: which ACKs reveal a loss, what to retransmit, and the
+//! window while the losses are repaired.
+//!
+//! The endpoint calls the recovery algorithm on every ACK of new data
+//! ([`Recovery::on_new_ack`]) and every duplicate ACK
+//! ([`Recovery::on_dup_ack`]); when a duplicate ACK reveals a loss, the
+//! endpoint raises [`super::cc::CongestionEvent::DupAckLoss`] (the congestion
+//! control sets ssthresh) and then calls [`Recovery::enter`]. On a
+//! retransmission timeout it calls [`Recovery::on_rto`] after the congestion
+//! control's `Rto` response. Recovery never sends: it answers with the
+//! segment to retransmit, and the endpoint sends it.
+//!
+//! The state shared with the rest of the sender — in recovery or not, and the
+//! `recover` point (Linux's `ca_state` and `high_seq`, which the ECN and RTO
+//! code read too) — stays in the endpoint and is lent through [`LossCtx`];
+//! what is the algorithm's own (the duplicate-ACK count, NewReno's
+//! partial-ACK flag, later a SACK scoreboard or RACK's timestamps) lives in
+//! its variant of [`Recovery`].
+//!
+//! [`NewRenoRecovery`] is RFC 5681 §3.2 fast retransmit / fast recovery with
+//! RFC 6582's partial ACKs ("impatient" timer: re-armed on the first partial
+//! ACK only). SACK (RFC 6675) and RACK-TLP (RFC 8985) become further variants.
+
+use super::cc::Window;
+
+/// A segment to (re)send: `len_bytes` from byte `seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First byte.
+    pub seq: u64,
+    /// Length, bytes (never zero).
+    pub len_bytes: u64,
+}
+
+/// The sender state loss recovery reads and changes, lent by the endpoint.
+pub struct LossCtx<'a> {
+    /// Congestion window and threshold.
+    pub win: &'a mut Window,
+    /// In fast recovery.
+    pub in_recovery: &'a mut bool,
+    /// One past the highest byte sent when recovery (or a timeout) began.
+    pub recover: &'a mut u64,
+    /// Oldest unacknowledged byte (after the ACK at hand).
+    pub snd_una: u64,
+    /// One past the highest byte ever sent.
+    pub snd_max: u64,
+}
+
+impl LossCtx<'_> {
+    /// The first unacknowledged segment, if any byte is outstanding.
+    #[inline]
+    fn head(&self) -> Option<Segment> {
+        let len_bytes = self.win.mss.min(self.snd_max - self.snd_una);
+        (len_bytes > 0).then_some(Segment {
+            seq: self.snd_una,
+            len_bytes,
+        })
+    }
+}
+
+/// What the endpoint does after an ACK of new data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewAckStep {
+    /// Retransmit this segment now.
+    pub retransmit: Option<Segment>,
+    /// Restart the retransmission timer (if data is still outstanding).
+    pub restart_rto: bool,
+}
+
+/// RFC 5681 / RFC 6582 NewReno recovery state.
+#[derive(Clone, Debug, Default)]
+pub struct NewRenoRecovery {
+    /// Duplicate ACKs counted.
+    pub dupacks: u32,
+    /// Duplicate ACKs that reveal a loss (3).
+    pub dupack_threshold: u32,
+    partial_ack_seen: bool,
+}
+
+impl NewRenoRecovery {
+    fn on_new_ack(&mut self, cx: LossCtx, acked_bytes: u64) -> NewAckStep {
+        let mss = cx.win.mss;
+        if !*cx.in_recovery {
+            self.dupacks = 0;
+            return NewAckStep {
+                retransmit: None,
+                restart_rto: true,
+            };
+        }
+        if cx.snd_una >= *cx.recover {
+            // full ACK (RFC 6582 §3.2 step 3): deflate the window
+            *cx.in_recovery = false;
+            let flight = cx.snd_max - cx.snd_una;
+            cx.win.cwnd = cx.win.ssthresh.min(flight.max(mss) + mss);
+            self.dupacks = 0;
+            return NewAckStep {
+                retransmit: None,
+                restart_rto: true,
+            };
+        }
+        // partial ACK (step 4): retransmit the next hole, deflate by acked, add one MSS
+        let w = &mut *cx.win;
+        w.cwnd = w.cwnd.saturating_sub(acked_bytes);
+        if acked_bytes >= mss {
+            w.cwnd += mss;
+        }
+        w.cwnd = w.cwnd.max(mss);
+        let first = !self.partial_ack_seen;
+        self.partial_ack_seen = true;
+        NewAckStep {
+            retransmit: cx.head(),
+            restart_rto: first,
+        }
+    }
+
+    fn on_dup_ack(&mut self, cx: LossCtx, ack: u64) -> bool {
+        self.dupacks += 1;
+        if *cx.in_recovery {
+            cx.win.cwnd += cx.win.mss; // inflate (RFC 5681 §3.2 step 4)
+            false
+        } else {
+            // RFC 6582 §3.2 step 1: not again for losses of the same window
+            self.dupacks == self.dupack_threshold && ack >= *cx.recover
+        }
+    }
+
+    fn enter(&mut self, cx: LossCtx) -> Option<Segment> {
+        *cx.recover = cx.snd_max;
+        *cx.in_recovery = true;
+        self.partial_ack_seen = false;
+        // RFC 5681 §3.2 step 3: the three segments that left the network
+        cx.win.cwnd = cx.win.ssthresh + 3 * cx.win.mss;
+        cx.head()
+    }
+
+    fn on_rto(&mut self, cx: LossCtx) {
+        *cx.in_recovery = false;
+        self.dupacks = 0;
+        *cx.recover = cx.snd_max; // RFC 6582 §4
+    }
+}
+
+/// Enum dispatch over the loss-recovery algorithms.
+#[derive(Clone, Debug)]
+pub enum Recovery {
+    /// RFC 6582 NewReno.
+    NewReno(NewRenoRecovery),
+}
+
+impl Recovery {
+    /// NewReno recovery with fast retransmit after `dupack_threshold` duplicate ACKs.
+    pub fn new_reno(dupack_threshold: u32) -> Recovery {
+        Recovery::NewReno(NewRenoRecovery {
+            dupack_threshold,
+            ..NewRenoRecovery::default()
+        })
+    }
+
+    /// An ACK advanced `snd_una` (already in `cx`) by `acked_bytes`.
+    #[inline]
+    pub fn on_new_ack(&mut self, cx: LossCtx, acked_bytes: u64) -> NewAckStep {
+        match self {
+            Recovery::NewReno(r) => r.on_new_ack(cx, acked_bytes),
+        }
+    }
+
+    /// A duplicate ACK of `ack` (RFC 5681 §2) arrived: true if it reveals a
+    /// loss (the endpoint then raises `DupAckLoss` and calls [`Recovery::enter`]).
+    #[inline]
+    pub fn on_dup_ack(&mut self, cx: LossCtx, ack: u64) -> bool {
+        match self {
+            Recovery::NewReno(r) => r.on_dup_ack(cx, ack),
+        }
+    }
+
+    /// Start recovery (ssthresh already set): the segment to retransmit.
+    pub fn enter(&mut self, cx: LossCtx) -> Option<Segment> {
+        match self {
+            Recovery::NewReno(r) => r.enter(cx),
+        }
+    }
+
+    /// The retransmission timer expired (the congestion control has set the loss window).
+    pub fn on_rto(&mut self, cx: LossCtx) {
+        match self {
+            Recovery::NewReno(r) => r.on_rto(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// A sender with 10 segments outstanding from 0.
+    struct St {
+        win: Window,
+        in_recovery: bool,
+        recover: u64,
+        snd_una: u64,
+        snd_max: u64,
+    }
+
+    impl St {
+        fn new() -> St {
+            St {
+                win: Window {
+                    cwnd: 10 * MSS,
+                    ssthresh: u64::MAX,
+                    mss: MSS,
+                    bytes_acked: 0,
+                },
+                in_recovery: false,
+                recover: 0,
+                snd_una: 0,
+                snd_max: 10 * MSS,
+            }
+        }
+        fn cx(&mut self) -> LossCtx<'_> {
+            LossCtx {
+                win: &mut self.win,
+                in_recovery: &mut self.in_recovery,
+                recover: &mut self.recover,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+            }
+        }
+    }
+
+    #[test]
+    fn the_third_duplicate_ack_reveals_the_loss_once() {
+        let mut st = St::new();
+        let mut r = Recovery::new_reno(3);
+        assert!(!r.on_dup_ack(st.cx(), 0));
+        assert!(!r.on_dup_ack(st.cx(), 0));
+        assert!(r.on_dup_ack(st.cx(), 0));
+        st.win.ssthresh = 5 * MSS; // what the congestion control decided
+        let seg = r.enter(st.cx());
+        assert_eq!(
+            seg,
+            Some(Segment {
+                seq: 0,
+                len_bytes: MSS
+            })
+        );
+        assert!(st.in_recovery);
+        assert_eq!((st.recover, st.win.cwnd), (10 * MSS, 8 * MSS), "ssthresh + 3 MSS");
+        assert!(!r.on_dup_ack(st.cx(), 0), "inflates, no second loss");
+        assert_eq!(st.win.cwnd, 9 * MSS);
+    }
+
+    #[test]
+    fn partial_ack_retransmits_the_next_hole_and_restarts_the_timer_once() {
+        let mut st = St::new();
+        let mut r = Recovery::new_reno(3);
+        st.win.ssthresh = 5 * MSS;
+        r.enter(st.cx());
+        st.snd_una = 3 * MSS;
+        let step = r.on_new_ack(st.cx(), 3 * MSS);
+        assert_eq!(
+            step,
+            NewAckStep {
+                retransmit: Some(Segment {
+                    seq: 3 * MSS,
+                    len_bytes: MSS
+                }),
+                restart_rto: true,
+            }
+        );
+        // RFC 6582 step 4: deflate by the acked amount, add back one MSS
+        assert_eq!(st.win.cwnd, 8 * MSS - 3 * MSS + MSS);
+        st.snd_una = 5 * MSS;
+        let step = r.on_new_ack(st.cx(), 2 * MSS);
+        assert!(!step.restart_rto, "only the first partial ACK restarts the timer");
+        assert!(st.in_recovery);
+    }
+
+    #[test]
+    fn full_ack_ends_recovery_and_deflates_to_ssthresh() {
+        let mut st = St::new();
+        let mut r = Recovery::new_reno(3);
+        st.win.ssthresh = 5 * MSS;
+        r.enter(st.cx());
+        st.snd_una = 10 * MSS;
+        st.snd_max = 12 * MSS;
+        let step = r.on_new_ack(st.cx(), 10 * MSS);
+        assert_eq!(step.retransmit, None);
+        assert!(!st.in_recovery);
+        // min(ssthresh, max(FlightSize, MSS) + MSS)
+        assert_eq!(st.win.cwnd, 3 * MSS);
+    }
+
+    #[test]
+    fn no_new_recovery_for_duplicates_below_recover_after_a_timeout() {
+        let mut st = St::new();
+        let mut r = Recovery::new_reno(3);
+        r.on_rto(st.cx());
+        assert_eq!(st.recover, 10 * MSS);
+        for _ in 0..3 {
+            assert!(!r.on_dup_ack(st.cx(), 0), "RFC 6582 §4: ack below recover");
+        }
+    }
+}
