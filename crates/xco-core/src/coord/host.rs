@@ -99,6 +99,20 @@ pub struct CoordStats {
     pub fail_opens: u64,
 }
 
+impl std::ops::AddAssign<&CoordStats> for CoordStats {
+    /// Sum the counters of several coordinators.
+    fn add_assign(&mut self, o: &CoordStats) {
+        self.bypassed += o.bypassed;
+        self.held += o.held;
+        self.released += o.released;
+        self.dropped += o.dropped;
+        self.directives += o.directives;
+        self.reports += o.reports;
+        self.givebacks += o.givebacks;
+        self.fail_opens += o.fail_opens;
+    }
+}
+
 struct Held<P> {
     pkt: P,
     /// Bytes as the queue limit counts them.
@@ -277,6 +291,14 @@ impl<P> HostCoordinator<P> {
     /// (registration, or after a controller restart).
     pub fn request_report(&mut self) {
         self.report_due = true;
+    }
+
+    /// True if `dst`'s queue takes `bytes` more (a transport that would
+    /// otherwise lose the packet waits instead).
+    #[inline]
+    pub fn fits(&self, dst: u32, bytes: u32) -> bool {
+        // the same rule `offer` applies to the queue it already holds
+        self.held_bytes(dst) + bytes as u64 <= self.limit_bytes
     }
 
     /// Bytes held for `dst`.

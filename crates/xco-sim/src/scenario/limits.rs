@@ -12,8 +12,7 @@
 //! | rates | 1 bit/s to 10 Tbit/s |
 //! | sizes | 0 to 1 TB |
 //! | `topology.link_delay_us`, `delay_us` | 0 to 1,000,000 us (1 s) |
-//! | `xco.slice_ms` | 0.01 to 10,000 ms |
-//! | `xco.report_interval_ms`, `xco.fail_open_ms` | 0.01 to 3,600,000 ms |
+//! | the XCo settings (`xco.slice_ms`, `xco.fail_open_ms`, ...) | as `xco_core::coord::settings` bounds them for the daemons too |
 //! | `output.timeseries_bin_us` | 0 (off) or 10 us up; at most 10^7 bins in `duration_ms` |
 //! | ping `interval_us` | 1 us up; at most 10^7 probes in a run |
 //! | UDP messages | at most 10^9 per second per source |
@@ -31,12 +30,6 @@ pub const MAX_RATE_BPS: f64 = 1e13;
 pub const MAX_BYTES: f64 = 1e12;
 /// Longest link propagation delay, us (1 s).
 pub const MAX_LINK_DELAY_US: f64 = 1e6;
-/// Shortest XCo timeslice, ms (10 us).
-pub const MIN_SLICE_MS: f64 = 0.01;
-/// Longest XCo timeslice, ms (10 s).
-pub const MAX_SLICE_MS: f64 = 10_000.0;
-/// Shortest XCo report interval and fail-open timeout, ms (10 us).
-pub const MIN_XCO_PERIOD_MS: f64 = 0.01;
 /// Shortest time-series bin, us.
 pub const MIN_BIN_US: f64 = 10.0;
 /// Most time-series bins in a run of known duration.

@@ -163,7 +163,9 @@ impl XcoSim {
 
     /// True if a TCP segment of `frame` bytes from `host` to `dst` fits in its V2V queue.
     pub fn has_room(&self, host: u32, dst: u32, frame: u32) -> bool {
-        self.held_bytes(host, dst) + frame as u64 <= self.cfg.v2v_queue_bytes
+        self.coords[host as usize]
+            .as_ref()
+            .is_none_or(|c| c.core.fits(dst, frame))
     }
 
     /// TCP endpoint `ep` waits for room in `host`'s V2V queue.
@@ -438,15 +440,7 @@ impl XcoSim {
     pub fn coordinator_stats(&self) -> CoordStats {
         let mut t = CoordStats::default();
         for c in self.coords.iter().flatten() {
-            let s = &c.core.stats;
-            t.bypassed += s.bypassed;
-            t.held += s.held;
-            t.released += s.released;
-            t.dropped += s.dropped;
-            t.directives += s.directives;
-            t.reports += s.reports;
-            t.givebacks += s.givebacks;
-            t.fail_opens += s.fail_opens;
+            t += &c.core.stats;
         }
         t
     }
