@@ -520,3 +520,23 @@ fn drop_notify_is_counted_and_noted_with_its_input() {
     let from_h0 = net.input_of(port(net, "h0", "s0"));
     assert_eq!(inputs[from_h0.index as usize].dropped_packets, 0);
 }
+
+#[test]
+fn a_switch_larger_than_the_counting_limit_reports_port_totals_as_one_input() {
+    // a star's hub of 130 ports: per-input counters would grow with the
+    // square of its ports, so its ports count totals only
+    let hosts = xco_sim::net::MAX_COUNTED_INPUTS + 2;
+    let mut sim = sim_of(&format!(
+        "[topology]\nkind = \"star\"\nhosts = {hosts}\n[[apps]]\nkind = \"transfer\"\n\
+         src = \"h0..h9\"\ndst = \"h{}\"\nbytes = \"20KB\"\n[output]\ntimeseries_bin_us = 0\n",
+        hosts - 1
+    ));
+    sim.run().unwrap();
+    let net = &sim.core.net;
+    let p = port(net, "s0", &format!("h{}", hosts - 1));
+    let st = net.ports[p as usize].stats;
+    let inputs = net.input_stats(p);
+    assert_eq!(inputs.len(), 1);
+    assert_eq!(inputs[0].arrived_packets, st.arrived_packets);
+    assert!(st.arrived_packets > 0);
+}
