@@ -113,12 +113,6 @@ pub struct Net {
     pub captures: Vec<CaptureBuffer>,
     /// Data packets (payload > 0) that crossed a link.
     pub data_packet_hops: u64,
-    /// Per host: TCP endpoints waiting for room in the NIC queue.
-    blocked: Vec<Vec<u32>>,
-    /// Per host: a room check is scheduled.
-    room_event: Vec<bool>,
-    /// Endpoints whose NIC queue drained (the driver wakes them after the event).
-    pub wakeups: Vec<u32>,
     /// Per node: the ports (links) coming into it, in input-index order.
     ins: Vec<Vec<u32>>,
     /// Drops whose discipline asked for a notification, oldest first; the
@@ -270,9 +264,6 @@ impl Net {
             flows: Vec::new(),
             captures: Vec::new(),
             data_packet_hops: 0,
-            blocked: vec![Vec::new(); n],
-            room_event: vec![false; n],
-            wakeups: Vec::new(),
             ins,
             drop_notices: Vec::new(),
             evicted: Vec::new(),
@@ -330,17 +321,6 @@ impl Net {
         f.wire_bytes_dropped += p.ip_bytes as u64;
         f.wire_packets_dropped += 1;
         self.pool.release(pkt);
-    }
-
-    /// Ask for a `NicRoom` event when `host`'s oldest waiting packet starts.
-    pub fn wait_for_room(&mut self, ev: &mut EventQueue, host: u32) {
-        if !self.room_event[host as usize] {
-            let nic = self.nodes[host as usize].nic as usize;
-            if let Some(t) = self.ports[nic].next_start() {
-                self.room_event[host as usize] = true;
-                ev.schedule(t, Event::NicRoom(host));
-            }
-        }
     }
 
     /// The router packets follow (models that must see the packets' paths clone it).
@@ -738,34 +718,6 @@ impl Net {
             }
         }
         rows
-    }
-
-    /// True if host `host`'s NIC queue can take `frame_bytes` more of TCP data
-    /// and still keep room for ACKs and retransmissions (four MTU-sized frames).
-    ///
-    /// TCP never loses packets in its own host's queue (Linux's TCP Small
-    /// Queues block the socket instead); this is the check that blocks it.
-    #[inline]
-    pub fn nic_has_room(&mut self, now: Time, host: u32, frame_bytes: u32) -> bool {
-        let pt = &mut self.ports[self.nodes[host as usize].nic as usize];
-        let headroom = 4 * 9_100u64.min(pt.buffer_bytes / 8);
-        pt.backlog_bytes(now) + frame_bytes as u64 + headroom <= pt.buffer_bytes
-    }
-
-    /// TCP endpoint `ep` on `host` waits for room in the NIC queue: it is
-    /// woken (through [`Net::wakeups`]) when the oldest waiting packet starts.
-    pub fn block_until_room(&mut self, ev: &mut EventQueue, host: u32, ep: u32) {
-        let b = &mut self.blocked[host as usize];
-        if !b.contains(&ep) {
-            b.push(ep);
-        }
-        self.wait_for_room(ev, host);
-    }
-
-    /// The room check of `host` fired: queue its blocked endpoints for waking.
-    pub fn on_nic_room(&mut self, host: u32) {
-        self.room_event[host as usize] = false;
-        self.wakeups.append(&mut self.blocked[host as usize]);
     }
 
     /// The head packet of `port`'s pipe arrives; returns it if it reached a host.
