@@ -8,7 +8,9 @@
 //!   through the NIC queue without the coordinator, like the kernel's ICMP
 //!   reply would leave without a user-space agent's queue);
 //! - echo replies become a note for the ping application;
-//! - XCo control messages to the node's coordinator or controller.
+//! - XCo control messages to the node's coordinator or controller;
+//! - PDN drop notifications (on a host with PDN on) to the socket their
+//!   4-tuple names, which retransmits the dropped segment at once.
 
 use crate::app::AppNote;
 use crate::host::egress::nic_send;
@@ -51,6 +53,16 @@ pub fn deliver(core: &mut Core, tcp: &mut TcpTable, pkt: u32) {
                     &mut core.hosts,
                     p.control_slot(),
                 );
+            }
+        }
+        PktKind::DropNotice => {
+            core.net.release(pkt);
+            if core.net.pdn().is_some_and(|d| d.host(p.dst)) {
+                let n = p.notice();
+                let ep = &mut tcp.eps[n.sender_ep as usize];
+                if ep.tx_flow == n.flow {
+                    ep.on_drop_notification(core, n.seq, n.len_bytes as u64);
+                }
             }
         }
         PktKind::PingReply => {

@@ -21,6 +21,7 @@
 //! input and drops per reason.
 
 pub mod packet;
+pub mod pdn;
 pub mod port;
 pub mod qdisc;
 pub mod routing;
@@ -31,7 +32,7 @@ pub mod topology;
 use crate::engine::{Event, EventQueue};
 use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
-use packet::{Ecn, Packet, PacketPool, PktId};
+use packet::{Ecn, Packet, PacketPool, PktId, PktKind};
 use port::{InputCount, InputStats, Port};
 use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Router, RoutingMode};
@@ -120,6 +121,8 @@ pub struct Net {
     pub drop_notices: Vec<DropNotice>,
     /// Scratch for packets a scheduled discipline evicts.
     evicted: Vec<Queued>,
+    /// PDN's notification queues and counters, when PDN runs.
+    pdn: Option<Box<pdn::PdnState>>,
     /// Per (port, input) arrivals: port `p`'s slice starts at `ports[p].inputs_at`.
     input_arrivals: Vec<InputCount>,
     /// Per (port, input) drops, laid out as `input_arrivals`.
@@ -266,6 +269,7 @@ impl Net {
             data_packet_hops: 0,
             ins,
             drop_notices: Vec::new(),
+            pdn: None,
             evicted: Vec::new(),
             input_arrivals: vec![InputCount::default(); n_inputs as usize],
             input_drops: vec![InputCount::default(); n_inputs as usize],
@@ -433,7 +437,11 @@ impl Net {
             }
             Verdict::Drop(reason) => return self.drop_arriving(now, port, input.index, pkt, reason, false),
             Verdict::DropNotify(reason) => {
-                return self.drop_arriving(now, port, input.index, pkt, reason, true);
+                self.drop_arriving(now, port, input.index, pkt, reason, true);
+                if self.pdn.is_some() {
+                    self.pdn_flush(now, ev);
+                }
+                return;
             }
         }
         self.admit_fifo(now, ev, port, pkt, bytes, idle);
@@ -538,6 +546,9 @@ impl Net {
             self.evict(port, q);
         }
         self.evicted = evicted;
+        if self.pdn.is_some() && !self.drop_notices.is_empty() {
+            self.pdn_flush(now, ev);
+        }
         if admitted && idle {
             self.start_next(now, ev, port);
         }
@@ -554,22 +565,43 @@ impl Net {
         let Qdisc::Scheduled(s) = &mut pt.qdisc else {
             return;
         };
-        let Some(q) = s.dequeue(now) else {
-            return;
+        let next = s.dequeue(now);
+        // PDN: a waiting notification rides on the frame, or alone in an empty one
+        let notice = if self.pdn.is_some() {
+            self.take_notice(port, next.is_some())
+        } else {
+            None
         };
-        let done = now + pt.serialization(q.frame_bytes + gap);
+        let (pkt, frame_bytes) = match (next, notice) {
+            (Some(q), None) => (Some(q.pkt), q.frame_bytes),
+            (Some(q), Some(_)) => (Some(q.pkt), q.frame_bytes + pdn::NOTICE_BYTES),
+            (None, Some(_)) => (None, pdn::EMPTY_FRAME_BYTES),
+            (None, None) => return,
+        };
+        let pt = &mut self.ports[port as usize];
+        let done = now + pt.serialization(frame_bytes + gap);
         pt.busy_until = done;
         let arrive = done + pt.delay;
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }
-        pt.pipe.push_back((arrive, q.pkt));
+        if let Some(pkt) = pkt {
+            pt.pipe.push_back((arrive, pkt));
+        }
+        if let Some(n) = notice {
+            pt.pipe.push_back((arrive, n));
+        }
         if pt.depart_at == Time::NEVER {
             pt.depart_at = done;
             ev.schedule(done, Event::PortDepart(port));
         }
         if let Some(c) = pt.capture {
-            self.captures[c as usize].record(now, &self.pool[q.pkt]);
+            match (pkt, notice) {
+                (Some(pkt), None) => self.captures[c as usize].record(now, &self.pool[pkt]),
+                (Some(pkt), Some(_)) => self.captures[c as usize].record_carrier(now, &self.pool[pkt]),
+                (None, Some(n)) => self.captures[c as usize].record_empty_frame(now, &self.pool[n]),
+                (None, None) => {}
+            }
         }
     }
 
@@ -734,6 +766,9 @@ impl Net {
         }
         let to = pt.to;
         let p = &mut self.pool[pkt];
+        if p.kind == PktKind::DropNotice {
+            return self.on_notice_arrive(now, ev, to, pkt);
+        }
         pt.stats.delivered_bytes += (p.ip_bytes + self.framing.frame_overhead_bytes) as u64;
         if p.payload_bytes > 0 {
             self.data_packet_hops += 1;

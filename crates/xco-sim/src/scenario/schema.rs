@@ -34,6 +34,22 @@ pub struct Scenario {
     pub output: OutputSpec,
     /// XCo coordination (absent: none).
     pub xco: Option<XcoSpec>,
+    /// PDN, packet drop notification (absent: none).
+    pub pdn: Option<PdnSpec>,
+}
+
+/// `[pdn]`: switches notify senders of congestion drops (spec `pdn.md`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PdnSpec {
+    /// Hosts whose TCP uses PDN (their MSS is 20 bytes smaller and switches
+    /// notify them of their dropped segments); default every host (`"*"`).
+    pub hosts: Option<Hosts>,
+    /// Switches that make and forward notifications: a list of names, or
+    /// `"*"` (default) for every switch.
+    pub switches: Option<Hosts>,
+    /// Notifications one output port's notification queue holds (default 64).
+    pub queue_notices: Option<u32>,
 }
 
 xco_core::xco_settings_table! {

@@ -211,7 +211,7 @@ impl XcoSim {
         // pings and control messages bypass like pure ACKs: they carry no transport data
         let carries_data = match p.kind {
             PktKind::Tcp | PktKind::Udp => p.payload_bytes > 0,
-            PktKind::PingRequest | PktKind::PingReply | PktKind::Control => false,
+            PktKind::PingRequest | PktKind::PingReply | PktKind::Control | PktKind::DropNotice => false,
         };
         let written = net.flows[p.flow as usize].app_bytes_written;
         let bypass = self.bypass.bypasses(p.ip_bytes, carries_data, Some(written));
