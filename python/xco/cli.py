@@ -193,6 +193,13 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed.netns import NamesTaken
 
     t = _topology_arg(args.topology)
+    if t.routed:
+        from .testbed import TopologyError, routes
+
+        try:
+            routes.plan(t)  # the controller's parser and paths: a file they refuse changes nothing
+        except TopologyError as e:
+            raise UsageError(str(e)) from None
     try:
         tb = up(t)
     except NamesTaken as e:
@@ -200,7 +207,8 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
     hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)
-    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches")
+    kind = "routers" if t.routed else "bridges"
+    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches ({kind})")
     print(f"  run a command on a host:  ip netns exec {tb.ns(t.hosts[0].name)} iperf3 -s")
     print(f"  the controller's address: {t.controller_ip}:{t.controller_port} (root namespace)")
     print(f"  tear down:                xco testbed down {args.topology}")
