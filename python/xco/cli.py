@@ -20,6 +20,8 @@ examples:
   sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
   sudo xco testbed up testbeds/star3.toml    build real hosts from a topology file
   sudo xco testbed down testbeds/star3.toml  remove them (always safe to run)
+  sudo xco testbed up testbeds/fattree4.toml a routed k=4 fat-tree (routes = the controller's paths)
+  sudo xco reproduce real-incast --out r/    incast on real hosts beside the simulator
   xco controller --help / xco agent --help   the real XCo daemons (xco-daemon)
 
 Scenario files are TOML; see scenarios/ in the repository for commented
@@ -232,7 +234,7 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    known = ("real-udp", "real-vs-sim", "real-overhead")
+    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast")
     if args.experiment not in known:
         raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment
