@@ -163,3 +163,26 @@ def test_routed_fattree_pings_every_pair_along_the_routing_layers_path_and_down_
     assert not {n for n in after if n.startswith(f"{p}-")}, "a namespace of the testbed survived down"
     assert ns_before - after == set(), "down removed a namespace it did not make"
     print(f"\nrouted fat-tree k=4 ({mode}): up {t_up:.1f} s, down {t_down:.1f} s (wall)")
+
+
+def test_routed_ring_with_a_guest_carries_traffic_both_ways_and_down_leaves_nothing(scratch, tmp_path):
+    from test_testbed_routes import RING
+
+    p, s, owned = scratch
+    path = tmp_path / "ring.toml"
+    path.write_text(RING.replace('prefix = "xring"', f'prefix = "{p}"'))
+    t = topo.load(path)
+    owned += list(netns.names(t).namespaces)
+    ns_before, links_before = _netns_names(), _links_in(s)
+    cmd = ["nsenter", f"--net=/run/netns/{s}", sys.executable, "-m", "xco.cli", "testbed"]
+    r = subprocess.run([*cmd, "up", str(path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    try:
+        for src, dst in (("h1", "10.0.0.2"), ("h1", "10.1.3.2"), ("h3-g0", "10.0.0.1"), ("h2", "10.0.0.3")):
+            netns.sh("ping", "-c1", "-W2", dst, ns=netns.ns_name(p, src))
+    finally:
+        r = subprocess.run([*cmd, "down", str(path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _links_in(s) == links_before
+    assert not {n for n in _netns_names() if n.startswith(f"{p}-")}
+    assert ns_before - _netns_names() == set()

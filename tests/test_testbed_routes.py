@@ -65,10 +65,13 @@ class Fib:
         raise AssertionError(f"no route to {dst} from {src} (iif {iif})")
 
 
-def _walk(p: routes.Plan, t: topo.TestbedTopology, s: int, d: int, fibs: dict[str, Fib]) -> list[int]:
-    """The directed links a packet from host s to host d crosses under the plan's state."""
+def _walk(
+    p: routes.Plan, t: topo.TestbedTopology, s: int, d: int, fibs: dict[str, Fib], dst: str | None = None
+) -> list[int]:
+    """The directed links a packet from host s to host d (to ``dst``, one of d's guests' addresses,
+    if given) crosses under the plan's state."""
     addr = {h.name: h.addr for h in t.hosts}
-    src, dst = addr[p.nodes[s]], addr[p.nodes[d]]
+    src, dst = addr[p.nodes[s]], dst or addr[p.nodes[d]]
     # which node owns an address (hosts' own, switch ports'), and the link behind each (node, device)
     owner = {a: p.nodes.index(h) for h, a in addr.items()}
     for name, fib in fibs.items():
@@ -80,7 +83,8 @@ def _walk(p: routes.Plan, t: topo.TestbedTopology, s: int, d: int, fibs: dict[st
         dev, via = fibs[p.nodes[here]].lookup(iif, src, dst)
         link = link_of[(here, dev)]
         nxt = p.links[link][1]
-        assert owner[via or dst] == nxt, (p.nodes[here], dev, via)  # the next hop lives behind that port
+        # the next hop lives behind that port (a guest's address: behind its host d)
+        assert owner.get(via or dst, d) == nxt, (p.nodes[here], dev, via)
         crossed.append(link)
         iif = p.dev(link ^ 1)
         here = nxt
@@ -152,3 +156,60 @@ def test_cli_up_refuses_a_routing_mode_the_controller_refuses_with_exit_2(tmp_pa
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "topology.routing" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+RING = """
+[control]
+controller = "10.200.0.1:7400"
+[topology]
+routing = "ecmp"
+[testbed]
+prefix = "xring"
+forwarding = "route"
+[[switch]]
+name = "s1"
+[[switch]]
+name = "s2"
+[[switch]]
+name = "s3"
+[[host]]
+name = "h1"
+addr = "10.0.0.1"
+switch = "s1"
+rate_mbps = 100
+[[host]]
+name = "h2"
+addr = "10.0.0.2"
+switch = "s2"
+rate_mbps = 100
+[[host]]
+name = "h3"
+addr = "10.0.0.3"
+guests = ["10.1.3.0/24"]
+switch = "s3"
+rate_mbps = 100
+[[link]]
+a = "s1"
+b = "s2"
+rate_mbps = 100
+[[link]]
+a = "s2"
+b = "s3"
+rate_mbps = 100
+[[link]]
+a = "s3"
+b = "s1"
+rate_mbps = 100
+"""
+
+
+def test_a_ring_routes_hosts_and_guests_along_the_controllers_paths():
+    t = topo.parse(tomllib.loads(RING), Path("ring.toml"), RING)
+    p = routes.plan(t)
+    fibs = {name: Fib(lines) for name, lines in p.batch.items()}
+    for (s, d), path in p.paths.items():
+        assert len(path) == 3  # host, the direct switch link, host: the ring's short way
+        assert _walk(p, t, s, d, fibs) == path
+    h3 = p.nodes.index("h3")
+    for s in (p.nodes.index("h1"), p.nodes.index("h2")):
+        assert _walk(p, t, s, h3, fibs, dst="10.1.3.2") == p.paths[(s, h3)]  # the guest, via its host

@@ -236,16 +236,25 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
             f"{name:<5} N={int(d['n'].iloc[0])}: {d['goodput_mbps'].iloc[0]:6.1f} Mbit/s; collapse at "
             + (f"N={c}; mean goodput from there {after:.1f} Mbit/s" if c is not None else "no N swept")
         )
-    lines += ["", "per N (goodput Mbit/s; real: RTOs and rounds >= 200 ms of the servers' kernels):"]
-    lines.append(f"{'N':>4} {'real':>8} {'sim':>8} {'real RTOs':>10} {'rounds>=200ms':>14} {'sim RTOs':>9}")
+    lines += [
+        "",
+        "per N: goodput (Mbit/s); real: the servers' kernels' RTOs, fast retransmits and tail-loss probes,",
+        "rounds that took >= 200 ms, drops at the client's port; sim: RTOs",
+    ]
+    lines.append(
+        f"{'N':>4} {'real':>8} {'sim':>8} {'RTOs':>6} {'fast rtx':>9} {'TLPs':>6} {'rounds>=200ms':>14} "
+        f"{'drops':>7} {'sim RTOs':>9}"
+    )
     for n in sorted(set(df["n"])):
         r = real[real["n"] == n]
         s = simd[simd["n"] == n]
         rv = lambda col, d=r: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
         sv = lambda col, d=s: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
         lines.append(
-            f"{n:>4} {rv('goodput_mbps'):>8.1f} {sv('goodput_mbps'):>8.1f} {rv('rto_timeouts'):>10.0f} "
-            f"{rv('rounds_over_rto_min'):>14.0f} {sv('rto_timeouts'):>9.0f}"
+            f"{n:>4} {rv('goodput_mbps'):>8.1f} {sv('goodput_mbps'):>8.1f} {rv('rto_timeouts'):>6.0f} "
+            f"{rv('fast_retransmits'):>9.0f} {rv('tail_loss_probes'):>6.0f} "
+            f"{rv('rounds_over_rto_min'):>14.0f} "
+            f"{rv('port_drops'):>7.0f} {sv('rto_timeouts'):>9.0f}"
         )
     return "\n".join(lines)
 
@@ -260,6 +269,9 @@ def _real_incast(opts: Options) -> Outcome:
     df = pd.concat([real, simd], ignore_index=True)
     cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
     df = df[cols]
+    counts = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",
+              "retrans_segs", "port_drops"]  # fmt: skip
+    df = df.astype({c: "Int64" for c in counts})  # counts stay integers beside the simulator's empty cells
     csv = opts.out / "real-incast.csv"
     df.to_csv(csv, index=False)
     note = f"seed {opts.seed}; real: netns, kernel TCP, xco fan-in; sim: xco-sim, {LINK_DELAY_US:g} us/link"
