@@ -97,6 +97,8 @@ class Plan:
 def _paths(topo: TestbedTopology) -> dict:
     from .. import _native
 
+    if not topo.text:
+        raise TopologyError(f"{topo.path}: a routed testbed needs the file's text (load it with topo.load)")
     try:
         return _native.topology_paths(topo.text)
     except ValueError as e:
