@@ -20,6 +20,8 @@ examples:
   sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
   sudo xco testbed up testbeds/star3.toml    build real hosts from a topology file
   sudo xco testbed down testbeds/star3.toml  remove them (always safe to run)
+  sudo xco testbed up testbeds/fattree4.toml a routed k=4 fat-tree (routes = the controller's paths)
+  sudo xco reproduce real-incast --out r/    incast on real hosts beside the simulator
   xco controller --help / xco agent --help   the real XCo daemons (xco-daemon)
 
 Scenario files are TOML; see scenarios/ in the repository for commented
@@ -193,6 +195,13 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed.netns import NamesTaken
 
     t = _topology_arg(args.topology)
+    if t.routed:
+        from .testbed import TopologyError, routes
+
+        try:
+            routes.plan(t)  # the controller's parser and paths: a file they refuse changes nothing
+        except TopologyError as e:
+            raise UsageError(str(e)) from None
     try:
         tb = up(t)
     except NamesTaken as e:
@@ -200,7 +209,8 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
     hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)
-    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches")
+    kind = "routers" if t.routed else "bridges"
+    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches ({kind})")
     print(f"  run a command on a host:  ip netns exec {tb.ns(t.hosts[0].name)} iperf3 -s")
     print(f"  the controller's address: {t.controller_ip}:{t.controller_port} (root namespace)")
     print(f"  tear down:                xco testbed down {args.topology}")
@@ -224,7 +234,7 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    known = ("real-udp", "real-vs-sim", "real-overhead")
+    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast")
     if args.experiment not in known:
         raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment

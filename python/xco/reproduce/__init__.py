@@ -117,4 +117,4 @@ def get(rid: str) -> Reproduction:
     return REGISTRY[rid]
 
 
-from . import pdn, real, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)
+from . import pdn, real, real_incast, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)
