@@ -267,6 +267,13 @@ impl Sim {
             Event::Sample => self.sample(),
             Event::Probe(_) | Event::Timer { .. } => {}
         }
+        if !self.core.hosts.app_wakeups.is_empty() {
+            // blocked UDP writes go ahead: their send timer fires now
+            for app in std::mem::take(&mut self.core.hosts.app_wakeups) {
+                let now = self.core.now;
+                self.core.ev.schedule(now, Event::App { app, token: 1 });
+            }
+        }
         if !self.core.hosts.wakeups.is_empty() {
             let mut woken = std::mem::take(&mut self.core.hosts.wakeups);
             for &ep in &woken {

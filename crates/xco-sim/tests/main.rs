@@ -7,6 +7,7 @@ mod conservation;
 mod determinism;
 mod engine;
 mod golden;
+mod host_model;
 mod incast;
 mod outputs;
 mod pdn;

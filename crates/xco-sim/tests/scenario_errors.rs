@@ -215,3 +215,15 @@ bytes = 1000
     let built = build(&text, None).expect("a 100k-host star is valid");
     assert_eq!(built.sim.apps.len(), 3);
 }
+
+#[test]
+fn host_model_settings_are_bounded_and_named() {
+    let e = err(&OK.replace("[[apps]]", "[host]\ntxqueuelen = 10\n[[apps]]"));
+    assert_eq!(e, "host.txqueuelen: must be from 64 to 1000000, got 10");
+    let e = err(&OK.replace("[[apps]]", "[host]\nudp_sndbuf = \"1KB\"\n[[apps]]"));
+    assert!(e.starts_with("host.udp_sndbuf: must be from 4608"), "{e}");
+    let e = err(&OK.replace("[[apps]]", "[host]\ntxqueue = 100\n[[apps]]"));
+    assert!(e.contains("txqueue"), "{e}");
+    let e = err(&OK.replace("[[apps]]", "[host]\nblocking_udp = 3\n[[apps]]"));
+    assert!(e.contains("blocking_udp"), "{e}");
+}

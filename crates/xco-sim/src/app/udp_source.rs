@@ -6,6 +6,8 @@
 use super::App;
 use super::{mbps, AppNote, Application, Env, Metric};
 use crate::engine::Event;
+use crate::host::sndbuf::SendBuffer;
+use crate::host::udp_socket::Room;
 use crate::net::packet::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, MAX_COUNT, MAX_UDP_MSGS_PER_S};
@@ -32,6 +34,12 @@ pub struct UdpConfig {
     pub count: Option<u64>,
     /// MTU of the sending host.
     pub mtu_bytes: u32,
+    /// Writes block until the whole message fits (`[host] blocking_udp`);
+    /// otherwise messages leave on the source's clock and a full host queue
+    /// loses fragments.
+    pub blocking: bool,
+    /// The socket's send buffer, bytes (with `blocking`).
+    pub sndbuf_bytes: u64,
 }
 
 /// The running application.
@@ -46,13 +54,21 @@ pub struct UdpSource {
     sent: u64,
     started: Time,
     rng: Rng,
+    /// Frame bytes of each fragment, and of a whole message.
+    frag_frames: Vec<u32>,
+    msg_frame_bytes: u64,
+    sock: SendBuffer,
 }
 
 impl UdpSource {
     /// The app with id `id`; `rng` draws its start phase.
     pub fn new(id: u32, cfg: UdpConfig, rng: Rng) -> UdpSource {
         let frags = fragment_sizes(cfg.message_bytes, cfg.mtu_bytes).collect();
+        let sock = SendBuffer::new(cfg.sndbuf_bytes);
         UdpSource {
+            frag_frames: Vec::new(),
+            msg_frame_bytes: 0,
+            sock,
             id,
             cfg,
             flow: 0,
@@ -90,7 +106,11 @@ impl UdpSource {
                 fragments: n,
             });
             let id = core.net.alloc(p);
-            core.send(id);
+            if self.cfg.blocking {
+                core.udp_send(self.cfg.src, &mut self.sock, id, self.frag_frames[i]);
+            } else {
+                core.send(id);
+            }
         }
         self.sent += 1;
         let f = &mut core.net.flows[self.flow as usize];
@@ -126,6 +146,9 @@ impl Application for UdpSource {
         self.sink = core.udp_sinks.len() as u32;
         core.udp_sinks
             .push(UdpSink::new(self.flow, self.cfg.message_bytes));
+        let overhead = IPV4_HEADER_BYTES + core.net.framing.frame_overhead_bytes;
+        self.frag_frames = self.frags.iter().map(|&f| f + overhead).collect();
+        self.msg_frame_bytes = self.frag_frames.iter().map(|&f| f as u64).sum();
         self.gap = match self.cfg.rate_bps {
             Some(rate) => Dur::serialization(self.cfg.message_bytes, rate),
             None => {
@@ -157,7 +180,26 @@ impl Application for UdpSource {
         Ok(())
     }
     fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        self.send_message(env.core);
+        let core = &mut *env.core;
+        if self.cfg.blocking {
+            let (frames, n) = (self.msg_frame_bytes, self.frags.len() as u32);
+            match core.udp_room(self.cfg.src, self.cfg.dst, self.id, &mut self.sock, frames, n) {
+                Room::Now => {}
+                Room::At(t) => {
+                    // the write blocks until the socket buffer or the NIC queue frees up
+                    core.ev.schedule(
+                        t,
+                        Event::App {
+                            app: self.id,
+                            token: 1,
+                        },
+                    );
+                    return Ok(());
+                }
+                Room::Woken => return Ok(()), // the coordinator wakes the write
+            }
+        }
+        self.send_message(core);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -242,6 +284,8 @@ impl UdpSpec {
                 message_bytes,
                 count: self.count,
                 mtu_bytes: cx.mtu_bytes,
+                blocking: sim.core.hosts.settings.blocking_udp,
+                sndbuf_bytes: sim.core.hosts.settings.udp_sndbuf_bytes,
             };
             let rng = cx.rng(sim);
             sim.add_app(App::Udp(UdpSource::new(id, cfg, rng)), start);

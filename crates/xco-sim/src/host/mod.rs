@@ -24,12 +24,23 @@
 //! stack rather than to one socket (PDN's drop notifications) arrive here too,
 //! as their own packet kind, when a scenario turns them on.
 //!
+//! **The host model** ([`settings`], `[host]` in a scenario): the NIC
+//! queue ([`nic_queue`]) is bounded in bytes and, like Linux's
+//! `txqueuelen`, in packets; a UDP socket's send buffer ([`sndbuf`]) makes
+//! a UDP application's write block ([`udp_socket`]) until its whole message
+//! fits, instead of losing fragments at a full host queue. The defaults are
+//! the old model (bytes only, UDP never waits), which the golden runs pin.
+//!
 //! The layer's own state is small: which endpoints wait for room in which
 //! host's NIC queue and whether a room check is pending. It is kept out of
 //! [`crate::net`], which knows ports, links and switches, not sockets.
 
 pub mod egress;
+pub mod nic_queue;
 pub mod receive;
+pub mod settings;
+pub mod sndbuf;
+pub mod udp_socket;
 
 use crate::engine::{Event, EventQueue};
 use crate::net::Net;
@@ -46,6 +57,11 @@ pub struct Hosts {
     room_event: Vec<bool>,
     /// Endpoints whose egress drained: the driver wakes them after the event.
     pub wakeups: Vec<u32>,
+    /// Applications (UDP sources) whose blocked write may go ahead now: the
+    /// driver fires their send timer after the event.
+    pub app_wakeups: Vec<u32>,
+    /// The host model's settings.
+    pub settings: settings::HostSettings,
 }
 
 impl Hosts {
@@ -55,18 +71,16 @@ impl Hosts {
             blocked: vec![Vec::new(); nodes],
             room_event: vec![false; nodes],
             wakeups: Vec::new(),
+            app_wakeups: Vec::new(),
+            settings: settings::HostSettings::default(),
         }
     }
 
-    /// True if `host`'s NIC queue can take `frame_bytes` more of TCP data
-    /// and still keep room for ACKs and retransmissions (four MTU-sized
-    /// frames). TCP never loses packets in its own host's queue (Linux's TCP
-    /// Small Queues block the socket instead); this is the check that blocks it.
+    /// True if `host`'s NIC queue can take a TCP frame of `frame_bytes`
+    /// ([`nic_queue::has_room`]).
     #[inline]
     pub fn nic_has_room(net: &mut Net, now: xco_core::Time, host: u32, frame_bytes: u32) -> bool {
-        let pt = &mut net.ports[net.nodes[host as usize].nic as usize];
-        let headroom = 4 * 9_100u64.min(pt.buffer_bytes / 8);
-        pt.backlog_bytes(now) + frame_bytes as u64 + headroom <= pt.buffer_bytes
+        nic_queue::has_room(net, now, host, frame_bytes)
     }
 
     /// TCP endpoint `ep` on `host` waits for room in the NIC queue: it is

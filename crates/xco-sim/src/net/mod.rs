@@ -318,6 +318,15 @@ impl Net {
         self.enqueue(now, ev, nic, pkt);
     }
 
+    /// Bound every host NIC's queue to `packets` packets (Linux's `txqueuelen`).
+    pub fn set_host_txqueuelen(&mut self, packets: u32) {
+        for n in &self.nodes {
+            if n.kind == NodeKind::Host {
+                self.ports[n.nic as usize].limit_packets = packets;
+            }
+        }
+    }
+
     /// Drop `pkt` at its own host (a full XCo V2V queue), counted against its flow.
     pub fn drop_at_host(&mut self, pkt: PktId) {
         let p = &self.pool[pkt];
@@ -392,7 +401,9 @@ impl Net {
         let idle = pt.busy_until <= now; // then nothing is waiting either
         if !idle {
             let limit_bytes = q.limit_bytes;
-            if !DropTail::fits(limit_bytes, pt.fifo_backlog_bytes(now), bytes) {
+            if !DropTail::fits(limit_bytes, pt.fifo_backlog_bytes(now), bytes)
+                || (!COUNT_INPUT && pt.waiting.len() >= pt.limit_packets as usize)
+            {
                 self.drop_arriving(now, port, input, pkt, DropReason::TailDrop, false);
                 return;
             }

@@ -145,6 +145,9 @@ pub struct Port {
     pub rate_bps: u64,
     /// Buffer size in bytes (as configured, or the discipline's limit).
     pub buffer_bytes: u64,
+    /// A host NIC's queue length in packets (Linux's `txqueuelen`; `u32::MAX`:
+    /// no packet limit). Checked at drop-tail host NICs only.
+    pub limit_packets: u32,
 }
 
 impl Port {
@@ -167,6 +170,7 @@ impl Port {
             delay,
             qdisc: Qdisc::DropTail(DropTail::new(buffer_bytes)),
             buffer_bytes,
+            limit_packets: u32::MAX,
             busy_until: Time::ZERO,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
@@ -228,6 +232,24 @@ impl Port {
             self.waiting_bytes -= bytes as u64;
         }
         self.waiting_bytes
+    }
+
+    /// FIFO mode: packets waiting to start serialising at `now` (the one
+    /// serialising is not counted, as Linux's qdisc does not count the
+    /// packet the driver holds). Scheduled mode: 0 (no packet limit there).
+    #[inline]
+    pub fn backlog_packets(&mut self, now: Time) -> u32 {
+        if let Qdisc::Scheduled(_) = &self.qdisc {
+            return 0;
+        }
+        self.fifo_backlog_bytes(now);
+        self.waiting.len() as u32
+    }
+
+    /// FIFO mode: when the `k`-th waiting packet (0: the oldest) starts, if
+    /// that many wait.
+    pub fn waiting_start(&self, k: usize) -> Option<Time> {
+        self.waiting.get(k).map(|&(t, _)| t)
     }
 
     /// Start time of the oldest packet still waiting, if any.

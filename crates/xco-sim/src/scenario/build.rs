@@ -1,12 +1,16 @@
 //! Turning a parsed scenario into a runnable [`Sim`], and running it.
 
 use super::apps::AppCx;
-use super::limits::{self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS};
+use super::limits::{
+    self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS, MAX_TXQUEUELEN,
+    MAX_UDP_SNDBUF_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
+};
 use super::record::{RunRecord, SeedSource};
 use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::Metric;
+use crate::host::settings::HostSettings;
 use crate::net::pdn::PdnConfig;
 use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
@@ -206,6 +210,23 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
     Ok(topo)
 }
 
+/// `[host]`: the host model (absent: the old one).
+fn host_settings(sc: &Scenario) -> Result<HostSettings, ScenarioError> {
+    let mut h = HostSettings::default();
+    let Some(spec) = &sc.host else {
+        return Ok(h);
+    };
+    if let Some(n) = spec.txqueuelen {
+        h.txqueuelen = Some(count(n, "host.txqueuelen", MIN_TXQUEUELEN, MAX_TXQUEUELEN)?);
+    }
+    h.blocking_udp = spec.blocking_udp.unwrap_or(false);
+    if let Some(q) = &spec.udp_sndbuf {
+        let b = bytes(q, "host.udp_sndbuf")?;
+        h.udp_sndbuf_bytes = count(b, "host.udp_sndbuf", MIN_UDP_SNDBUF_BYTES, MAX_UDP_SNDBUF_BYTES)?;
+    }
+    Ok(h)
+}
+
 fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     let t = &sc.tcp;
     let mut c = TcpConfig::for_mtu(mtu);
@@ -282,6 +303,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         ));
     }
     let topo = topology(&sc)?;
+    let host_model = host_settings(&sc)?;
     let t = &sc.topology;
     let cfg = NetConfig {
         switch_buffer_bytes: match &t.switch_buffer {
@@ -290,7 +312,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         },
         host_buffer_bytes: match &t.host_buffer {
             Some(q) => bytes(q, "topology.host_buffer")?,
-            None => 1000 * (mtu as u64 + 18),
+            None => host_model.txqueuelen.unwrap_or(1000) as u64 * (mtu as u64 + 18),
         },
         framing: Framing::default(),
     };
@@ -320,8 +342,12 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         net.enable_pdn(cfg)
             .map_err(|e| ScenarioError::field("pdn", e.0))?;
     }
+    if let Some(n) = host_model.txqueuelen {
+        net.set_host_txqueuelen(n);
+    }
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
+    sim.core.hosts.settings = host_model;
     if let Some(x) = &sc.xco {
         let cfg = xco_config(x, &sim, &hosts)?;
         let core = &mut sim.core;

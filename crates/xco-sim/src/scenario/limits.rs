@@ -17,6 +17,8 @@
 //! | ping `interval_us` | 1 us up; at most 10^7 probes in a run |
 //! | UDP messages | at most 10^9 per second per source |
 //! | `pdn.queue_notices` | 1 to 1,000,000 notifications per port |
+//! | `host.txqueuelen` | 64 to 1,000,000 packets (64: a 64 KB UDP message, 45 fragments at MTU 1500, fits whole with the 4-packet headroom) |
+//! | `host.udp_sndbuf` | 4,608 B (Linux's smallest) to 1 GB |
 //! | hosts | 100,000 per topology (`explicit`: 200,000 nodes, 1,000,000 links) |
 
 use super::ScenarioError;
@@ -39,6 +41,14 @@ pub const MAX_BINS: f64 = 1e7;
 pub const MAX_PROBES: f64 = 1e7;
 /// Most notifications one port's PDN notification queue may hold.
 pub const MAX_PDN_QUEUE_NOTICES: u32 = 1_000_000;
+/// Shortest NIC queue, packets (`host.txqueuelen`).
+pub const MIN_TXQUEUELEN: u64 = 64;
+/// Longest NIC queue, packets.
+pub const MAX_TXQUEUELEN: u64 = 1_000_000;
+/// Smallest UDP send buffer, bytes (Linux's `SOCK_MIN_SNDBUF` on 64-bit).
+pub const MIN_UDP_SNDBUF_BYTES: u64 = 4_608;
+/// Largest UDP send buffer, bytes (1 GB).
+pub const MAX_UDP_SNDBUF_BYTES: u64 = 1_000_000_000;
 /// Most UDP messages per second of one source.
 pub const MAX_UDP_MSGS_PER_S: f64 = 1e9;
 /// Most hosts of a generated topology.

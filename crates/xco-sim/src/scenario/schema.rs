@@ -36,6 +36,26 @@ pub struct Scenario {
     pub xco: Option<XcoSpec>,
     /// PDN, packet drop notification (absent: none).
     pub pdn: Option<PdnSpec>,
+    /// The host model (absent: the old one, `crate::host::settings`).
+    pub host: Option<HostSpec>,
+}
+
+/// `[host]`: the host model (`crate::host::settings`). Every key defaults
+/// to the old model, which the golden runs pin.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    /// NIC queue length in packets, like Linux's `txqueuelen` (Linux's
+    /// default is 1000); default: unset, the NIC queue is bounded by
+    /// `topology.host_buffer` bytes alone. When set and `host_buffer` is
+    /// not, the byte bound becomes `txqueuelen` MTU-sized frames.
+    pub txqueuelen: Option<u32>,
+    /// UDP writes block until the whole message fits (default false: UDP
+    /// sends on its own clock and a full host queue loses fragments).
+    pub blocking_udp: Option<bool>,
+    /// A UDP socket's send buffer with `blocking_udp` (default 212992 B,
+    /// Linux's `net.core.wmem_default`).
+    pub udp_sndbuf: Option<Quantity>,
 }
 
 /// `[pdn]`: switches notify senders of congestion drops (spec `pdn.md`).

@@ -25,6 +25,8 @@ pub struct HostCoord {
     pub timer: Timer,
     /// TCP endpoints waiting for room in one of the queues.
     pub blocked: Vec<u32>,
+    /// Applications (blocking UDP sources) waiting for room in one of the queues.
+    pub blocked_apps: Vec<u32>,
 }
 
 impl HostCoord {
@@ -35,6 +37,7 @@ impl HostCoord {
             core: HostCoordinator::new(cfg, limit_bytes, now),
             timer: Timer::IDLE,
             blocked: Vec::new(),
+            blocked_apps: Vec::new(),
         }
     }
 }

@@ -178,6 +178,15 @@ impl XcoSim {
         }
     }
 
+    /// Application `app` (a blocking UDP source) waits for room in `host`'s V2V queues.
+    pub fn block_app(&mut self, host: u32, app: u32) {
+        if let Some(c) = self.coords[host as usize].as_mut() {
+            if !c.blocked_apps.contains(&app) {
+                c.blocked_apps.push(app);
+            }
+        }
+    }
+
     /// Packets held in every V2V queue (for conservation checks).
     pub fn held_packets(&self) -> Vec<u32> {
         self.coords
@@ -239,6 +248,9 @@ impl XcoSim {
         let pumped = c.core.pump(now, &mut NicEgress { net, ev, host, nic });
         if pumped.released && !c.blocked.is_empty() {
             hosts.wake(&mut c.blocked);
+        }
+        if pumped.released && !c.blocked_apps.is_empty() {
+            hosts.app_wakeups.append(&mut c.blocked_apps);
         }
         if pumped.wants_room {
             hosts.wait_for_room(net, ev, host);
