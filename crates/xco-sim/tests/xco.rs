@@ -291,3 +291,73 @@ fn xco_takes_the_daemons_settings_vocabulary() {
         .unwrap();
     assert_eq!(e.field, "xco.slice_ms", "{e}");
 }
+
+/// Response packets lost in a striped read.
+fn stripe_lost(sim: &xco_sim::sim::Sim) -> u64 {
+    sim.core
+        .net
+        .flows
+        .iter()
+        .filter(|f| f.role == "response")
+        .map(|f| f.wire_packets_dropped)
+        .sum()
+}
+
+#[test]
+fn rate_limited_incast_loses_only_when_n_exceeds_the_switch_buffer_in_frames() {
+    // docs/xco-incast-order.md: rate limiting paces each server to 1/N of
+    // the link, so the port toward the client never fills from rates; what
+    // it cannot stop is the first frame of every server's part arriving at
+    // once when a block's requests go out together. A 128 KB port holds 14
+    // jumbo frames (9,038 B), a 64 KB one 7: with N = 8 servers the first
+    // loses nothing and the second loses frames, while timeslices (one
+    // sender at a time) lose nothing with either.
+    let rl = |n: usize, buf: &str| {
+        let xco = format!(
+            "[xco]\ncontroller = \"h{}\"\nmode = \"ratelimit\"\nslice_ms = 2",
+            n + 1
+        );
+        run(&stripe_scenario(n, &xco).replace("128KB", buf))
+    };
+    assert_eq!(stripe_lost(&rl(8, "128KB")), 0, "8 frames fit in 14");
+    assert!(stripe_lost(&rl(8, "64KB")) > 0, "8 frames do not fit in 7");
+    let ts = run(&stripe_scenario(8, "[xco]\ncontroller = \"h9\"\nslice_ms = 2").replace("128KB", "64KB"));
+    assert_eq!(stripe_lost(&ts), 0);
+}
+
+#[test]
+fn at_the_largest_n_timeslices_beat_rate_limits_which_beat_none() {
+    let n = 16;
+    let xco = |mode: &str| {
+        format!(
+            "[xco]\ncontroller = \"h{}\"\nmode = \"{mode}\"\nslice_ms = 2",
+            n + 1
+        )
+    };
+    let none = metric(&run(&stripe_scenario(n, "")), 0, "goodput_mbps");
+    let rl = metric(&run(&stripe_scenario(n, &xco("ratelimit"))), 0, "goodput_mbps");
+    let ts = metric(&run(&stripe_scenario(n, &xco("timeslice"))), 0, "goodput_mbps");
+    eprintln!("N = 16: none {none:.1}, ratelimit {rl:.1}, timeslice {ts:.1} Mbit/s");
+    assert!(
+        ts >= rl && rl >= none,
+        "timeslice {ts:.1} >= ratelimit {rl:.1} >= none {none:.1}"
+    );
+}
+
+#[test]
+fn timeslices_lose_a_give_back_hysteresis_per_server_part() {
+    // below N = 16 rate limiting wins because each server's part (1 MB / N)
+    // is shorter than a slice and the slice is handed on only after the
+    // give-back hysteresis: a shorter hysteresis gives a faster read
+    let n = 16;
+    let ts = |h: u32| {
+        let xco = format!(
+            "[xco]\ncontroller = \"h{}\"\nslice_ms = 2\ngiveback_hysteresis_us = {h}",
+            n + 1
+        );
+        metric(&run(&stripe_scenario(n, &xco)), 0, "goodput_mbps")
+    };
+    let (slow, fast) = (ts(200), ts(50));
+    eprintln!("N = 16 timeslices: hysteresis 200 us {slow:.1}, 50 us {fast:.1} Mbit/s");
+    assert!(fast > 1.1 * slow, "50 us {fast:.1} vs 200 us {slow:.1}");
+}
