@@ -267,3 +267,32 @@ dst = "h5"
     assert!(total > 860.0, "total with timeslices {total:.1} Mbit/s");
     assert!(tcp(&ts) > 100.0, "TCP with timeslices {:.1} Mbit/s", tcp(&ts));
 }
+
+#[test]
+fn the_nic_queue_counts_packets_not_bytes_with_txqueuelen() {
+    // 100-byte UDP messages at 3 Gbit/s (no blocking) over a 1 Gb/s NIC:
+    // the NIC queue fills with small packets; with txqueuelen = 64 it holds
+    // at most 64 of them waiting (plus the one on the wire), far fewer bytes
+    // than its byte bound; without, the byte bound (1000 full frames) rules
+    let scen = |host: &str| {
+        format!(
+            "[run]\nduration_ms = 20\n[topology]\nkind = \"star\"\nhosts = 2\nhost_rate = \"1Gbps\"\n\
+             {host}\n[[apps]]\nkind = \"udp\"\nsrc = \"h0\"\ndst = \"h1\"\nrate = \"3Gbps\"\nmessage = 100\n"
+        )
+    };
+    let nic_stats = |sim: &Sim| {
+        let h0 = sim.core.net.node("h0").unwrap();
+        sim.core.net.ports[sim.core.net.nodes[h0 as usize].nic as usize].stats
+    };
+    // a 100-byte message: 8 UDP + 20 IP header bytes, 18 of framing
+    let frame = 100 + 8 + 20 + 18;
+    let capped = nic_stats(&run(&scen("[host]\ntxqueuelen = 64")));
+    assert!(capped.dropped_packets > 0);
+    assert!(
+        capped.max_backlog_bytes <= 64 * frame,
+        "max backlog {} bytes",
+        capped.max_backlog_bytes
+    );
+    let bytes_only = nic_stats(&run(&scen("")));
+    assert!(bytes_only.max_backlog_bytes > 10 * 64 * frame);
+}

@@ -43,12 +43,14 @@ impl Core {
         let now = self.now;
         if let Some(x) = self.xco.as_mut().filter(|x| x.coordinates(host)) {
             let bytes = frame_bytes.min(u32::MAX as u64) as u32;
-            if x.has_room(host, dst, bytes) || x.held_bytes(host, dst) == 0 {
-                return Room::Now;
+            if !x.has_room(host, dst, bytes) && x.held_bytes(host, dst) > 0 {
+                x.block_app(host, app);
+                return Room::Woken;
             }
-            x.block_app(host, app);
-            return Room::Woken;
+            // fragments that bypass the coordinator (a short flow's) go
+            // straight to the NIC queue: it must take them too (below)
         }
+        // the socket is charged only on uncoordinated hosts (`udp_send`)
         let mut at = sock.writable_at(now);
         let net = &mut self.net;
         if !nic_queue::has_room_for(net, now, host, frame_bytes, packets) {
