@@ -80,3 +80,22 @@ def test_a_profile_is_chosen_by_name_and_an_unknown_one_is_refused(tmp_path, cli
 def test_list_shows_reproductions(cli):
     r = cli("list")
     assert r.returncode == 0 and "pdn-goodput" in r.stdout and "pdn-completion" in r.stdout
+
+
+def test_pdn_fairness_writes_per_flow_series_and_phases(tmp_path, cli):
+    r = cli("reproduce", "pdn-fairness", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "pdn-fairness.csv")
+    assert set(df["series"]) == {
+        "flow 1 (PDN)",
+        "flow 2 (PDN)",
+        "flow 3 (NewReno)",
+        "flow 4 (NewReno)",
+        "flow 5 (NewReno)",
+    }
+    ph = pd.read_csv(tmp_path / "pdn-fairness-phases.csv")
+    assert list(ph["flows"]) == [1, 2, 3, 4, 5, 4, 3, 2, 1], "flows added, then removed, one per interval"
+    # a flow sends only while it runs: nothing from flow 1 after its removal (phase 6 on)
+    late = df[(df["series"] == "flow 1 (PDN)") & (df["t_s"] > ph["to_s"][4] + 0.02)]
+    assert late["throughput_mbps"].sum() == 0
+    assert "claim: PDN and NewReno flows share fairly" in r.stdout
