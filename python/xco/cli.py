@@ -67,7 +67,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     width = max(len(k) for k in REGISTRY)
     print("reproductions (xco reproduce ID):")
     for rid, r in sorted(REGISTRY.items()):
-        print(f"  {rid:<{width}}  {r.title}")
+        prof = f"  [--profile {' | '.join(r.profiles)}]" if r.profiles else ""
+        print(f"  {rid:<{width}}  {r.title}{prof}")
     return 0
 
 
@@ -80,8 +81,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"{e.args[0]} (xco list shows them all)") from None
     _check_seed(args.seed)
     _check_jobs(args.jobs)
+    profile = getattr(args, "profile", None)
+    if profile is not None and profile not in r.profiles:
+        known = ", ".join(r.profiles) if r.profiles else "none (it has one set of settings)"
+        raise UsageError(f"--profile {profile!r}: {r.id} defines the profiles: {known}")
     opts = reproduce.Options(
-        out=_check_out(args.out), full=args.full, jobs=args.jobs, seed=args.seed, progress=args.progress
+        out=_check_out(args.out),
+        full=args.full,
+        jobs=args.jobs,
+        seed=args.seed,
+        progress=args.progress,
+        profile=profile or (r.profiles[0] if r.profiles else None),
     )
     t0 = time.perf_counter()
     outcome = r.run(opts)
@@ -249,6 +259,12 @@ def _reproduce_options(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
     sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
+    sp.add_argument(
+        "--profile",
+        default=None,
+        help="the settings profile of the reproduction's scenario file: PDN's modern (default, today's "
+        "Linux-like TCP) or paper (the ns-3 defaults of the paper's time); `xco list` names them",
+    )
     sp.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

@@ -79,6 +79,27 @@ fn validate(py: Python<'_>, text: &str) -> PyResult<()> {
         .map_err(|e| scenario_err(py, e))
 }
 
+/// A size as the scenario reads it ("10KB", "64KiB", 1500), in bytes.
+#[pyfunction]
+fn size_bytes(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let q = quantity(value);
+    scenario::units::bytes(&q, field).map_err(|e| scenario_err(py, e))
+}
+
+/// A rate as the scenario reads it ("1Gbps", 1e9), in bits per second.
+#[pyfunction]
+fn rate_bps(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let q = quantity(value);
+    scenario::units::rate_bps(&q, field).map_err(|e| scenario_err(py, e))
+}
+
+fn quantity(value: &Bound<'_, PyAny>) -> scenario::units::Quantity {
+    match value.extract::<f64>() {
+        Ok(x) => scenario::units::Quantity::Num(x),
+        Err(_) => scenario::units::Quantity::Text(value.str().map(|s| s.to_string()).unwrap_or_default()),
+    }
+}
+
 fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("name", &r.name)?;
@@ -207,5 +228,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bench_sched, m)?)?;
     m.add_function(wrap_pyfunction!(topology_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(rate_bps, m)?)?;
     Ok(())
 }

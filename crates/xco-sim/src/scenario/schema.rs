@@ -7,6 +7,7 @@ use super::apps::AppSpec;
 use super::units::{Hosts, Quantity};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Deserialize)]
@@ -38,6 +39,9 @@ pub struct Scenario {
     pub pdn: Option<PdnSpec>,
     /// The host model (absent: the old one, `crate::host::settings`).
     pub host: Option<HostSpec>,
+    /// Named bundles of settings a reproduction runs under (`run.profile` picks one).
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileSpec>,
 }
 
 /// `[host]`: the host model (`crate::host::settings`). Every key defaults
@@ -56,6 +60,29 @@ pub struct HostSpec {
     /// A UDP socket's send buffer with `blocking_udp` (default 212992 B,
     /// Linux's `net.core.wmem_default`).
     pub udp_sndbuf: Option<Quantity>,
+}
+
+/// `[profiles.NAME]`: settings that override the scenario's own when
+/// `run.profile = "NAME"` (e.g. the defaults of the simulator a paper used,
+/// next to today's). Tables merge key by key: a key the profile leaves out
+/// keeps the scenario's value.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSpec {
+    /// One line on where the settings come from (shown in summaries).
+    pub about: Option<String>,
+    /// `[tcp]` keys.
+    pub tcp: Option<TcpSpec>,
+    /// `[run]` keys a profile may set.
+    pub run: Option<ProfileRunSpec>,
+}
+
+/// The `[run]` keys of a profile.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRunSpec {
+    /// MTU of every host, bytes (the segment size follows from it).
+    pub mtu_bytes: Option<u32>,
 }
 
 /// `[pdn]`: switches notify senders of congestion drops (spec `pdn.md`).
@@ -108,6 +135,8 @@ pub struct RunSpec {
     pub duration_ms: Option<f64>,
     /// MTU of every host, bytes (default 1500).
     pub mtu_bytes: Option<u32>,
+    /// The `[profiles.NAME]` whose settings override the scenario's (default: none).
+    pub profile: Option<String>,
 }
 
 /// `[topology]`
