@@ -5,7 +5,8 @@
 //! A port ([`port::Port`]) is a buffer, a serialiser and a pipe, in one of
 //! two modes ([`qdisc`] describes the seam):
 //!
-//! - **FIFO** (the default, drop-tail): an admitted packet's serialisation
+//! - **FIFO** (the default, drop-tail; RED, [`red`], is another arrival
+//!   hook on a FIFO port): an admitted packet's serialisation
 //!   slot is known the moment it arrives (right after everything admitted
 //!   before it), so it enters the pipe at once, stamped with its arrival time
 //!   at the far end. Only the pipe's head packet has a pending arrival event
@@ -23,6 +24,7 @@
 pub mod packet;
 pub mod port;
 pub mod qdisc;
+pub mod red;
 pub mod routing;
 pub mod scheduled;
 pub mod sfq;

@@ -7,21 +7,35 @@
 //! not fit, packets are pushed out of the tail of the *longest* bucket, or
 //! the arrival is dropped if its own bucket is the longest — so one heavy
 //! flow cannot take the buffer from light ones (the remedy for the TCP
-//! Outcast's port blackout, `spec/outcast.md`).
+//! Outcast's port blackout, `spec/outcast.md`). A bucket holds at most
+//! `depth` packets (Linux's per-flow depth, 127 by default); an arrival to
+//! a full bucket is dropped.
 //!
-//! Left out for now: hash perturbation (Linux rehashes every `perturb`
-//! seconds so colliding flows do not stay unlucky; here the hash is fixed by
-//! a seed), Linux's per-slot depth limit and its 128-active-flow cap, and
-//! RED inside buckets. The flow id stands in for the 5-tuple.
+//! Perturbation: flows that share a bucket share its turn. As Linux's
+//! `perturb`, the hash can change every period so that no two flows stay
+//! unlucky for long: the period's number picks the hash (a function of the
+//! seed and the period only, so runs stay deterministic), and at the first
+//! arrival of a new period every queued packet is moved to its flow's new
+//! bucket, in order (as Linux's `sfq_rehash`), so a flow is never reordered.
+//!
+//! Left out: Linux's 128-active-flow cap and RED inside buckets. The flow id
+//! stands in for the 5-tuple.
 
 use super::packet::Packet;
 use super::qdisc::{Arrival, DropReason, Queued, Scheduler, Verdict};
 use std::collections::VecDeque;
-use xco_core::Time;
+use xco_core::{Dur, Time};
+
+/// A queued packet and the flow it was hashed by.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    q: Queued,
+    flow: u32,
+}
 
 #[derive(Clone, Debug, Default)]
 struct Bucket {
-    queue: VecDeque<Queued>,
+    queue: VecDeque<Slot>,
     bytes: u64,
     /// Bytes this bucket may still send in its current turn.
     deficit_bytes: u64,
@@ -33,6 +47,14 @@ pub struct Sfq {
     limit_bytes: u64,
     quantum_bytes: u64,
     seed: u64,
+    /// Packets a bucket may hold.
+    depth_packets: u32,
+    /// The hash changes every period (`None`: never).
+    perturb: Option<Dur>,
+    /// The period whose hash is in use.
+    period: u64,
+    /// The hash seed of that period.
+    hash_seed: u64,
     buckets: Vec<Bucket>,
     /// Buckets with packets, in round-robin order (the front is served).
     active: VecDeque<u32>,
@@ -47,20 +69,94 @@ impl Sfq {
             limit_bytes,
             quantum_bytes: quantum_bytes.max(1) as u64,
             seed,
+            depth_packets: Sfq::DEFAULT_DEPTH_PACKETS,
+            perturb: None,
+            period: 0,
+            hash_seed: Sfq::period_seed(seed, 0),
             buckets: vec![Bucket::default(); buckets.max(1) as usize],
             active: VecDeque::new(),
             backlog_bytes: 0,
         }
     }
 
-    /// Linux's shape: 1024 buckets, a quantum of one 1500-byte-MTU Ethernet frame (1518 B).
+    /// Linux's per-flow depth limit, packets.
+    pub const DEFAULT_DEPTH_PACKETS: u32 = 127;
+
+    /// Linux's shape: 1024 buckets, a quantum of one 1500-byte-MTU Ethernet
+    /// frame (1518 B), depth 127, no perturbation.
     pub fn with_limit(limit_bytes: u64, seed: u64) -> Sfq {
         Sfq::new(limit_bytes, 1024, 1518, seed)
     }
 
-    /// The bucket of `pkt`.
+    /// This SFQ with buckets of at most `depth_packets` packets (at least 1).
+    pub fn with_depth(mut self, depth_packets: u32) -> Sfq {
+        self.depth_packets = depth_packets.max(1);
+        self
+    }
+
+    /// This SFQ with its hash changed every `period` (zero: never); set it
+    /// before any packet arrives.
+    pub fn with_perturbation(mut self, period: Dur) -> Sfq {
+        self.perturb = (period > Dur::ZERO).then_some(period);
+        self
+    }
+
+    fn period_seed(seed: u64, period: u64) -> u64 {
+        xco_core::rng::mix64(seed, period)
+    }
+
+    /// The bucket of flow `flow` under the hash in use.
+    fn bucket_of_flow(&self, flow: u32) -> u32 {
+        (xco_core::rng::mix64(self.hash_seed, flow as u64) % self.buckets.len() as u64) as u32
+    }
+
+    /// The bucket of `pkt` under the hash in use.
     pub fn bucket_of(&self, pkt: &Packet) -> u32 {
-        (xco_core::rng::mix64(self.seed, pkt.flow as u64) % self.buckets.len() as u64) as u32
+        self.bucket_of_flow(pkt.flow)
+    }
+
+    /// Packets queued in the bucket of `pkt` (test support).
+    pub fn bucket_len(&self, pkt: &Packet) -> usize {
+        self.buckets[self.bucket_of(pkt) as usize].queue.len()
+    }
+
+    /// Change to the hash of the period holding `now`, if that is a new one:
+    /// every queued packet moves to its flow's new bucket, keeping each
+    /// flow's order (buckets are reactivated in the order they are served).
+    fn perturb_if_due(&mut self, now: Time) {
+        let Some(p) = self.perturb else { return };
+        let period = now.ps() / p.ps();
+        if period == self.period {
+            return;
+        }
+        self.period = period;
+        self.hash_seed = Sfq::period_seed(self.seed, period);
+        if self.backlog_bytes == 0 {
+            return;
+        }
+        let mut slots = Vec::new();
+        for &b in &self.active {
+            let bk = &mut self.buckets[b as usize];
+            slots.extend(bk.queue.drain(..));
+            bk.bytes = 0;
+            bk.deficit_bytes = 0;
+        }
+        self.active.clear();
+        for s in slots {
+            let b = self.bucket_of_flow(s.flow);
+            self.push(b, s);
+        }
+    }
+
+    /// Append `s` to bucket `b` (activating it), without any limit check.
+    fn push(&mut self, b: u32, s: Slot) {
+        let bk = &mut self.buckets[b as usize];
+        if bk.queue.is_empty() {
+            bk.deficit_bytes = self.quantum_bytes;
+            self.active.push_back(b);
+        }
+        bk.bytes += s.q.frame_bytes as u64;
+        bk.queue.push_back(s);
     }
 
     /// The active bucket holding the most bytes (the first of equals).
@@ -84,8 +180,12 @@ impl Sfq {
 
 impl Scheduler for Sfq {
     fn on_arrival(&mut self, a: &Arrival, q: Queued, pkt: &mut Packet, evicted: &mut Vec<Queued>) -> Verdict {
+        self.perturb_if_due(a.now);
         let b = self.bucket_of(pkt);
         let frame = q.frame_bytes as u64;
+        if self.buckets[b as usize].queue.len() >= self.depth_packets as usize {
+            return Verdict::Drop(DropReason::Discipline);
+        }
         while a.idle_since.is_none() && self.backlog_bytes + frame > self.limit_bytes {
             let own = self.buckets[b as usize].bytes + frame;
             let victim = match self.longest() {
@@ -93,7 +193,7 @@ impl Scheduler for Sfq {
                 _ => return Verdict::Drop(DropReason::TailDrop),
             };
             let bk = &mut self.buckets[victim as usize];
-            let out = bk.queue.pop_back().expect("an active bucket has packets");
+            let out = bk.queue.pop_back().expect("an active bucket has packets").q;
             bk.bytes -= out.frame_bytes as u64;
             self.backlog_bytes -= out.frame_bytes as u64;
             if bk.queue.is_empty() {
@@ -102,13 +202,7 @@ impl Scheduler for Sfq {
             }
             evicted.push(out);
         }
-        let bk = &mut self.buckets[b as usize];
-        if bk.queue.is_empty() {
-            bk.deficit_bytes = self.quantum_bytes;
-            self.active.push_back(b);
-        }
-        bk.queue.push_back(q);
-        bk.bytes += frame;
+        self.push(b, Slot { q, flow: pkt.flow });
         self.backlog_bytes += frame;
         Verdict::Admit
     }
@@ -117,7 +211,7 @@ impl Scheduler for Sfq {
         loop {
             let b = *self.active.front()?;
             let bk = &mut self.buckets[b as usize];
-            let head = *bk.queue.front().expect("an active bucket has packets");
+            let head = bk.queue.front().expect("an active bucket has packets").q;
             if bk.deficit_bytes < head.frame_bytes as u64 {
                 bk.deficit_bytes += self.quantum_bytes;
                 self.active.rotate_left(1);
@@ -144,7 +238,7 @@ impl Scheduler for Sfq {
     fn queued(&self) -> Vec<Queued> {
         self.active
             .iter()
-            .flat_map(|&b| self.buckets[b as usize].queue.iter().copied())
+            .flat_map(|&b| self.buckets[b as usize].queue.iter().map(|s| s.q))
             .collect()
     }
     fn clear(&mut self) {
@@ -229,5 +323,150 @@ mod tests {
         assert_eq!(offer(&mut s, 5, 2, 1500, &mut ev), Verdict::Admit);
         assert_eq!(ev.iter().map(|q| q.pkt).collect::<Vec<_>>(), vec![3]);
         assert_eq!(s.backlog_bytes(), 6000);
+    }
+
+    fn flow_pkt(flow: u32) -> Packet {
+        Packet {
+            flow,
+            ..Packet::EMPTY
+        }
+    }
+
+    /// Offer packet `id` of `flow` at `now` with a busy port.
+    fn offer_at(s: &mut Sfq, now: Time, id: u32, flow: u32, evicted: &mut Vec<Queued>) -> Verdict {
+        let mut p = flow_pkt(flow);
+        let q = Queued {
+            pkt: id,
+            frame_bytes: 1500,
+            input: 0,
+        };
+        let a = Arrival {
+            now,
+            ..busy(1500, s.backlog_bytes())
+        };
+        s.on_arrival(&a, q, &mut p, evicted)
+    }
+
+    #[test]
+    fn a_bucket_holds_at_most_depth_packets() {
+        let mut s = Sfq::new(1 << 30, 64, 1500, 7).with_depth(3);
+        let mut ev = Vec::new();
+        for i in 0..3 {
+            assert_eq!(offer(&mut s, i, 1, 1500, &mut ev), Verdict::Admit);
+        }
+        assert_eq!(
+            offer(&mut s, 3, 1, 1500, &mut ev),
+            Verdict::Drop(DropReason::Discipline)
+        );
+        assert_eq!(
+            offer(&mut s, 4, 2, 1500, &mut ev),
+            Verdict::Admit,
+            "another flow's bucket has room"
+        );
+        s.dequeue(Time(0));
+        assert_eq!(
+            offer(&mut s, 5, 1, 1500, &mut ev),
+            Verdict::Admit,
+            "room again once one left"
+        );
+        assert!(ev.is_empty());
+    }
+
+    /// Two flows that share a bucket under period 0's hash with `buckets` buckets.
+    fn colliding_flows(s: &Sfq) -> (u32, u32) {
+        for a in 0..1000 {
+            for b in a + 1..1000 {
+                if s.bucket_of_flow(a) == s.bucket_of_flow(b) {
+                    return (a, b);
+                }
+            }
+        }
+        unreachable!("1000 flows in a few buckets collide")
+    }
+
+    #[test]
+    fn perturbation_rehashes_queued_packets_without_reordering_a_flow() {
+        let period = Dur::from_ms(1);
+        let mut s = Sfq::new(1 << 30, 16, 1500, 3).with_perturbation(period);
+        let mut ev = Vec::new();
+        // 8 flows, 5 packets each, queued in period 0; ids say (flow, order)
+        for k in 0..5 {
+            for f in 0..8 {
+                offer_at(&mut s, Time(0), f * 100 + k, f, &mut ev);
+            }
+        }
+        let before: Vec<u32> = (0..8).map(|f| s.bucket_of_flow(f)).collect();
+        // an arrival in period 3 changes the hash
+        offer_at(&mut s, Time::ZERO + Dur::from_us(3500), 8 * 100, 8, &mut ev);
+        let after: Vec<u32> = (0..8).map(|f| s.bucket_of_flow(f)).collect();
+        assert_ne!(before, after, "a new period, a new hash");
+        // every flow's packets now sit in its new bucket
+        for f in 0..8 {
+            assert_eq!(s.bucket_len(&flow_pkt(f)) >= 5, true, "flow {f}");
+        }
+        let out: Vec<u32> = std::iter::from_fn(|| s.dequeue(Time(0)).map(|q| q.pkt)).collect();
+        assert_eq!(out.len(), 41);
+        for f in 0..9 {
+            let mine: Vec<u32> = out.iter().copied().filter(|&id| id / 100 == f).collect();
+            let mut sorted = mine.clone();
+            sorted.sort();
+            assert_eq!(mine, sorted, "flow {f} stays in order");
+        }
+        assert_eq!(s.backlog_bytes(), 0);
+    }
+
+    /// Packets each of three always-backlogged flows sends through `s` in
+    /// `n` departures of 12 us (1500 B at 1 Gbit/s), refilling the one that sent.
+    fn saturated_shares(mut s: Sfq, flows: [u32; 3], n: u32) -> [u64; 3] {
+        let mut ev = Vec::new();
+        let mut id = 0;
+        for &f in &flows {
+            for _ in 0..4 {
+                offer_at(&mut s, Time(0), id, f, &mut ev);
+                id += 1;
+            }
+        }
+        let mut owner = std::collections::HashMap::new();
+        for i in 0..id {
+            owner.insert(i, flows[(i / 4) as usize]);
+        }
+        let mut sent = [0u64; 3];
+        for k in 0..n {
+            let now = Time::ZERO + Dur::from_us(12 * k as u64);
+            let q = s.dequeue(now).expect("always backlogged");
+            let f = owner[&q.pkt];
+            let i = flows.iter().position(|&x| x == f).unwrap();
+            sent[i] += 1;
+            owner.insert(id, f);
+            offer_at(&mut s, now, id, f, &mut ev);
+            id += 1;
+        }
+        assert!(ev.is_empty());
+        sent
+    }
+
+    #[test]
+    fn perturbation_ends_an_unlucky_collision() {
+        // 4 buckets: two of three flows share one and get a quarter each
+        let fixed = Sfq::new(1 << 30, 4, 1500, 5);
+        let (a, b) = colliding_flows(&fixed);
+        let c = (0..1000)
+            .find(|&f| fixed.bucket_of_flow(f) != fixed.bucket_of_flow(a))
+            .unwrap();
+        let n = 60_000;
+        let stuck = saturated_shares(fixed, [a, b, c], n);
+        let quarter = n as f64 / 4.0;
+        assert!((stuck[0] as f64 - quarter).abs() < 0.02 * quarter, "{stuck:?}");
+        assert!(
+            (stuck[2] as f64 - 2.0 * quarter).abs() < 0.02 * quarter,
+            "{stuck:?}"
+        );
+        // rehashing every 1 ms (83 departures): over 720 ms each gets close to a third
+        let perturbed = Sfq::new(1 << 30, 4, 1500, 5).with_perturbation(Dur::from_ms(1));
+        let shares = saturated_shares(perturbed, [a, b, c], n);
+        let third = n as f64 / 3.0;
+        for s in shares {
+            assert!((s as f64 - third).abs() < 0.1 * third, "{shares:?}");
+        }
     }
 }
