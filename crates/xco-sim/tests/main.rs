@@ -10,6 +10,7 @@ mod golden;
 mod incast;
 mod outputs;
 mod ports;
+mod queues;
 mod routing;
 mod scenario_errors;
 mod sharing;

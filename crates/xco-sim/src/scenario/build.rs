@@ -256,6 +256,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         c.rcv_buf_bytes = b;
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
+    c.ecn = t.ecn.unwrap_or(false);
     if let Some(name) = t.cc {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,
@@ -309,6 +310,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
     net.pair_routing = sc.xco.is_some();
+    super::queues::apply(&t.queues, &mut net, seed, mtu)?;
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
     let hosts = HostIndex::new(

@@ -9,6 +9,7 @@ pub mod apps;
 mod build;
 pub mod limits;
 mod locate;
+pub mod queues;
 mod record;
 mod schema;
 pub mod units;
@@ -52,6 +53,7 @@ impl std::error::Error for ScenarioError {}
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let mut sc: Scenario = toml::from_str(text).map_err(|e| located(text, e))?;
     sc.apps = apps::read_apps(text)?;
+    sc.topology.queues = queues::read_queues(text)?;
     Ok(sc)
 }
 
