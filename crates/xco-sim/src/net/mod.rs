@@ -155,7 +155,8 @@ pub struct DropNotice {
 pub struct InputRow {
     /// The output port.
     pub port: u32,
-    /// The neighbour the packets came from (`None`: the port's own host).
+    /// The neighbour the packets came from (`None`: the port's own host, or
+    /// all inputs of a port of a switch larger than [`MAX_COUNTED_INPUTS`]).
     pub from_node: Option<u32>,
     /// The input's index at the port.
     pub input: u32,
@@ -731,9 +732,14 @@ impl Net {
         let mut rows = Vec::new();
         for id in 0..self.ports.len() {
             for (i, st) in self.input_stats(id as u32).into_iter().enumerate() {
+                let counted = self.ports[id].n_inputs > 0;
                 rows.push(InputRow {
                     port: id as u32,
-                    from_node: self.input_node(id as u32, i as u32),
+                    from_node: if counted {
+                        self.input_node(id as u32, i as u32)
+                    } else {
+                        None
+                    },
                     input: i as u32,
                     stats: st,
                 });

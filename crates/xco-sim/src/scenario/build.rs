@@ -44,6 +44,8 @@ pub struct RunOutput {
     pub samples_csv: String,
     /// One row per port.
     pub ports_csv: String,
+    /// Per port and input: arrivals and drops.
+    pub port_inputs_csv: String,
     /// Node addresses and endpoint ports as they appear in pcaps.
     pub hosts_csv: String,
     /// Scenario, seed, version, run statistics.
