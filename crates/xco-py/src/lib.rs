@@ -87,27 +87,31 @@ fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDic
     Ok(d)
 }
 
-/// Benchmark (a): the pdn-goodput NewReno sweep, timed inside Rust.
+/// Benchmark (a): the pdn-goodput NewReno sweep, timed inside Rust;
+/// `queue` (`droptail`, `red`, `sfq`) runs the switch ports.
 #[pyfunction]
-#[pyo3(signature = (rounds=20))]
-fn bench_pdn(py: Python<'_>, rounds: u32) -> PyResult<Bound<'_, PyDict>> {
+#[pyo3(signature = (rounds=20, queue="droptail"))]
+fn bench_pdn<'py>(py: Python<'py>, rounds: u32, queue: &str) -> PyResult<Bound<'py, PyDict>> {
+    let queue = bench::BenchQueue::parse(queue).map_err(PyValueError::new_err)?;
     let r = py
-        .detach(move || bench::pdn_sweep(rounds))
+        .detach(move || bench::pdn_sweep_with(rounds, queue))
         .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }
 
-/// Benchmark (b): the k-ary fat-tree TCP permutation, timed inside Rust.
+/// Benchmark (b): the k-ary fat-tree TCP permutation, timed inside Rust;
+/// `queue` (`droptail`, `red`, `sfq`) runs the switch ports.
 #[pyfunction]
-#[pyo3(signature = (k=8, sim_ms=10.0))]
-fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, PyDict>> {
+#[pyo3(signature = (k=8, sim_ms=10.0, queue="droptail"))]
+fn bench_fattree<'py>(py: Python<'py>, k: usize, sim_ms: f64, queue: &str) -> PyResult<Bound<'py, PyDict>> {
+    let queue = bench::BenchQueue::parse(queue).map_err(PyValueError::new_err)?;
     if k < 2 || k % 2 == 1 || k > 64 {
         return Err(PyValueError::new_err(format!(
             "k must be an even number from 2 to 64, got {k}"
         )));
     }
     let r = py
-        .detach(move || bench::fattree_permutation(k, sim_ms))
+        .detach(move || bench::fattree_permutation_with(k, sim_ms, queue))
         .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }
