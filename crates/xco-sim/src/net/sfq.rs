@@ -28,20 +28,30 @@ use xco_core::{Dur, Time};
 
 /// A queued packet and the flow it was hashed by.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
+struct Entry {
     q: Queued,
     flow: u32,
 }
 
+/// The packets of one hash bucket that has some (Linux's "slot").
 #[derive(Clone, Debug, Default)]
 struct Bucket {
-    queue: VecDeque<Slot>,
+    queue: VecDeque<Entry>,
     bytes: u64,
     /// Bytes this bucket may still send in its current turn.
     deficit_bytes: u64,
+    /// The hash bucket it holds.
+    hash: u32,
 }
 
+/// No slot: the hash bucket is empty.
+const NO_SLOT: u32 = u32::MAX;
+
 /// Stochastic fairness queueing with deficit round robin.
+///
+/// As Linux lays it out: the hash table holds only a slot index per bucket
+/// (4 bytes), and slots (queues) exist for buckets that hold packets, so a
+/// port of 1024 buckets keeps a 4 KB table in cache, not 48 KB of queues.
 #[derive(Clone, Debug)]
 pub struct Sfq {
     limit_bytes: u64,
@@ -55,8 +65,13 @@ pub struct Sfq {
     period: u64,
     /// The hash seed of that period.
     hash_seed: u64,
-    buckets: Vec<Bucket>,
-    /// Buckets with packets, in round-robin order (the front is served).
+    /// Per hash bucket: its slot, or [`NO_SLOT`].
+    table: Vec<u32>,
+    /// Slots, in use or free.
+    slots: Vec<Bucket>,
+    /// Free slots.
+    free: Vec<u32>,
+    /// Slots with packets, in round-robin order (the front is served).
     active: VecDeque<u32>,
     backlog_bytes: u64,
 }
@@ -73,7 +88,9 @@ impl Sfq {
             perturb: None,
             period: 0,
             hash_seed: Sfq::period_seed(seed, 0),
-            buckets: vec![Bucket::default(); buckets.max(1) as usize],
+            table: vec![NO_SLOT; buckets.max(1) as usize],
+            slots: Vec::new(),
+            free: Vec::new(),
             active: VecDeque::new(),
             backlog_bytes: 0,
         }
@@ -106,8 +123,11 @@ impl Sfq {
     }
 
     /// The bucket of flow `flow` under the hash in use.
+    #[inline]
     fn bucket_of_flow(&self, flow: u32) -> u32 {
-        (xco_core::rng::mix64(self.hash_seed, flow as u64) % self.buckets.len() as u64) as u32
+        let h = xco_core::rng::mix64(self.hash_seed, flow as u64);
+        // multiply-shift: uniform over the buckets without a division
+        ((h as u128 * self.table.len() as u128) >> 64) as u32
     }
 
     /// The bucket of `pkt` under the hash in use.
@@ -117,7 +137,10 @@ impl Sfq {
 
     /// Packets queued in the bucket of `pkt` (test support).
     pub fn bucket_len(&self, pkt: &Packet) -> usize {
-        self.buckets[self.bucket_of(pkt) as usize].queue.len()
+        match self.table[self.bucket_of(pkt) as usize] {
+            NO_SLOT => 0,
+            s => self.slots[s as usize].queue.len(),
+        }
     }
 
     /// Change to the hash of the period holding `now`, if that is a new one:
@@ -134,45 +157,61 @@ impl Sfq {
         if self.backlog_bytes == 0 {
             return;
         }
-        let mut slots = Vec::new();
-        for &b in &self.active {
-            let bk = &mut self.buckets[b as usize];
-            slots.extend(bk.queue.drain(..));
-            bk.bytes = 0;
-            bk.deficit_bytes = 0;
+        let mut moving = Vec::new();
+        while let Some(s) = self.active.pop_front() {
+            let bk = &mut self.slots[s as usize];
+            moving.extend(bk.queue.drain(..));
+            self.release(s);
         }
-        self.active.clear();
-        for s in slots {
-            let b = self.bucket_of_flow(s.flow);
-            self.push(b, s);
+        for m in moving {
+            let b = self.bucket_of_flow(m.flow);
+            self.push(b, m);
         }
     }
 
-    /// Append `s` to bucket `b` (activating it), without any limit check.
-    fn push(&mut self, b: u32, s: Slot) {
-        let bk = &mut self.buckets[b as usize];
-        if bk.queue.is_empty() {
+    /// Empty slot `s`: its bucket has no slot any more, the slot is free.
+    fn release(&mut self, s: u32) {
+        let bk = &mut self.slots[s as usize];
+        bk.bytes = 0;
+        bk.deficit_bytes = 0;
+        self.table[bk.hash as usize] = NO_SLOT;
+        self.free.push(s);
+    }
+
+    /// Append `m` to bucket `b` (giving it a slot and a turn if it had none),
+    /// without any limit check.
+    fn push(&mut self, b: u32, m: Entry) {
+        let mut s = self.table[b as usize];
+        if s == NO_SLOT {
+            s = self.free.pop().unwrap_or_else(|| {
+                self.slots.push(Bucket::default());
+                self.slots.len() as u32 - 1
+            });
+            self.table[b as usize] = s;
+            let bk = &mut self.slots[s as usize];
+            bk.hash = b;
             bk.deficit_bytes = self.quantum_bytes;
-            self.active.push_back(b);
+            self.active.push_back(s);
         }
-        bk.bytes += s.q.frame_bytes as u64;
-        bk.queue.push_back(s);
+        let bk = &mut self.slots[s as usize];
+        bk.bytes += m.q.frame_bytes as u64;
+        bk.queue.push_back(m);
     }
 
-    /// The active bucket holding the most bytes (the first of equals).
+    /// The active slot holding the most bytes (the first of equals).
     fn longest(&self) -> Option<u32> {
         let mut best: Option<(u32, u64)> = None;
-        for &b in &self.active {
-            let bytes = self.buckets[b as usize].bytes;
+        for &s in &self.active {
+            let bytes = self.slots[s as usize].bytes;
             if best.is_none_or(|(_, x)| bytes > x) {
-                best = Some((b, bytes));
+                best = Some((s, bytes));
             }
         }
-        best.map(|(b, _)| b)
+        best.map(|(s, _)| s)
     }
 
-    fn remove_active(&mut self, b: u32) {
-        if let Some(i) = self.active.iter().position(|&x| x == b) {
+    fn remove_active(&mut self, s: u32) {
+        if let Some(i) = self.active.iter().position(|&x| x == s) {
             self.active.remove(i);
         }
     }
@@ -183,35 +222,40 @@ impl Scheduler for Sfq {
         self.perturb_if_due(a.now);
         let b = self.bucket_of(pkt);
         let frame = q.frame_bytes as u64;
-        if self.buckets[b as usize].queue.len() >= self.depth_packets as usize {
+        let (own_len, own_bytes) = match self.table[b as usize] {
+            NO_SLOT => (0, 0),
+            s => (self.slots[s as usize].queue.len(), self.slots[s as usize].bytes),
+        };
+        if own_len >= self.depth_packets as usize {
             return Verdict::Drop(DropReason::Discipline);
         }
+        let own_slot = self.table[b as usize];
         while a.idle_since.is_none() && self.backlog_bytes + frame > self.limit_bytes {
-            let own = self.buckets[b as usize].bytes + frame;
+            let own = own_bytes + frame;
             let victim = match self.longest() {
-                Some(l) if l != b && self.buckets[l as usize].bytes > own => l,
+                Some(l) if l != own_slot && self.slots[l as usize].bytes > own => l,
                 _ => return Verdict::Drop(DropReason::TailDrop),
             };
-            let bk = &mut self.buckets[victim as usize];
-            let out = bk.queue.pop_back().expect("an active bucket has packets").q;
+            let bk = &mut self.slots[victim as usize];
+            let out = bk.queue.pop_back().expect("an active slot has packets").q;
             bk.bytes -= out.frame_bytes as u64;
             self.backlog_bytes -= out.frame_bytes as u64;
             if bk.queue.is_empty() {
-                bk.deficit_bytes = 0;
                 self.remove_active(victim);
+                self.release(victim);
             }
             evicted.push(out);
         }
-        self.push(b, Slot { q, flow: pkt.flow });
+        self.push(b, Entry { q, flow: pkt.flow });
         self.backlog_bytes += frame;
         Verdict::Admit
     }
 
     fn dequeue(&mut self, _now: Time) -> Option<Queued> {
         loop {
-            let b = *self.active.front()?;
-            let bk = &mut self.buckets[b as usize];
-            let head = bk.queue.front().expect("an active bucket has packets").q;
+            let s = *self.active.front()?;
+            let bk = &mut self.slots[s as usize];
+            let head = bk.queue.front().expect("an active slot has packets").q;
             if bk.deficit_bytes < head.frame_bytes as u64 {
                 bk.deficit_bytes += self.quantum_bytes;
                 self.active.rotate_left(1);
@@ -222,8 +266,8 @@ impl Scheduler for Sfq {
             bk.bytes -= head.frame_bytes as u64;
             self.backlog_bytes -= head.frame_bytes as u64;
             if bk.queue.is_empty() {
-                bk.deficit_bytes = 0;
                 self.active.pop_front();
+                self.release(s);
             }
             return Some(head);
         }
@@ -238,17 +282,14 @@ impl Scheduler for Sfq {
     fn queued(&self) -> Vec<Queued> {
         self.active
             .iter()
-            .flat_map(|&b| self.buckets[b as usize].queue.iter().map(|s| s.q))
+            .flat_map(|&s| self.slots[s as usize].queue.iter().map(|m| m.q))
             .collect()
     }
     fn clear(&mut self) {
-        for &b in &self.active {
-            let bk = &mut self.buckets[b as usize];
-            bk.queue.clear();
-            bk.bytes = 0;
-            bk.deficit_bytes = 0;
+        while let Some(s) = self.active.pop_front() {
+            self.slots[s as usize].queue.clear();
+            self.release(s);
         }
-        self.active.clear();
         self.backlog_bytes = 0;
     }
 }

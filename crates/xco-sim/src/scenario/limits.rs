@@ -19,7 +19,7 @@
 //! | hosts | 100,000 per topology (`explicit`: 200,000 nodes, 1,000,000 links) |
 //! | RED `max_p`, `weight` | above 0, at most 1 |
 //! | RED `mean_packet` | 64 B to 1 MB |
-//! | SFQ `buckets` | 1 to 65,536 per port (as Linux); 2,000,000 over all ports (about 100 MB) |
+//! | SFQ `buckets` | 1 to 65,536 per port (as Linux); 16,000,000 over all ports (4 bytes each: 64 MB) |
 //! | SFQ `quantum` | 1 B to 1 MB; `depth_packets` 1 to 100,000 |
 
 use super::ScenarioError;
@@ -56,8 +56,8 @@ pub const MIN_RED_MEAN_PACKET_BYTES: u64 = 64;
 pub const MAX_RED_MEAN_PACKET_BYTES: u64 = 1_000_000;
 /// Most hash buckets of one SFQ port (Linux's divisor limit).
 pub const MAX_SFQ_BUCKETS: u32 = 65_536;
-/// Most SFQ hash buckets over all ports of a run (each costs about 48 bytes).
-pub const MAX_QUEUE_BUCKETS: u64 = 2_000_000;
+/// Most SFQ hash buckets over all ports of a run (each costs 4 bytes).
+pub const MAX_QUEUE_BUCKETS: u64 = 16_000_000;
 /// Largest SFQ quantum, bytes.
 pub const MAX_SFQ_QUANTUM_BYTES: u64 = 1_000_000;
 /// Most packets in one SFQ bucket.
