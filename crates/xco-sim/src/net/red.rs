@@ -103,6 +103,8 @@ pub struct Red {
     cfg: RedConfig,
     /// `s`: transmission time of a mean-size frame on the port, ps.
     mean_tx_ps: f64,
+    /// `ln(1 - w_q)`: the idle decay is `exp(m ln(1 - w_q))`, cheaper than `powf`.
+    ln_keep: f64,
     /// The average backlog, bytes.
     avg_bytes: f64,
     /// Arrivals since the last hit (-1: the average was below `min_th`).
@@ -121,6 +123,7 @@ impl Red {
         assert!(rate_bps > 0, "RED on a port of rate 0");
         Red {
             mean_tx_ps: cfg.mean_frame_bytes as f64 * 8e12 / rate_bps as f64,
+            ln_keep: (1.0 - cfg.weight).ln(),
             cfg,
             avg_bytes: 0.0,
             count: -1,
@@ -145,7 +148,9 @@ impl Red {
         match a.idle_since {
             Some(since) => {
                 let m = a.now.saturating_since(since).ps() as f64 / self.mean_tx_ps;
-                self.avg_bytes *= (1.0 - w).powf(m);
+                if self.avg_bytes > 0.0 && m > 0.0 {
+                    self.avg_bytes *= (m * self.ln_keep).exp();
+                }
             }
             None => self.avg_bytes = (1.0 - w) * self.avg_bytes + w * a.backlog_bytes as f64,
         }
