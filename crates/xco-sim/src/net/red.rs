@@ -446,7 +446,7 @@ mod tests {
             idle_since: Some(since),
             ..busy(since + Dur::from_us(100), 1000, 0)
         };
-        r.on_arrival(&idle, &mut Packet::EMPTY);
+        r.on_arrival(&idle, &mut pkt(Ecn::NotEct));
         let want = 80_000.0 * (1.0 - w).powf(12.5);
         assert!((r.avg_bytes() - want).abs() < 1e-6, "{} vs {want}", r.avg_bytes());
         // a long idle period empties it; a busy arrival with an empty queue only nudges it
@@ -455,7 +455,7 @@ mod tests {
             idle_since: Some(since),
             ..busy(later, 1000, 0)
         };
-        r.on_arrival(&idle, &mut Packet::EMPTY);
+        r.on_arrival(&idle, &mut pkt(Ecn::NotEct));
         assert!(r.avg_bytes() < 1.0, "{}", r.avg_bytes());
     }
 

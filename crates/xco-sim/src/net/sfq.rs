@@ -443,7 +443,7 @@ mod tests {
         assert_ne!(before, after, "a new period, a new hash");
         // every flow's packets now sit in its new bucket
         for f in 0..8 {
-            assert_eq!(s.bucket_len(&flow_pkt(f)) >= 5, true, "flow {f}");
+            assert!(s.bucket_len(&flow_pkt(f)) >= 5, "flow {f}");
         }
         let out: Vec<u32> = std::iter::from_fn(|| s.dequeue(Time(0)).map(|q| q.pkt)).collect();
         assert_eq!(out.len(), 41);
