@@ -210,6 +210,25 @@ fn bad_queue_settings_name_their_key() {
 }
 
 #[test]
+fn pdn_refuses_a_switch_that_runs_red_or_sfq_but_not_another_switch() {
+    let red_sb = "[[topology.queues]]\nswitch = \"sb\"\nkind = \"red\"\nmin_th = \"30KB\"\nmax_th = \"90KB\"";
+    let e = err(&format!("{}\n[pdn]\n", two_switch(red_sb)));
+    assert!(
+        e.starts_with("pdn:") && e.contains("'sb' runs another discipline"),
+        "{e}"
+    );
+    // PDN on sa only, RED on sb: both run
+    let sim = sim_of(&format!("{}\n[pdn]\nswitches = \"sa\"\n", two_switch(red_sb)));
+    let net = &sim.core.net;
+    assert_eq!(kind_at(net, "sb", "b0").0, "fifo-hook");
+    assert_eq!(
+        kind_at(net, "sa", "sb").0,
+        "scheduled",
+        "PDN's notifying drop-tail"
+    );
+}
+
+#[test]
 fn sfq_buckets_over_all_ports_are_bounded() {
     // a k = 16 fat-tree has 320 switches of 16 ports: 5120 ports of 65,536 buckets
     let e = err(
