@@ -23,6 +23,17 @@ def test_bench_sim_prints_only_what_it_measured(cli):
     assert "pdn" not in r.stdout and "k=4" in r.stdout.replace(" ", ""), r.stdout
 
 
+def test_bench_sim_runs_switch_ports_with_the_chosen_discipline(cli):
+    for queue in ("red", "sfq"):
+        r = cli("bench", "sim", "--workload", "a", "--rounds", "2", "--queue", queue)
+        assert r.returncode == 0, r.stderr
+        assert f"{queue} switch ports" in r.stdout, r.stdout
+    r = cli("bench", "sim", "--workload", "a", "--rounds", "2")
+    assert "switch ports" not in r.stdout, r.stdout
+    r = cli("bench", "sim", "--queue", "fq")
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
 def test_bench_workload_a_runs_the_reference_tcp_settings():
     from xco import _native
 

@@ -102,6 +102,7 @@ def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
             "apps.csv",
             "samples.csv",
             "ports.csv",
+            "port_inputs.csv",
             "hosts.csv",
             "meta.json",
             "sa-sb.pcap",

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 from . import _native
 
+QUEUES = ("droptail", "red", "sfq")
 
-def run(ks: list[int], sim_ms: float = 10.0, rounds: int = 20, workloads: str = "ab") -> list[dict]:
-    """Run workload (a) and/or (b) (one per k); returns one dict of figures per run."""
+
+def run(
+    ks: list[int], sim_ms: float = 10.0, rounds: int = 20, workloads: str = "ab", queue: str = "droptail"
+) -> list[dict]:
+    """Run workload (a) and/or (b) (one per k) with switch ports running ``queue``
+    (``droptail``, ``red`` or ``sfq``); returns one dict of figures per run."""
     out = []
     if "a" in workloads:
-        out.append(dict(_native.bench_pdn(rounds), workload="a"))
+        out.append(dict(_native.bench_pdn(rounds, queue), workload="a", queue=queue))
     if "b" in workloads:
         for k in ks:
-            out.append(dict(_native.bench_fattree(k, sim_ms), workload="b", k=k))
+            out.append(dict(_native.bench_fattree(k, sim_ms, queue), workload="b", k=k, queue=queue))
     return out
 
 

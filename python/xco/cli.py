@@ -159,7 +159,9 @@ def _cmd_bench_sim(args: argparse.Namespace) -> int:
     _check_ks(ks)
     if args.sim_ms <= 0 or args.rounds <= 0:
         raise UsageError("--sim-ms and --rounds must be positive")
-    results = bench.run(ks, sim_ms=args.sim_ms, rounds=args.rounds, workloads=args.workload or "ab")
+    results = bench.run(
+        ks, sim_ms=args.sim_ms, rounds=args.rounds, workloads=args.workload or "ab", queue=args.queue
+    )
     print(bench.report(results))
     return 0
 
@@ -304,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a scenario and write its tables",
         description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
-        "ports.csv, meta.json (and pcaps of captured links) into --out.",
+        "ports.csv, port_inputs.csv, hosts.csv, meta.json (and pcaps of captured links) into --out.",
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
@@ -331,6 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--all", action="store_true", help="k = 8, 12 and 16")
     sp.add_argument("--sim-ms", type=float, default=10.0, help="simulated ms for (b) (default 10)")
     sp.add_argument("--rounds", type=int, default=20, help="incast rounds for (a) (default 20)")
+    sp.add_argument(
+        "--queue",
+        choices=["droptail", "red", "sfq"],
+        default="droptail",
+        help="discipline of every switch port (default droptail); RED thresholds at 1/6 and 1/2 "
+        "of the buffer, SFQ with 1024 buckets",
+    )
     sp.set_defaults(func=_cmd_bench_sim)
     sp = bench_sub.add_parser(
         "sched",

@@ -26,7 +26,7 @@ import pandas as pd
 from . import _native
 from .scenario import ScenarioLike, check_seed, to_text
 
-TABLES = ("flows", "timeseries", "apps", "samples", "ports", "hosts")
+TABLES = ("flows", "timeseries", "apps", "samples", "ports", "port_inputs", "hosts")
 
 
 @dataclass
@@ -43,6 +43,8 @@ class Result:
     """Per-round (incast), per-probe (ping) or per-flow (short flows) samples."""
     ports: pd.DataFrame
     """One row per output port: bytes sent, drops, max queue, utilisation."""
+    port_inputs: pd.DataFrame
+    """Per output port and input (the neighbour packets came from): arrivals and drops."""
     hosts: pd.DataFrame
     """Node addresses (IP, MAC) and endpoint ports as they appear in pcaps, by flow."""
     meta: dict[str, Any]
@@ -119,6 +121,7 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
         apps=_frame(raw["apps"]),
         samples=_frame(raw["samples"]),
         ports=_frame(raw["ports"]),
+        port_inputs=_frame(raw["port_inputs"]),
         hosts=_frame(raw["hosts"]),
         meta=json.loads(raw["meta"]),
         pcaps=list(raw["pcaps"]),

@@ -1,7 +1,18 @@
-//! `cargo run --release -p xco-bench --example bench [k...]`: the `xco bench sim`
-//! workloads without Python.
+//! `cargo run --release -p xco-bench --example bench [--queue droptail|red|sfq] [k...]`:
+//! the `xco bench sim` workloads without Python.
+use xco_sim::bench::BenchQueue;
+
 fn main() {
-    let ks: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut queue = BenchQueue::DropTail;
+    if let Some(i) = args.iter().position(|a| a == "--queue") {
+        let name = args.get(i + 1).map(String::as_str).unwrap_or("");
+        queue = BenchQueue::parse(name).unwrap_or_else(|e| {
+            eprintln!("bench: --queue: {e}");
+            std::process::exit(2)
+        });
+    }
+    let ks: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let show = |r: xco_sim::bench::BenchResult| {
         println!(
             "{}: wall {:.3} s, simulated {:.4} s, {:.2} M events/s, {:.2} M packet-hops/s ({} events, {} hops)",
@@ -14,8 +25,8 @@ fn main() {
             r.packet_hops
         )
     };
-    show(xco_sim::bench::pdn_sweep(20).unwrap());
+    show(xco_sim::bench::pdn_sweep_with(20, queue).unwrap());
     for k in if ks.is_empty() { vec![8] } else { ks } {
-        show(xco_sim::bench::fattree_permutation(k, 10.0).unwrap());
+        show(xco_sim::bench::fattree_permutation_with(k, 10.0, queue).unwrap());
     }
 }

@@ -36,7 +36,7 @@ fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
 /// (the source's git commit, when known) is recorded in `meta`.
 ///
 /// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
-/// `samples`, `ports`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
+/// `samples`, `ports`, `port_inputs`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
 /// `seed`, `events`, `sim_end_s` and `stop_reason`.
 #[pyfunction]
 #[pyo3(signature = (text, seed=None, source_commit=None))]
@@ -56,6 +56,7 @@ fn run_scenario<'py>(
     d.set_item("apps", out.apps_csv)?;
     d.set_item("samples", out.samples_csv)?;
     d.set_item("ports", out.ports_csv)?;
+    d.set_item("port_inputs", out.port_inputs_csv)?;
     d.set_item("hosts", out.hosts_csv)?;
     d.set_item("meta", out.meta_json)?;
     let pcaps = PyList::empty(py);
@@ -112,27 +113,31 @@ fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDic
     Ok(d)
 }
 
-/// Benchmark (a): the pdn-goodput NewReno sweep, timed inside Rust.
+/// Benchmark (a): the pdn-goodput NewReno sweep, timed inside Rust;
+/// `queue` (`droptail`, `red`, `sfq`) runs the switch ports.
 #[pyfunction]
-#[pyo3(signature = (rounds=20))]
-fn bench_pdn(py: Python<'_>, rounds: u32) -> PyResult<Bound<'_, PyDict>> {
+#[pyo3(signature = (rounds=20, queue="droptail"))]
+fn bench_pdn<'py>(py: Python<'py>, rounds: u32, queue: &str) -> PyResult<Bound<'py, PyDict>> {
+    let queue = bench::BenchQueue::parse(queue).map_err(PyValueError::new_err)?;
     let r = py
-        .detach(move || bench::pdn_sweep(rounds))
+        .detach(move || bench::pdn_sweep_with(rounds, queue))
         .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }
 
-/// Benchmark (b): the k-ary fat-tree TCP permutation, timed inside Rust.
+/// Benchmark (b): the k-ary fat-tree TCP permutation, timed inside Rust;
+/// `queue` (`droptail`, `red`, `sfq`) runs the switch ports.
 #[pyfunction]
-#[pyo3(signature = (k=8, sim_ms=10.0))]
-fn bench_fattree(py: Python<'_>, k: usize, sim_ms: f64) -> PyResult<Bound<'_, PyDict>> {
+#[pyo3(signature = (k=8, sim_ms=10.0, queue="droptail"))]
+fn bench_fattree<'py>(py: Python<'py>, k: usize, sim_ms: f64, queue: &str) -> PyResult<Bound<'py, PyDict>> {
+    let queue = bench::BenchQueue::parse(queue).map_err(PyValueError::new_err)?;
     if k < 2 || k % 2 == 1 || k > 64 {
         return Err(PyValueError::new_err(format!(
             "k must be an even number from 2 to 64, got {k}"
         )));
     }
     let r = py
-        .detach(move || bench::fattree_permutation(k, sim_ms))
+        .detach(move || bench::fattree_permutation_with(k, sim_ms, queue))
         .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }

@@ -7,6 +7,11 @@
 //! (b) a k-ary fat-tree TCP permutation: 100 Gb/s links, 1 us per link,
 //!     8-packet drop-tail queues, 1500 B packets, every host one long-lived
 //!     flow to another host (a random permutation), 10 ms simulated.
+//!
+//! Either runs its switch ports with drop-tail (the default), RED or SFQ
+//! ([`BenchQueue`]); the figures per event and per packet-hop then say
+//! what a discipline costs (the traffic differs a little too: the
+//! disciplines drop other packets).
 
 use crate::scenario::build;
 use std::time::Instant;
@@ -37,12 +42,72 @@ impl BenchResult {
     }
 }
 
+/// The discipline of every switch port in a benchmark workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchQueue {
+    /// Drop-tail (the workloads as they always were).
+    DropTail,
+    /// RED, thresholds at 1/6 and 1/2 of the buffer, the other settings Floyd & Jacobson's.
+    Red,
+    /// SFQ with Linux's shape (1024 buckets, one-frame quantum, depth 127), no perturbation.
+    Sfq,
+}
+
+impl BenchQueue {
+    /// Parse `droptail`, `red` or `sfq`.
+    pub fn parse(s: &str) -> Result<BenchQueue, String> {
+        match s {
+            "droptail" => Ok(BenchQueue::DropTail),
+            "red" => Ok(BenchQueue::Red),
+            "sfq" => Ok(BenchQueue::Sfq),
+            _ => Err(format!("unknown queue {s:?}; use droptail, red or sfq")),
+        }
+    }
+
+    /// The name as parsed.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchQueue::DropTail => "droptail",
+            BenchQueue::Red => "red",
+            BenchQueue::Sfq => "sfq",
+        }
+    }
+
+    /// The `[topology]` line that selects it for switch ports of `buffer_bytes`
+    /// (nothing for drop-tail, so those scenarios stay as they were).
+    fn topology_line(self, buffer_bytes: u64) -> String {
+        match self {
+            BenchQueue::DropTail => String::new(),
+            BenchQueue::Red => format!(
+                "queue = {{ kind = \"red\", min_th = {}, max_th = {} }}\n",
+                buffer_bytes / 6,
+                buffer_bytes / 2
+            ),
+            BenchQueue::Sfq => "queue = { kind = \"sfq\" }\n".into(),
+        }
+    }
+
+    /// A suffix for workload names (empty for drop-tail).
+    fn suffix(self) -> String {
+        match self {
+            BenchQueue::DropTail => String::new(),
+            q => format!(", {} switch ports", q.name()),
+        }
+    }
+}
+
 /// The incast points of the reference sweep.
 pub const PDN_POINTS: [usize; 15] = [2, 8, 16, 24, 28, 30, 31, 32, 48, 64, 72, 80, 96, 128, 150];
 
 /// Scenario text of one pdn-goodput NewReno point (`n` servers, `rounds`
 /// rounds) with the reference setup's TCP settings.
 pub fn pdn_scenario(n: usize, rounds: u32) -> String {
+    pdn_scenario_with(n, rounds, BenchQueue::DropTail)
+}
+
+/// [`pdn_scenario`] with switch ports running `queue`.
+pub fn pdn_scenario_with(n: usize, rounds: u32, queue: BenchQueue) -> String {
+    let q = queue.topology_line(300_000);
     format!(
         r#"name = "pdn-goodput-newreno-{n}"
 [run]
@@ -54,7 +119,7 @@ hosts_b = 1
 host_rate = "1Gbps"
 link_delay_us = 16.667
 switch_buffer = "300KB"
-[tcp]
+{q}[tcp]
 rto_min_ms = 200
 timestamps = false
 delayed_ack = true
@@ -74,10 +139,15 @@ timeseries_bin_us = 0
 
 /// Run workload (a).
 pub fn pdn_sweep(rounds: u32) -> Result<BenchResult, String> {
+    pdn_sweep_with(rounds, BenchQueue::DropTail)
+}
+
+/// Run workload (a) with switch ports running `queue`.
+pub fn pdn_sweep_with(rounds: u32, queue: BenchQueue) -> Result<BenchResult, String> {
     let t0 = Instant::now();
     let (mut sim_s, mut events, mut hops) = (0.0, 0, 0);
     for n in PDN_POINTS {
-        let mut b = build(&pdn_scenario(n, rounds), None).map_err(|e| e.to_string())?;
+        let mut b = build(&pdn_scenario_with(n, rounds, queue), None).map_err(|e| e.to_string())?;
         let st = b.sim.run().map_err(|e| e.0)?;
         sim_s += st.end.as_secs_f64();
         events += st.events;
@@ -85,8 +155,9 @@ pub fn pdn_sweep(rounds: u32) -> Result<BenchResult, String> {
     }
     Ok(BenchResult {
         name: format!(
-            "pdn-goodput newreno sweep ({} points x {rounds} rounds)",
-            PDN_POINTS.len()
+            "pdn-goodput newreno sweep ({} points x {rounds} rounds){}",
+            PDN_POINTS.len(),
+            queue.suffix()
         ),
         wall_s: t0.elapsed().as_secs_f64(),
         sim_s,
@@ -97,6 +168,11 @@ pub fn pdn_sweep(rounds: u32) -> Result<BenchResult, String> {
 
 /// Scenario text of the fat-tree permutation for `k`.
 pub fn fattree_scenario(k: usize, sim_ms: f64, seed: u64) -> String {
+    fattree_scenario_with(k, sim_ms, seed, BenchQueue::DropTail)
+}
+
+/// [`fattree_scenario`] with switch ports running `queue`.
+pub fn fattree_scenario_with(k: usize, sim_ms: f64, seed: u64, queue: BenchQueue) -> String {
     let hosts = k * k * k / 4;
     // a random derangement-ish permutation from the seed: shift by a random offset per block
     let mut rng = xco_core::Rng::new(seed);
@@ -124,13 +200,14 @@ host_rate = "100Gbps"
 link_delay_us = 1
 switch_buffer = {buf}
 host_buffer = {buf}
-[tcp]
+{q}[tcp]
 rto_min_ms = 1
 handshake = false
 [output]
 timeseries_bin_us = 0
 "#,
-        buf = 8 * 1518
+        buf = 8 * 1518,
+        q = queue.topology_line(8 * 1518)
     );
     for (i, &d) in perm.iter().enumerate() {
         s.push_str(&format!(
@@ -142,14 +219,20 @@ timeseries_bin_us = 0
 
 /// Run workload (b) for `k`.
 pub fn fattree_permutation(k: usize, sim_ms: f64) -> Result<BenchResult, String> {
-    let text = fattree_scenario(k, sim_ms, 1);
+    fattree_permutation_with(k, sim_ms, BenchQueue::DropTail)
+}
+
+/// Run workload (b) for `k` with switch ports running `queue`.
+pub fn fattree_permutation_with(k: usize, sim_ms: f64, queue: BenchQueue) -> Result<BenchResult, String> {
+    let text = fattree_scenario_with(k, sim_ms, 1, queue);
     let t0 = Instant::now();
     let mut b = build(&text, None).map_err(|e| e.to_string())?;
     let st = b.sim.run().map_err(|e| e.0)?;
     Ok(BenchResult {
         name: format!(
-            "fat-tree k={k} ({} hosts) TCP permutation, {sim_ms} ms",
-            k * k * k / 4
+            "fat-tree k={k} ({} hosts) TCP permutation, {sim_ms} ms{}",
+            k * k * k / 4,
+            queue.suffix()
         ),
         wall_s: t0.elapsed().as_secs_f64(),
         sim_s: st.end.as_secs_f64(),
@@ -321,6 +404,34 @@ fn quantile(sorted: &[f64], p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drop_tail_workloads_are_unchanged_and_the_others_run_their_discipline() {
+        use crate::net::qdisc::Qdisc;
+        assert!(!pdn_scenario(8, 2).contains("queue"));
+        assert!(!fattree_scenario(4, 1.0, 1).contains("queue"));
+        for (q, want) in [(BenchQueue::Red, "fifo"), (BenchQueue::Sfq, "scheduled")] {
+            for text in [pdn_scenario_with(8, 2, q), fattree_scenario_with(4, 1.0, 1, q)] {
+                let b = build(&text, None).unwrap();
+                let net = &b.sim.core.net;
+                let sw = net
+                    .nodes
+                    .iter()
+                    .position(|n| n.name.starts_with('s') || n.name.starts_with('e'))
+                    .unwrap() as u32;
+                for p in net.ports.iter().filter(|p| p.from == sw) {
+                    let got = match p.qdisc() {
+                        Qdisc::DropTail(_) => "droptail",
+                        Qdisc::Fifo(_) => "fifo",
+                        Qdisc::Scheduled(_) => "scheduled",
+                    };
+                    assert_eq!(got, want, "{}", q.name());
+                }
+            }
+            assert_eq!(BenchQueue::parse(q.name()), Ok(q));
+        }
+        assert!(BenchQueue::parse("fq").is_err());
+    }
 
     #[test]
     fn a_slot_busy_time_includes_its_boundary() {

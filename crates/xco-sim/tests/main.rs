@@ -12,6 +12,7 @@ mod incast;
 mod outputs;
 mod pdn;
 mod ports;
+mod queues;
 mod routing;
 mod scenario_errors;
 mod sharing;

@@ -310,3 +310,68 @@ capture = ["sa->sb", "sb->sa"]
     }
     assert_eq!(seen.len(), 3, "the capture holds TCP, UDP and ICMP: {seen:?}");
 }
+
+#[test]
+fn port_inputs_split_each_ports_arrivals_and_drops_by_the_neighbour_they_came_from() {
+    // two senders into one 40 KB port: it drops, and each drop is charged to an input
+    let text = r#"
+[run]
+duration_ms = 100
+[topology]
+kind = "star"
+hosts = 3
+link_delay_us = 10
+switch_buffer = "40KB"
+[[apps]]
+kind = "bulk"
+src = ["h0", "h1"]
+dst = "h2"
+[output]
+timeseries_bin_us = 0
+"#;
+    let o = run_scenario(text, None).unwrap();
+    let (ph, ports) = records(&o.ports_csv);
+    let (ih, inputs) = records(&o.port_inputs_csv);
+    let pc = |n: &str| ph.iter().position(|c| c == n).unwrap();
+    let ic = |n: &str| ih.iter().position(|c| c == n).unwrap();
+    let num = |s: &str| s.parse::<u64>().unwrap();
+    let bottleneck = ports
+        .iter()
+        .find(|r| r[pc("from")] == "s0" && r[pc("to")] == "h2")
+        .unwrap();
+    let rows: Vec<&Vec<String>> = inputs
+        .iter()
+        .filter(|r| r[ic("port")] == bottleneck[pc("port")])
+        .collect();
+    let from: Vec<&str> = rows.iter().map(|r| r[ic("input_from")].as_str()).collect();
+    assert_eq!(from, vec!["h0", "h1"], "one row per input that brought packets");
+    let sum = |col: &str| rows.iter().map(|r| num(&r[ic(col)])).sum::<u64>();
+    assert_eq!(sum("dropped_packets"), num(&bottleneck[pc("dropped_packets")]));
+    assert_eq!(sum("dropped_bytes"), num(&bottleneck[pc("dropped_bytes")]));
+    assert!(sum("dropped_packets") > 0);
+    // each input's drops are its sender's losses (all drops happen here)
+    let (fh, flows) = records(&o.flows_csv);
+    let fc = |n: &str| fh.iter().position(|c| c == n).unwrap();
+    for r in &rows {
+        let lost: u64 = flows
+            .iter()
+            .filter(|f| f[fc("src")] == r[ic("input_from")])
+            .map(|f| num(&f[fc("packets_dropped")]))
+            .sum();
+        assert_eq!(num(&r[ic("dropped_packets")]), lost, "{r:?}");
+    }
+    // a host NIC: one row, its own host, no neighbour
+    let nic: Vec<&Vec<String>> = inputs
+        .iter()
+        .filter(|r| r[ic("from")] == "h0" && r[ic("to")] == "s0")
+        .collect();
+    assert_eq!(nic.len(), 1);
+    assert_eq!(nic[0][ic("input_from")], "");
+    // every arrival at every port is in exactly one row
+    let admitted_plus_dropped: u64 = ports
+        .iter()
+        .map(|r| num(&r[pc("admitted_packets")]) + num(&r[pc("dropped_packets")]))
+        .sum();
+    let arrived: u64 = inputs.iter().map(|r| num(&r[ic("arrived_packets")])).sum();
+    assert_eq!(arrived, admitted_plus_dropped);
+}

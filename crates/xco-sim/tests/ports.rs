@@ -539,4 +539,8 @@ fn a_switch_larger_than_the_counting_limit_reports_port_totals_as_one_input() {
     assert_eq!(inputs.len(), 1);
     assert_eq!(inputs[0].arrived_packets, st.arrived_packets);
     assert!(st.arrived_packets > 0);
+    // its one row names no neighbour: it is every input's total
+    let rows: Vec<_> = net.input_rows().into_iter().filter(|r| r.port == p).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].from_node, None);
 }

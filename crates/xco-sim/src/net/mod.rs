@@ -5,7 +5,8 @@
 //! A port ([`port::Port`]) is a buffer, a serialiser and a pipe, in one of
 //! two modes ([`qdisc`] describes the seam):
 //!
-//! - **FIFO** (the default, drop-tail): an admitted packet's serialisation
+//! - **FIFO** (the default, drop-tail; RED, [`red`], is another arrival
+//!   hook on a FIFO port): an admitted packet's serialisation
 //!   slot is known the moment it arrives (right after everything admitted
 //!   before it), so it enters the pipe at once, stamped with its arrival time
 //!   at the far end. Only the pipe's head packet has a pending arrival event
@@ -24,6 +25,7 @@ pub mod packet;
 pub mod pdn;
 pub mod port;
 pub mod qdisc;
+pub mod red;
 pub mod routing;
 pub mod scheduled;
 pub mod sfq;
@@ -150,7 +152,8 @@ pub struct DropNotice {
 pub struct InputRow {
     /// The output port.
     pub port: u32,
-    /// The neighbour the packets came from (`None`: the port's own host).
+    /// The neighbour the packets came from (`None`: the port's own host, or
+    /// all inputs of a port of a switch larger than [`MAX_COUNTED_INPUTS`]).
     pub from_node: Option<u32>,
     /// The input's index at the port.
     pub input: u32,
@@ -752,9 +755,14 @@ impl Net {
         let mut rows = Vec::new();
         for id in 0..self.ports.len() {
             for (i, st) in self.input_stats(id as u32).into_iter().enumerate() {
+                let counted = self.ports[id].n_inputs > 0;
                 rows.push(InputRow {
                     port: id as u32,
-                    from_node: self.input_node(id as u32, i as u32),
+                    from_node: if counted {
+                        self.input_node(id as u32, i as u32)
+                    } else {
+                        None
+                    },
                     input: i as u32,
                     stats: st,
                 });

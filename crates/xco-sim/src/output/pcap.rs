@@ -5,9 +5,11 @@
 //! Ethernet / IPv4 / TCP (UDP, ICMP) headers with the true lengths and
 //! checksums, followed by zero bytes up to the snap length; `orig_len` is the
 //! full frame length. (A payload of zeros adds nothing to an Internet
-//! checksum, so the TCP/UDP checksums are those of the real packet.)
+//! checksum, so the TCP/UDP checksums are those of the real packet.) The IP
+//! header carries the packet's ECN field (ECT, CE) and the TCP header its
+//! ECE and CWR flags.
 
-use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
 use crate::net::pdn::{EMPTY_FRAME_BYTES, ETHERTYPE_PDN_IPV4, NOTICE_BYTES};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
@@ -164,6 +166,7 @@ impl CaptureBuffer {
         };
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
+        ip[1] = p.ecn() as u8; // DSCP 0, the ECN field in the low two bits
         ip[2..4].copy_from_slice(&(p.ip_bytes.min(65_535) as u16).to_be_bytes());
         let id = match p.kind {
             PktKind::Udp => p.udp().message as u16,
@@ -214,6 +217,12 @@ impl CaptureBuffer {
                 }
                 if p.flags & FLAG_ACK != 0 {
                     fl |= 0x10;
+                }
+                if p.flags & FLAG_ECE != 0 {
+                    fl |= 0x40;
+                }
+                if p.flags & FLAG_CWR != 0 {
+                    fl |= 0x80;
                 }
                 t[13] = fl;
                 t[14..16].copy_from_slice(&(p.wnd.min(65_535) as u16).to_be_bytes());

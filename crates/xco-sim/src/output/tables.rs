@@ -155,6 +155,45 @@ fn ports_csv(sim: &Sim) -> String {
     t.finish()
 }
 
+/// Per output port and input: what arrived and what was dropped. A switch
+/// port has a row per input link that brought it anything (`input_from` the
+/// neighbour at the link's far end); a host NIC has one row, its own host
+/// (`input_from` empty); a port of a switch of more than
+/// [`crate::net::MAX_COUNTED_INPUTS`] ports has one row of its totals
+/// (`input_from` empty too). Inputs that brought nothing have no row.
+fn port_inputs_csv(sim: &Sim) -> String {
+    let net = &sim.core.net;
+    let mut t = CsvTable::new(&[
+        "port",
+        "from",
+        "to",
+        "input",
+        "input_from",
+        "arrived_packets",
+        "arrived_bytes",
+        "dropped_packets",
+        "dropped_bytes",
+    ]);
+    for r in net.input_rows() {
+        if r.stats.arrived_packets == 0 {
+            continue;
+        }
+        let p = &net.ports[r.port as usize];
+        t.row(&[
+            r.port.to_string(),
+            net.name(p.from).to_string(),
+            net.name(p.to).to_string(),
+            r.input.to_string(),
+            r.from_node.map(|n| net.name(n).to_string()).unwrap_or_default(),
+            r.stats.arrived_packets.to_string(),
+            r.stats.arrived_bytes.to_string(),
+            r.stats.dropped_packets.to_string(),
+            r.stats.dropped_bytes.to_string(),
+        ]);
+    }
+    t.finish()
+}
+
 /// Gather every output of a finished run; `source_commit` goes into `meta.json`.
 pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
     let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
@@ -219,6 +258,7 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         apps_csv: apps_csv.finish(),
         samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),
+        port_inputs_csv: port_inputs_csv(sim),
         hosts_csv: super::hosts::hosts_csv(sim),
         meta_json,
         pcaps,

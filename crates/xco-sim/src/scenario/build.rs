@@ -49,6 +49,8 @@ pub struct RunOutput {
     pub samples_csv: String,
     /// One row per port.
     pub ports_csv: String,
+    /// Per port and input: arrivals and drops.
+    pub port_inputs_csv: String,
     /// Node addresses and endpoint ports as they appear in pcaps.
     pub hosts_csv: String,
     /// Scenario, seed, version, run statistics.
@@ -278,6 +280,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         c.rcv_buf_bytes = b;
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
+    c.ecn = t.ecn.unwrap_or(false);
     if let Some(name) = t.cc {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,
@@ -332,6 +335,8 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
     net.pair_routing = sc.xco.is_some();
+    // port disciplines first: PDN then refuses switches that run another than drop-tail
+    super::queues::apply(&t.queues, &mut net, seed, mtu)?;
     let hosts = HostIndex::new(
         topo.hosts()
             .into_iter()

@@ -20,6 +20,10 @@
 //! | `host.txqueuelen` | 64 to 1,000,000 packets (64: a 64 KB UDP message, 45 fragments at MTU 1500, fits whole with the 4-packet headroom) |
 //! | `host.udp_sndbuf` | 4,608 B (Linux's smallest) to 1 GB |
 //! | hosts | 100,000 per topology (`explicit`: 200,000 nodes, 1,000,000 links) |
+//! | RED `max_p`, `weight` | above 0, at most 1 |
+//! | RED `mean_packet` | 64 B to 1 MB |
+//! | SFQ `buckets` | 1 to 65,536 per port (as Linux); 16,000,000 over all ports (4 bytes each: 64 MB) |
+//! | SFQ `quantum` | 1 B to 1 MB; `depth_packets` 1 to 100,000 |
 
 use super::ScenarioError;
 use xco_core::Dur;
@@ -59,6 +63,18 @@ pub const MAX_NODES: usize = 200_000;
 pub const MAX_LINKS: usize = 1_000_000;
 /// Most incast rounds, short-flow sequences' flows, counts.
 pub const MAX_COUNT: u64 = 1_000_000_000;
+/// Smallest RED typical frame, bytes.
+pub const MIN_RED_MEAN_PACKET_BYTES: u64 = 64;
+/// Largest RED typical frame, bytes.
+pub const MAX_RED_MEAN_PACKET_BYTES: u64 = 1_000_000;
+/// Most hash buckets of one SFQ port (Linux's divisor limit).
+pub const MAX_SFQ_BUCKETS: u32 = 65_536;
+/// Most SFQ hash buckets over all ports of a run (each costs 4 bytes).
+pub const MAX_QUEUE_BUCKETS: u64 = 16_000_000;
+/// Largest SFQ quantum, bytes.
+pub const MAX_SFQ_QUANTUM_BYTES: u64 = 1_000_000;
+/// Most packets in one SFQ bucket.
+pub const MAX_SFQ_DEPTH_PACKETS: u64 = 100_000;
 
 /// A time in ms within `[min_ms, max_ms]` (default `default_ms`), as a [`Dur`].
 pub fn ms(
@@ -109,6 +125,19 @@ fn check_range(x: f64, field: &str, min: f64, max: f64, unit: &str) -> Result<()
         field,
         format!("must be {what} from {min} to {max} {unit}, got {x}"),
     ))
+}
+
+/// A probability or weight in (0, 1] (default `default`).
+pub fn fraction(v: Option<f64>, field: &str, default: f64) -> Result<f64, ScenarioError> {
+    let x = v.unwrap_or(default);
+    if x.is_finite() && x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(ScenarioError::field(
+            field,
+            format!("must be above 0 and at most 1, got {x}"),
+        ))
+    }
 }
 
 /// A count within `[min, max]`.

@@ -9,6 +9,7 @@ pub mod apps;
 mod build;
 pub mod limits;
 mod locate;
+pub mod queues;
 mod record;
 mod schema;
 pub mod units;
@@ -56,6 +57,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         sc = with_profile(text, sc, &name)?;
     }
     sc.apps = apps::read_apps(text)?;
+    sc.topology.queues = queues::read_queues(text)?;
     Ok(sc)
 }
 

@@ -89,6 +89,7 @@ pub fn random_draws(sc: &Scenario, topo: &Topology) -> Vec<String> {
             Some(false) => {}
         }
     }
+    out.extend(sc.topology.queues.random_draws());
     for (i, a) in sc.apps.iter().enumerate() {
         if let Some(draw) = a.random_draw() {
             out.push(format!("apps[{i}] ({}): {draw}", a.kind()));

@@ -1,9 +1,11 @@
 //! The scenario schema as read from TOML. Units are in field names; string
 //! choices are enums (an unknown one names its key and the choices); the
 //! bounds of every number are in `limits.rs`; `[[apps]]` entries are a
-//! tagged enum read kind by kind (`apps.rs`).
+//! tagged enum read kind by kind (`apps.rs`), and so are the port
+//! disciplines of `topology.queue` and `[[topology.queues]]` (`queues.rs`).
 
 use super::apps::AppSpec;
+use super::queues::Queues;
 use super::units::{Hosts, Quantity};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -172,6 +174,15 @@ pub struct TopologySpec {
     pub switch_buffer: Option<Quantity>,
     /// Buffer of each host NIC queue, bytes.
     pub host_buffer: Option<Quantity>,
+    /// The discipline of every switch port, as read by `queues::read_queues` (only checked here).
+    #[serde(default, rename = "queue")]
+    pub queue_raw: Option<IgnoredAny>,
+    /// Per-switch and per-port disciplines, as read by `queues::read_queues`.
+    #[serde(default, rename = "queues")]
+    pub queues_raw: Vec<IgnoredAny>,
+    /// The disciplines: `topology.queue` and `[[topology.queues]]`.
+    #[serde(skip)]
+    pub queues: Queues,
     /// explicit: nodes.
     #[serde(default)]
     pub nodes: Vec<NodeEntry>,
@@ -236,6 +247,9 @@ pub struct TcpSpec {
     pub restart_after_idle: Option<bool>,
     /// `newreno` (default).
     pub cc: Option<CcName>,
+    /// ECN (RFC 3168): new data is sent ECN-capable and the sender answers
+    /// ECE once per window (default false).
+    pub ecn: Option<bool>,
 }
 
 /// `[output]`
