@@ -185,9 +185,11 @@ fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| format!("key file {k}: controller_public: {e}"))?;
             let controller_addr = topo.file.control.controller;
             let bind = match bind {
-                Some(b) if b.ip().is_unspecified() => return Err(format!(
-                    "--bind: {b} listens on every address; give this host's address on the control network"
-                )),
+                Some(b) if b.ip().is_unspecified() => {
+                    return Err(format!(
+                        "--bind: {b} is every address; give this host's control-network address"
+                    ))
+                }
                 Some(b) => b,
                 None => SocketAddr::new(control_address(controller_addr)?, 0),
             };
