@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import re
@@ -43,8 +44,8 @@ def testbed(tmp_path, request):
     made = []
 
     def make(n: int, extra: str = "", slice_ms: float = 10.0) -> netns.Testbed:
-        h = abs(hash(request.node.name))
-        prefix = "xk" + str(h % 9999)
+        h = next(_SUBNETS)
+        prefix = "xk" + str(abs(hash(request.node.name)) % 9999)
         path = tmp_path / "topo.toml"
         text = topo.star_toml(n, prefix=prefix, slice_ms=slice_ms, extra_control=extra)
         # a management network of its own: other testbeds on this machine use 10.200.0.0/24, and
@@ -61,9 +62,14 @@ def testbed(tmp_path, request):
         assert netns.leftovers(tb.topo) == []
 
 
+# each testbed of this process gets a /24 of its own (a socket a failed test left bound to an
+# address must not meet the next test's controller there)
+_SUBNETS = itertools.count(os.getpid() % 250)
+
+
 def _mgmt_ip(h: int) -> str:
     """The controller's management address of a test's testbed (its own /24)."""
-    return f"10.233.{h % 200}.1"
+    return f"10.233.{h % 250}.1"
 
 
 def _agent_ip(tb: netns.Testbed, i: int) -> str:
@@ -177,15 +183,22 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     # its join carries a nonce and h1's MAC (the key the master secret derives for h1)
     h1 = _host_key(master, "h1")
 
-    def recv_from_agent(mtype: int) -> tuple[dict, tuple]:
+    seen: list[tuple[dict, tuple]] = []  # every message with h1's MAC, in order of arrival
+
+    def recv_from_agent(mtype: int, pred=lambda m: True) -> tuple[dict, tuple]:
+        """The first message of ``mtype`` (satisfying ``pred``) not taken before, waiting for it."""
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        while True:
+            for i, (m, addr) in enumerate(seen):
+                if m["type"] == mtype and pred(m):
+                    del seen[i]
+                    return m, addr
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no message of type {mtype} with h1's MAC")
             d, addr = ctl.recvfrom(65536)
             m = _parse(d)
-            verified = m["tag"] == hmac.new(h1, d[: len(d) - 32], hashlib.sha256).digest()
-            if verified and m["type"] == mtype:
-                return m, addr
-        raise AssertionError(f"no message of type {mtype} with h1's MAC")
+            if m["tag"] == hmac.new(h1, d[: len(d) - 32], hashlib.sha256).digest():
+                seen.append((m, addr))
 
     join, agent_addr = recv_from_agent(1)
     assert join["host"] == 0, join
@@ -226,9 +239,8 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     _wait_for(lambda: len(_fields(log, "controller_run")) == 2, "the second hello")
     sender.sendto(_from_controller(sk, 4, run, 31, _directive(0, 1, 2, 10**9)), agent_addr)
     # the agent tells the controller what it rejected (cumulative counts, MAC'd, at most once a second)
-    counts = (0, 0, 0, 0)
-    while counts[:2] != (len(forged), 1):
-        counts = struct.unpack(">QQQQ", recv_from_agent(9)[0]["payload"])
+    want = (len(forged), 1)
+    rej, _ = recv_from_agent(9, lambda m: struct.unpack(">QQQQ", m["payload"])[:2] == want)
     m = _wait_for(
         lambda: (
             (t := _metrics(agent_metrics)) and _metric(t, 'xco_agent_directives_total{host="h1"}') == 2 and t
@@ -241,6 +253,8 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     # every malformed datagram is rejected (the empty one may not count as a datagram on some kernels)
     assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="malformed"}') >= len(malformed) - 1
     assert _metrics(agent_metrics, "/healthz") == "ok\n"
+    ctl.close()
+    sender.close()
     x.stop_agents()
     st = _fields(log, "stop")[-1]
     assert st["directives"] == "2", st  # the genuine one (once) and the one after the forgeries
@@ -263,6 +277,7 @@ def test_junk_datagrams_are_counted_and_logged_at_most_once_a_second(testbed, tm
         if i % 200 == 199:
             time.sleep(0.002)  # paced a little: the point is the log, not the socket buffer
     elapsed = time.monotonic() - t0
+    s.close()
     time.sleep(0.3)
     x.stop_agents()
     tb.stop(x.controller)
@@ -326,6 +341,7 @@ def test_controller_takes_each_host_only_under_its_own_key_and_session(testbed, 
     assert [_metric(m, f'xco_agent_rejected_total{{host="h1",reason="{r}"}}') for r in
             ("auth", "replay", "malformed", "session")] == [4, 3, 2, 1]  # fmt: skip
     assert _metrics(x.metrics, "/healthz") == "ok\n"
+    s.close()
     tb.stop(x.controller)
 
 
