@@ -25,7 +25,8 @@
 //!   close, V2V accounting, pacing, give-back, fail-open and report timers.
 //!
 //! - [`wire`] — the control protocol between the controller and host agents:
-//!   bounds-checked parsing, HMAC-SHA256 authentication, replay protection.
+//!   bounds-checked parsing, Ed25519-signed directives, per-host HMAC-SHA256
+//!   on agents' messages, sessions and replay windows free of clocks.
 
 pub mod coord;
 pub mod rng;

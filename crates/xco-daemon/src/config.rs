@@ -173,6 +173,79 @@ pub struct Topology {
     pub routing: RoutingMode,
 }
 
+/// Bounds of the daemons' own fields (the XCo settings' bounds are the
+/// shared ones of `xco_core::coord::settings`; these add what real hosts need).
+pub mod bounds {
+    /// Most hosts: a backlog report or rate directive lists at most this many.
+    pub const MAX_HOSTS: usize = xco_core::wire::repr::MAX_ENTRIES;
+    /// Link rates, Mbit/s: 10 kbit/s to 1 Tbit/s.
+    pub const RATE_MBPS: (f64, f64) = (0.01, 1_000_000.0);
+    /// Shortest slice a real controller schedules, ms: its timer and a
+    /// directive's trip take tens of microseconds; shorter slices would be
+    /// mostly control traffic (2,000 directives per second per host at this bound).
+    pub const MIN_SLICE_MS: f64 = 0.5;
+    /// Shortest report interval, ms (at most 1,000 reports per second per host).
+    pub const MIN_REPORT_MS: f64 = 1.0;
+    /// `bypass_bytes` must stay below this: it is for small packets (ACKs,
+    /// pings); a bound at or above the smallest IP MTU (IPv6's 1280) would let
+    /// full-size packets bypass, and XCo would coordinate nothing.
+    pub const MAX_BYPASS_BYTES: u32 = 1279;
+    /// A host or switch name: 1 to 64 of letters, digits, `-`, `_`, `.`
+    /// (names go into logs, metric labels and key derivation).
+    pub const MAX_NAME_LEN: usize = 64;
+}
+
+fn check_name(kind: &str, name: &str) -> Result<(), ConfigError> {
+    let ok = !name.is_empty()
+        && name.len() <= bounds::MAX_NAME_LEN
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError(format!(
+            "{kind}.name: {name:?} must be 1 to {} letters, digits, '-', '_' or '.'",
+            bounds::MAX_NAME_LEN
+        )))
+    }
+}
+
+fn check_rate(field: String, mbps: f64) -> Result<(), ConfigError> {
+    let (lo, hi) = bounds::RATE_MBPS;
+    if mbps.is_finite() && (lo..=hi).contains(&mbps) {
+        Ok(())
+    } else {
+        Err(ConfigError(format!(
+            "{field}: {mbps} is outside {lo} to {hi} Mbit/s"
+        )))
+    }
+}
+
+fn check_unicast(field: &str, a: Ipv4Addr) -> Result<(), ConfigError> {
+    if a.is_unspecified() || a.is_multicast() || a.is_broadcast() {
+        Err(ConfigError(format!(
+            "{field}: {a} is not a host's unicast address"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// A TOML error on one line: where, the key written there, and what is wrong.
+fn toml_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let msg = e.message().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let line_no = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+            let line: String = line.chars().take(60).collect();
+            ConfigError(format!("line {line_no} ({line}): {msg}"))
+        }
+        None => ConfigError(msg),
+    }
+}
+
 /// Error reading a topology file: the field and the problem.
 #[derive(Debug)]
 pub struct ConfigError(pub String);
@@ -192,14 +265,61 @@ impl Topology {
 
     /// Parse and check a topology text.
     pub fn parse(text: &str) -> Result<Topology, ConfigError> {
-        let file: TopologyFile = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        let file: TopologyFile = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         let err = |m: String| Err(ConfigError(m));
-        if file.hosts.len() < 2 {
-            return err("[[host]]: at least two hosts are needed".into());
+        if file.hosts.len() < 2 || file.hosts.len() > bounds::MAX_HOSTS {
+            return err(format!(
+                "[[host]]: {} hosts; 2 to {} are needed",
+                file.hosts.len(),
+                bounds::MAX_HOSTS
+            ));
         }
         let c = &file.control;
+        if c.controller.port() == 0 {
+            return err(format!(
+                "control.controller: {}: port 0 is not a port agents can send to",
+                c.controller
+            ));
+        }
+        match c.controller.ip() {
+            std::net::IpAddr::V4(a) => check_unicast("control.controller", a)?,
+            a if a.is_unspecified() || a.is_multicast() => {
+                return err(format!("control.controller: {a} is not a host's unicast address"))
+            }
+            _ => {}
+        }
         let settings = Settings::resolve(&c.settings_spec())
             .map_err(|e| ConfigError(format!("control.{}: {}", e.key, e.problem)))?;
+        let slice_ms = settings.slice.as_secs_f64() * 1e3;
+        if slice_ms < bounds::MIN_SLICE_MS {
+            return err(format!(
+                "control.slice_ms: {slice_ms} is below {} ms, the shortest slice a real controller schedules",
+                bounds::MIN_SLICE_MS
+            ));
+        }
+        let report_ms = settings.report_interval.as_secs_f64() * 1e3;
+        if report_ms < bounds::MIN_REPORT_MS {
+            return err(format!(
+                "control.report_interval_ms: {report_ms} is below {} ms",
+                bounds::MIN_REPORT_MS
+            ));
+        }
+        let fail_open_ms = settings.fail_open_after.as_secs_f64() * 1e3;
+        if fail_open_ms < 2.0 * slice_ms {
+            return err(format!(
+                "control.fail_open_ms: {fail_open_ms} ms is shorter than two slices ({} ms): \
+                 hosts would fail open while they wait for their turn",
+                2.0 * slice_ms
+            ));
+        }
+        if settings.bypass.packet_bytes > bounds::MAX_BYPASS_BYTES {
+            return err(format!(
+                "control.bypass_bytes: {} would let full-size packets bypass and coordinate nothing \
+                 (at most {}: ACKs, pings and other small packets)",
+                settings.bypass.packet_bytes,
+                bounds::MAX_BYPASS_BYTES
+            ));
+        }
         if settings.bypass.flow_bytes > 0 {
             return err(
                 "control.bypass_flow_bytes: the agent cannot count a flow's bytes \
@@ -209,12 +329,14 @@ impl Topology {
         }
         let mut names = HashMap::new();
         for (i, s) in file.switches.iter().enumerate() {
+            check_name("switch", &s.name)?;
             if names.insert(s.name.clone(), file.hosts.len() + i).is_some() {
                 return err(format!("switch '{}': duplicate name", s.name));
             }
         }
         let mut prefixes = Vec::new();
         for (i, h) in file.hosts.iter().enumerate() {
+            check_name("host", &h.name)?;
             if names.insert(h.name.clone(), i).is_some() {
                 return err(format!("host '{}': duplicate name", h.name));
             }
@@ -224,9 +346,8 @@ impl Topology {
                     h.name, h.switch
                 ));
             }
-            if !h.rate_mbps.is_finite() || h.rate_mbps <= 0.0 {
-                return err(format!("host '{}': rate_mbps must be positive", h.name));
-            }
+            check_rate(format!("host '{}': rate_mbps", h.name), h.rate_mbps)?;
+            check_unicast(&format!("host '{}': addr", h.name), h.addr)?;
             let mut p = vec![Prefix { net: h.addr, len: 32 }];
             for g in &h.guests {
                 p.push(Prefix::parse(g).map_err(|e| ConfigError(format!("host '{}': guests: {e}", h.name)))?);
@@ -239,9 +360,13 @@ impl Topology {
                     return err(format!("link {}-{}: '{end}' is not a [[switch]]", l.a, l.b));
                 }
             }
-            if !l.rate_mbps.is_finite() || l.rate_mbps <= 0.0 {
-                return err(format!("link {}-{}: rate_mbps must be positive", l.a, l.b));
+            if l.a == l.b {
+                return err(format!(
+                    "link {}-{}: a link from a switch to itself (a and b must differ)",
+                    l.a, l.b
+                ));
             }
+            check_rate(format!("link {}-{}: rate_mbps", l.a, l.b), l.rate_mbps)?;
         }
         for (i, pi) in prefixes.iter().enumerate() {
             for (j, pj) in prefixes.iter().enumerate().skip(i + 1) {
@@ -469,5 +594,58 @@ rate_mbps = 100
             .unwrap_err()
             .0;
         assert!(e.starts_with("control.slice_ms"), "{e}");
+    }
+
+    /// Every field out of its bounds: one line naming the field.
+    #[test]
+    fn every_field_is_bounded_and_the_error_names_it() {
+        let set = |k: &str| STAR.replace("[control]\n", &format!("[control]\n{k}\n"));
+        let cases: Vec<(String, &str)> = vec![
+            (set("slice_ms = 1e-9"), "control.slice_ms"),
+            (set("slice_ms = 0.1"), "control.slice_ms"),
+            (set("feedback_timeout_ms = 0"), "control.feedback_timeout_ms"),
+            (set("bypass_bytes = 4294967295"), "control.bypass_bytes"),
+            (set("bypass_bytes = 1500"), "control.bypass_bytes"),
+            (set("report_interval_ms = 0.5"), "control.report_interval_ms"),
+            (set("fail_open_ms = 3"), "control.fail_open_ms"),
+            (set("min_active_us = -1"), "control.min_active_us"),
+            (set("capacity_headroom = 0.9"), "control.capacity_headroom"),
+            (STAR.replace(":7400", ":0"), "control.controller"),
+            (
+                STAR.replace("10.200.0.1:7400", "0.0.0.0:7400"),
+                "control.controller",
+            ),
+            (STAR.replace("10.0.0.2", "224.0.0.1"), "host 'h2': addr"),
+            (STAR.replace("10.0.0.2", "0.0.0.0"), "host 'h2': addr"),
+            (
+                STAR.replace("rate_mbps = 100\n[[host]]", "rate_mbps = 1e300\n[[host]]"),
+                "host 'h1': rate_mbps",
+            ),
+            (
+                STAR.replace("rate_mbps = 100\n[[host]]", "rate_mbps = nan\n[[host]]"),
+                "host 'h1': rate_mbps",
+            ),
+            (STAR.replace("name = \"h2\"", "name = \"h 2\""), "host.name"),
+            (STAR.replace("name = \"s1\"", "name = \"\"\n"), "switch.name"),
+            (
+                format!("{STAR}\n[[link]]\na = \"s1\"\nb = \"s1\"\nrate_mbps = 100\n"),
+                "link s1-s1: a link from a switch to itself",
+            ),
+            (
+                format!(
+                    "{STAR}\n[[switch]]\nname = \"s2\"\n[[link]]\na = \"s1\"\nb = \"s2\"\nrate_mbps = 0\n"
+                ),
+                "link s1-s2: rate_mbps",
+            ),
+            (set("slice_ms = \"fast\""), "line 3 (slice_ms = \"fast\")"),
+            (set("colour = 1"), "line 3 (colour = 1): unknown field `colour`"),
+        ];
+        for (text, field) in cases {
+            let e = Topology::parse(&text).unwrap_err().0;
+            assert!(e.starts_with(field), "want {field}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        // at the bounds: accepted
+        Topology::parse(&set("slice_ms = 0.5\nbypass_bytes = 1279\nfail_open_ms = 1")).unwrap();
     }
 }

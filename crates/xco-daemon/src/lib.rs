@@ -8,13 +8,18 @@
 //!   outgoing traffic, holds it per destination host, and releases it as
 //!   `xco_core::coord::Coordinator` decides from the controller's directives.
 //!
-//! Shared layers: [`config`] (the topology file both read), [`channel`]
-//! (signed, replay-checked UDP), [`runtime`] (one-thread epoll loop with a
-//! nanosecond timerfd and signalfd), [`log`] (logfmt lines on stderr).
+//! Shared layers: [`config`] (the topology file both read), [`keys`] (key
+//! files: the controller's master secret, one agent key per host),
+//! [`channel`] (signed, session- and replay-checked UDP), [`runtime`]
+//! (one-thread epoll loop with a nanosecond timerfd and signalfd), [`http`]
+//! (`/metrics` and `/healthz`, off the event loop), [`log`] (logfmt lines on
+//! stderr, throttled where the network could flood them).
 
 pub mod agent;
 pub mod channel;
 pub mod config;
 pub mod controller;
+pub mod http;
+pub mod keys;
 pub mod log;
 pub mod runtime;

@@ -84,3 +84,54 @@ impl Logger {
         self.log(Level::Warn, event, fields);
     }
 }
+
+/// At most one log line per interval for a noisy event (rejected
+/// datagrams): the line carries how many events it stands for.
+#[derive(Clone, Debug)]
+pub struct Throttle {
+    every: std::time::Duration,
+    next: Option<std::time::Instant>,
+    pending: u64,
+}
+
+impl Throttle {
+    /// A throttle letting one line through per `every`.
+    pub fn new(every: std::time::Duration) -> Throttle {
+        Throttle {
+            every,
+            next: None,
+            pending: 0,
+        }
+    }
+
+    /// Count one event at `now`; `Some(n)` if a line may be printed now,
+    /// standing for `n` events (this one and those suppressed since the last line).
+    pub fn event(&mut self, now: std::time::Instant) -> Option<u64> {
+        self.pending += 1;
+        if self.next.is_some_and(|t| now < t) {
+            return None;
+        }
+        self.next = Some(now + self.every);
+        Some(std::mem::take(&mut self.pending))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_throttle_prints_one_line_per_interval_with_the_count() {
+        let mut t = Throttle::new(Duration::from_secs(1));
+        let t0 = Instant::now();
+        assert_eq!(t.event(t0), Some(1));
+        let lines: Vec<u64> = (1..10_000u64)
+            .filter_map(|i| t.event(t0 + Duration::from_micros(i * 100)))
+            .collect();
+        assert!(lines.is_empty(), "{lines:?}");
+        assert_eq!(t.event(t0 + Duration::from_millis(1000)), Some(10_000));
+        assert_eq!(t.event(t0 + Duration::from_millis(1500)), None);
+        assert_eq!(t.event(t0 + Duration::from_millis(2001)), Some(2));
+    }
+}

@@ -1,13 +1,14 @@
 //! `xco-daemon`: the XCo controller and host agent (see the crate docs).
 
 use clap::{Parser, Subcommand, ValueEnum};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::process::ExitCode;
 use std::time::Duration;
 use xco_daemon::agent::nfqueue::{Intercept, NfQueueGate};
 use xco_daemon::agent::{self, AgentOpts};
 use xco_daemon::config::Topology;
 use xco_daemon::controller::{self, ControllerOpts};
+use xco_daemon::keys::{self, AgentKeyFile};
 use xco_daemon::log::Level;
 use xco_daemon::runtime::Poller;
 
@@ -44,18 +45,18 @@ impl From<LogLevel> for Level {
 enum Cmd {
     /// Run the controller (until SIGTERM/SIGINT).
     ///
-    /// Example: xco-daemon controller --topology star.toml --key xco.key --metrics 127.0.0.1:9464
+    /// Example: xco-daemon controller --topology star.toml --key master.key --metrics 127.0.0.1:9464
     Controller {
         /// Topology file (hosts, switches, links, [control]).
         #[arg(long)]
         topology: String,
-        /// Shared key file (make one with `xco-daemon keygen FILE`).
+        /// The master secret (make one with `xco-daemon keygen FILE`; never leaves the controller).
         #[arg(long)]
         key: String,
         /// UDP address to listen on [default: control.controller of the topology].
         #[arg(long)]
         listen: Option<SocketAddr>,
-        /// Serve Prometheus metrics at http://ADDR/metrics.
+        /// Serve Prometheus metrics at http://ADDR/metrics (and health at /healthz).
         #[arg(long)]
         metrics: Option<SocketAddr>,
         /// Least severe log events printed.
@@ -64,20 +65,24 @@ enum Cmd {
     },
     /// Run a host agent (root: it installs iptables rules and binds a netfilter queue).
     ///
-    /// Example: xco-daemon agent --topology star.toml --key xco.key --host h1
+    /// Example: xco-daemon agent --topology star.toml --key h1.key --host h1
     Agent {
         /// Topology file.
         #[arg(long)]
         topology: String,
-        /// Shared key file.
+        /// This host's agent key file (made on the controller with `xco-daemon agent-key`).
         #[arg(long)]
         key: String,
         /// This host's name in the topology.
         #[arg(long)]
         host: String,
-        /// Local address of the control socket.
-        #[arg(long, default_value = "0.0.0.0:0")]
-        bind: SocketAddr,
+        /// Local address of the control socket [default: this host's address
+        /// towards the controller, any port]; never a wildcard address.
+        #[arg(long)]
+        bind: Option<SocketAddr>,
+        /// Serve Prometheus metrics at http://ADDR/metrics (and health at /healthz).
+        #[arg(long)]
+        metrics: Option<SocketAddr>,
         /// Netfilter queue number.
         #[arg(long, default_value_t = 7)]
         queue: u16,
@@ -88,9 +93,28 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "info")]
         log_level: LogLevel,
     },
-    /// Write a new random 32-byte key (hex) to FILE (mode 0600).
+    /// Write a new random 32-byte master secret (hex) to FILE (mode 0600,
+    /// also when FILE exists). Only the controller holds it.
     Keygen {
         /// Where to write it.
+        file: String,
+    },
+    /// Write host HOST's agent key file (its own MAC key and the controller's
+    /// public key, mode 0600) to FILE, from the master secret. Copy it to
+    /// that host only.
+    ///
+    /// Example: xco-daemon agent-key --key master.key --topology star.toml --host h1 h1.key
+    AgentKey {
+        /// The master secret.
+        #[arg(long)]
+        key: String,
+        /// Topology file (the host must be one of its hosts).
+        #[arg(long)]
+        topology: String,
+        /// The host.
+        #[arg(long)]
+        host: String,
+        /// Where to write its key file.
         file: String,
     },
     /// Check a topology file and print what it describes.
@@ -100,27 +124,21 @@ enum Cmd {
     },
 }
 
-fn keygen(path: &str) -> Result<(), String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut key = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut key))
-        .map_err(|e| format!("/dev/urandom: {e}"))?;
-    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("{path}: {e}"))?;
-    std::io::Write::write_all(&mut f, format!("{hex}\n").as_bytes()).map_err(|e| format!("{path}: {e}"))
+/// The local address of the route to `controller` (the control network's side of this host).
+fn control_address(controller: SocketAddr) -> Result<IpAddr, String> {
+    let probe = UdpSocket::bind(if controller.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    })
+    .and_then(|s| s.connect(controller).map(|()| s))
+    .and_then(|s| s.local_addr())
+    .map_err(|e| format!("--bind: no route to the controller {controller}: {e}"))?;
+    Ok(probe.ip())
 }
 
 fn run(cli: Cli) -> Result<(), String> {
     let load = |p: &str| Topology::load(p).map_err(|e| e.to_string());
-    let key = |p: &str| xco_daemon::channel::read_key(p);
     match cli.cmd {
         Cmd::Controller {
             topology,
@@ -133,7 +151,7 @@ fn run(cli: Cli) -> Result<(), String> {
             let listen = listen.unwrap_or(topo.file.control.controller);
             controller::run(ControllerOpts {
                 topo,
-                key: key(&k)?,
+                master: keys::read_master(&k)?,
                 listen,
                 metrics,
                 log_level: log_level.into(),
@@ -144,6 +162,7 @@ fn run(cli: Cli) -> Result<(), String> {
             key: k,
             host,
             bind,
+            metrics,
             queue,
             stats_every_s,
             log_level,
@@ -155,7 +174,25 @@ fn run(cli: Cli) -> Result<(), String> {
                     names(&topo)
                 )
             })?;
-            let key = key(&k)?;
+            let file = AgentKeyFile::read(&k)?;
+            if file.host != host {
+                return Err(format!(
+                    "--key: {k} is the key of host '{}', not of '{host}'",
+                    file.host
+                ));
+            }
+            let agent_keys = xco_core::wire::AgentKeys::new(me, &file.host_key, &file.controller_public)
+                .map_err(|e| format!("key file {k}: controller_public: {e}"))?;
+            let controller_addr = topo.file.control.controller;
+            let bind = match bind {
+                Some(b) if b.ip().is_unspecified() => {
+                    return Err(format!(
+                        "--bind: {b} is every address; give this host's control-network address"
+                    ))
+                }
+                Some(b) => b,
+                None => SocketAddr::new(control_address(controller_addr)?, 0),
+            };
             if !stats_every_s.is_finite() || stats_every_s <= 0.0 {
                 return Err("--stats-every-s must be positive".into());
             }
@@ -173,17 +210,49 @@ fn run(cli: Cli) -> Result<(), String> {
                     controller: topo.file.control.controller,
                 },
             )?;
+            if gate.removed_stale {
+                xco_daemon::log::Logger::new("agent", Level::from(log_level)).warn(
+                    "stale_chain_removed",
+                    &[
+                        ("chain", &format!("XCO-Q{queue}")),
+                        ("why", &"left by an agent that did not exit cleanly"),
+                    ],
+                );
+            }
             let opts = AgentOpts {
                 topo,
                 host: me,
-                key,
+                keys: agent_keys,
                 bind,
+                metrics,
                 log_level: log_level.into(),
                 stats_every: Duration::from_secs_f64(stats_every_s),
             };
             agent::run(opts, gate, poller)
         }
-        Cmd::Keygen { file } => keygen(&file),
+        Cmd::Keygen { file } => keys::keygen(&file),
+        Cmd::AgentKey {
+            key,
+            topology,
+            host,
+            file,
+        } => {
+            let topo = load(&topology)?;
+            if topo.host_id(&host).is_none() {
+                return Err(format!(
+                    "--host: '{host}' is not a [[host]] of {topology} (hosts: {})",
+                    names(&topo)
+                ));
+            }
+            let master = keys::read_master(&key)?;
+            let controller = xco_core::wire::ControllerKeys::new(&master, &[]);
+            let f = AgentKeyFile {
+                host: host.clone(),
+                host_key: xco_core::wire::host_key(&master, &host).to_vec(),
+                controller_public: controller.public_key(),
+            };
+            keys::write_secret(&file, &f.render())
+        }
         Cmd::Check { topology } => {
             let t = load(&topology)?;
             println!(

@@ -16,22 +16,24 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def daemon_binary() -> str:
-    """Path of ``xco-daemon``: $XCO_DAEMON, then PATH, then the repository's cargo build."""
+    """Path of ``xco-daemon``: $XCO_DAEMON, then this checkout's cargo build (the freshest while
+    developing; $CARGO_TARGET_DIR honoured), then PATH (where scripts/setup.sh installs it)."""
     env = os.environ.get("XCO_DAEMON")
     if env:
         if not Path(env).is_file():
             raise TestbedError(f"XCO_DAEMON={env}: no such file")
         return env
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    for profile in ("release", "debug"):
+        p = target / profile / "xco-daemon"
+        if p.is_file():
+            return str(p)
     found = shutil.which("xco-daemon")
     if found:
         return found
-    for profile in ("release", "debug"):
-        p = REPO / "target" / profile / "xco-daemon"
-        if p.is_file():
-            return str(p)
     raise TestbedError(
         "xco-daemon not found: build it with `cargo build --release -p xco-daemon` "
-        "(scripts/setup.sh does), or set XCO_DAEMON=/path/to/xco-daemon"
+        "(scripts/setup.sh does, and installs it to /usr/local/bin), or set XCO_DAEMON=/path/to/xco-daemon"
     )
 
 
@@ -43,7 +45,18 @@ def log_fields(log: Path, *events: str) -> dict[str, str]:
 
 
 def keygen(path: Path) -> Path:
+    """A new master secret at ``path`` (mode 0600): the controller's only key."""
     subprocess.run([daemon_binary(), "keygen", str(path)], check=True, capture_output=True)
+    return path
+
+
+def agent_key(master: Path, topology: Path, host: str, path: Path) -> Path:
+    """Host ``host``'s agent key file (its own MAC key, the controller's public key) at ``path``."""
+    subprocess.run(
+        [daemon_binary(), "agent-key", "--key", str(master), "--topology", str(topology), "--host", host,
+         str(path)],
+        check=True, capture_output=True,
+    )  # fmt: skip
     return path
 
 
@@ -56,25 +69,34 @@ class Xco:
         self.tb = tb
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.key = keygen(self.dir / "xco.key")
+        # the controller holds the master secret; each agent gets only its own key file
+        self.key = keygen(self.dir / "master.key")
+        self.agent_keys: dict[str, Path] = {}
         self.agent_hosts = agents if agents is not None else [h.name for h in tb.topo.hosts]
         self.metrics = f"{tb.topo.controller_ip}:{metrics_port}"
         self.controller: subprocess.Popen | None = None
         self.agents: dict[str, subprocess.Popen] = {}
 
-    def start_controller(self) -> subprocess.Popen:
+    def start_controller(self, wrap: list[str] | None = None) -> subprocess.Popen:
+        """Start the controller (``wrap``: a command prefix, e.g. to run it under a faked clock)."""
         args = [
-            daemon_binary(), "controller", "--topology", str(self.tb.topo.path), "--key", str(self.key),
-            "--metrics", self.metrics,
+            *(wrap or []), daemon_binary(), "controller", "--topology", str(self.tb.topo.path),
+            "--key", str(self.key), "--metrics", self.metrics,
         ]  # fmt: skip
         n = sum(1 for p in self.dir.glob("controller*.log"))
         self.controller = self.tb.spawn(None, args, self.dir / f"controller{'' if n == 0 else n}.log")
         return self.controller
 
-    def start_agent(self, host: str) -> subprocess.Popen:
+    def key_of(self, host: str) -> Path:
+        """Host ``host``'s agent key file (made on first use)."""
+        if host not in self.agent_keys:
+            self.agent_keys[host] = agent_key(self.key, self.tb.topo.path, host, self.dir / f"{host}.key")
+        return self.agent_keys[host]
+
+    def start_agent(self, host: str, *extra: str) -> subprocess.Popen:
         args = [
-            daemon_binary(), "agent", "--topology", str(self.tb.topo.path), "--key", str(self.key),
-            "--host", host, "--stats-every-s", "1",
+            daemon_binary(), "agent", "--topology", str(self.tb.topo.path), "--key", str(self.key_of(host)),
+            "--host", host, "--stats-every-s", "1", *extra,
         ]  # fmt: skip
         self.agents[host] = self.tb.spawn(host, args, self.dir / f"agent-{host}.log")
         return self.agents[host]

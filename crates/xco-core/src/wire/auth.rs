@@ -1,12 +1,29 @@
-//! Authentication (HMAC-SHA256 with a shared key) and replay protection.
+//! Authentication: who may say what.
+//!
+//! - The controller holds one **master secret**. From it come its Ed25519
+//!   signing key (`HMAC-SHA256(master, "xco controller signing key v2")` is
+//!   the seed) and every host's MAC key (`HMAC-SHA256(master, "xco host key
+//!   v2" 0 name)`), so the controller keeps one file and no per-host state.
+//! - Controller messages (directive, hello, rejoin) carry an Ed25519
+//!   signature. An agent holds only the controller's **public** key: it can
+//!   check directives but not make one.
+//! - Agent messages carry HMAC-SHA256 under that host's own key. A host
+//!   knows only its own key, so it cannot speak for another host; the
+//!   controller derives the key of the id in the header — an id outside the
+//!   topology is rejected before any key or state is looked at.
+//!
+//! Sequence numbers and sessions are checked by [`super::session`].
 
-use super::packet::{field, Packet};
-use super::repr::Repr;
+use super::packet::{Packet, Sender};
+use super::repr::{Repr, CONTROLLER_ID};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use std::collections::HashMap;
 
 type HmacSha256 = Hmac<Sha256>;
+
+/// Fewest bytes of a master secret or host key (256 bits).
+pub const MIN_KEY_BYTES: usize = 32;
 
 /// Why a datagram was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,15 +40,42 @@ pub enum WireError {
     UnknownType(u8),
     /// A payload that does not parse (what was wrong).
     BadPayload(&'static str),
-    /// The HMAC does not match: forged, corrupted, or another key.
+    /// A message this side never receives (an agent's message at an agent,
+    /// or a controller's at the controller).
+    Misdirected,
+    /// A sender id outside the topology.
+    UnknownSender(u32),
+    /// The signature or MAC does not match: forged, corrupted, or another key.
     BadTag,
-    /// A sequence number not above the last one seen from this sender.
+    /// A sequence number not above the last one seen in this session.
     Replay {
         /// Sending host.
         host: u32,
         /// The rejected sequence number.
         seq: u64,
     },
+    /// A session that is not the established one: a directive of another
+    /// controller run, a hello to an old join, a message of an agent
+    /// session the controller does not know.
+    Session {
+        /// Sending host.
+        host: u32,
+        /// Its session (run id or join nonce).
+        run: u64,
+    },
+}
+
+impl WireError {
+    /// True for the errors counted as malformed (not authentication, replay or session).
+    pub fn is_malformed(&self) -> bool {
+        !matches!(
+            self,
+            WireError::BadTag
+                | WireError::Replay { .. }
+                | WireError::Session { .. }
+                | WireError::UnknownSender(_)
+        )
+    }
 }
 
 impl std::fmt::Display for WireError {
@@ -43,9 +87,17 @@ impl std::fmt::Display for WireError {
             WireError::BadLength => write!(f, "payload length does not match the datagram"),
             WireError::UnknownType(t) => write!(f, "unknown message type {t}"),
             WireError::BadPayload(w) => write!(f, "malformed payload: {w}"),
+            WireError::Misdirected => write!(f, "a message this side does not receive"),
+            WireError::UnknownSender(h) => write!(f, "sender id {h} is not a host of the topology"),
             WireError::BadTag => write!(f, "authentication failed (wrong key or forged)"),
             WireError::Replay { host, seq } => {
                 write!(f, "replayed or stale message from host {host} (seq {seq})")
+            }
+            WireError::Session { host, run } => {
+                write!(
+                    f,
+                    "message from host {host} of session {run:#x}, not the established one"
+                )
             }
         }
     }
@@ -53,73 +105,139 @@ impl std::fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
-/// Signs outgoing and verifies incoming datagrams with a shared key.
-#[derive(Clone)]
-pub struct Authenticator {
-    mac: HmacSha256,
+fn hmac(key: &[u8]) -> HmacSha256 {
+    HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length")
 }
 
-impl Authenticator {
-    /// An authenticator for `key` (any length; 32 random bytes recommended).
-    pub fn new(key: &[u8]) -> Authenticator {
-        Authenticator {
-            mac: HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length"),
+fn derive(master: &[u8], label: &[&[u8]]) -> [u8; 32] {
+    let mut m = hmac(master);
+    for part in label {
+        m.update(part);
+    }
+    m.finalize().into_bytes().into()
+}
+
+/// The MAC key of host `name`, derived from the controller's master secret.
+pub fn host_key(master: &[u8], name: &str) -> [u8; 32] {
+    derive(master, &[b"xco host key v2\0", name.as_bytes()])
+}
+
+fn encode_with(repr: &Repr, tag: impl FnOnce(&[u8]) -> Vec<u8>) -> Vec<u8> {
+    let mut buf = vec![0u8; repr.buffer_len()];
+    let mut p = Packet::new_unchecked(&mut buf[..]);
+    repr.emit(&mut p);
+    let t = tag(p.signed_part());
+    p.set_tag(&t);
+    buf
+}
+
+/// The controller's keys: its signing key and every host's MAC key.
+#[derive(Clone)]
+pub struct ControllerKeys {
+    signing: SigningKey,
+    hosts: Vec<HmacSha256>,
+}
+
+impl ControllerKeys {
+    /// Keys from the master secret for hosts named `hosts` (ids in that order).
+    ///
+    /// Panics if `master` is shorter than [`MIN_KEY_BYTES`] (check key files before).
+    pub fn new(master: &[u8], hosts: &[&str]) -> ControllerKeys {
+        assert!(master.len() >= MIN_KEY_BYTES, "master secret too short");
+        let seed = derive(master, &[b"xco controller signing key v2"]);
+        ControllerKeys {
+            signing: SigningKey::from_bytes(&seed),
+            hosts: hosts.iter().map(|n| hmac(&host_key(master, n))).collect(),
         }
     }
 
-    /// Encode and sign `repr` into a new datagram.
-    pub fn encode(&self, repr: &Repr) -> Vec<u8> {
-        let mut buf = vec![0u8; repr.buffer_len()];
-        let mut p = Packet::new_unchecked(&mut buf[..]);
-        repr.emit(&mut p);
-        let mut mac = self.mac.clone();
-        mac.update(p.signed_part());
-        let tag: [u8; field::TAG_LEN] = mac.finalize().into_bytes().into();
-        p.set_tag(&tag);
-        buf
+    /// The public key agents verify directives with.
+    pub fn public_key(&self) -> [u8; 32] {
+        self.signing.verifying_key().to_bytes()
     }
 
-    /// Check, authenticate and parse a received datagram (no replay check; see [`ReplayGuard`]).
+    /// Encode and sign a controller message.
+    ///
+    /// Panics if `repr` is an agent's message or not sent as [`CONTROLLER_ID`].
+    pub fn encode(&self, repr: &Repr) -> Vec<u8> {
+        assert!(
+            repr.msg.sender() == Sender::Controller && repr.host == CONTROLLER_ID,
+            "the controller signs only its own messages"
+        );
+        encode_with(repr, |b| self.signing.sign(b).to_bytes().to_vec())
+    }
+
+    /// Check, authenticate (with the sending host's key) and parse an agent's datagram.
     pub fn decode(&self, datagram: &[u8]) -> Result<Repr, WireError> {
         let p = Packet::new_checked(datagram)?;
-        let mut mac = self.mac.clone();
+        if p.sender() != Sender::Agent {
+            return Err(WireError::Misdirected);
+        }
+        let mac = self
+            .hosts
+            .get(p.host() as usize)
+            .ok_or(WireError::UnknownSender(p.host()))?;
+        let mut mac = mac.clone();
         mac.update(p.signed_part());
         mac.verify_slice(p.tag()).map_err(|_| WireError::BadTag)?;
         Repr::parse(&p)
     }
 }
 
-/// Rejects messages whose sequence number is not above the last accepted one
-/// from the same sender. Senders start their sequence numbers from a clock
-/// reading (e.g. nanoseconds since the epoch) so a restarted sender is not
-/// taken for a replayer.
-#[derive(Clone, Debug, Default)]
-pub struct ReplayGuard {
-    last: HashMap<u32, u64>,
+/// An agent's keys: its own MAC key and the controller's public key.
+#[derive(Clone)]
+pub struct AgentKeys {
+    host: u32,
+    mac: HmacSha256,
+    controller: VerifyingKey,
 }
 
-impl ReplayGuard {
-    /// An empty guard.
-    pub fn new() -> ReplayGuard {
-        ReplayGuard::default()
+impl AgentKeys {
+    /// Keys of host `host`: its MAC key and the controller's public key
+    /// (`Err`: not a valid Ed25519 public key).
+    ///
+    /// Panics if `host_key` is shorter than [`MIN_KEY_BYTES`] (check key files before).
+    pub fn new(host: u32, host_key: &[u8], controller_public: &[u8; 32]) -> Result<AgentKeys, String> {
+        assert!(host_key.len() >= MIN_KEY_BYTES, "host key too short");
+        let controller = VerifyingKey::from_bytes(controller_public)
+            .map_err(|_| "not a valid Ed25519 public key".to_string())?;
+        Ok(AgentKeys {
+            host,
+            mac: hmac(host_key),
+            controller,
+        })
     }
 
-    /// Accept `repr` if its sequence number is new for its sender.
-    pub fn check(&mut self, repr: &Repr) -> Result<(), WireError> {
-        match self.last.get(&repr.host) {
-            Some(&last) if repr.seq <= last => Err(WireError::Replay {
-                host: repr.host,
-                seq: repr.seq,
-            }),
-            _ => {
-                self.last.insert(repr.host, repr.seq);
-                Ok(())
-            }
+    /// This host's id.
+    pub fn host(&self) -> u32 {
+        self.host
+    }
+
+    /// Encode and MAC one of this host's messages.
+    ///
+    /// Panics if `repr` is a controller's message or sent under another id.
+    pub fn encode(&self, repr: &Repr) -> Vec<u8> {
+        assert!(
+            repr.msg.sender() == Sender::Agent && repr.host == self.host,
+            "an agent authenticates only its own messages"
+        );
+        encode_with(repr, |b| {
+            let mut m = self.mac.clone();
+            m.update(b);
+            m.finalize().into_bytes().to_vec()
+        })
+    }
+
+    /// Check, verify (the controller's signature) and parse a controller datagram.
+    pub fn decode(&self, datagram: &[u8]) -> Result<Repr, WireError> {
+        let p = Packet::new_checked(datagram)?;
+        if p.sender() != Sender::Controller {
+            return Err(WireError::Misdirected);
         }
-    }
-
-    /// Forget a sender (it left).
-    pub fn forget(&mut self, host: u32) {
-        self.last.remove(&host);
+        let sig = Signature::from_slice(p.tag()).map_err(|_| WireError::BadTag)?;
+        self.controller
+            .verify_strict(p.signed_part(), &sig)
+            .map_err(|_| WireError::BadTag)?;
+        Repr::parse(&p)
     }
 }

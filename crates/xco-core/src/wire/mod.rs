@@ -4,27 +4,34 @@
 //! - [`packet`] — `Packet<T: AsRef<[u8]>>` reads and writes header fields in
 //!   place; `Packet::new_checked` guarantees every later accessor is in bounds.
 //! - [`repr`] — [`Repr`], the parsed message (join, leave, heartbeat, backlog
-//!   report, give-back, directive), with `parse`, `buffer_len` and `emit`.
-//! - [`auth`] — HMAC-SHA256 over every datagram with a shared key, and a
-//!   per-sender replay guard on the sequence numbers.
+//!   report, give-back, rejection counts from agents; directive, hello,
+//!   rejoin from the controller), with `parse`, `buffer_len` and `emit`.
+//! - [`auth`] — the controller signs (Ed25519), agents MAC with their own
+//!   keys (HMAC-SHA256), both derived from the controller's master secret.
+//! - [`session`] — controller run ids adopted through a signed hello, agent
+//!   sessions, per-session replay windows; nothing from a wall clock.
 //!
 //! Layout (big endian):
 //!
 //! ```text
-//!  0       2       3       4               8                              16      18
-//!  +-------+-------+-------+---------------+-------------------------------+-------+---------+-----------+
-//!  | "XC"  | ver=1 | type  | host id (u32) | sequence number (u64)         | len   | payload | HMAC (32) |
-//!  +-------+-------+-------+---------------+-------------------------------+-------+---------+-----------+
+//!  0     2     3     4             8                 16                24    26
+//!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
+//!  | "XC"|ver=2|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
+//!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
 //! ```
 //!
-//! `len` is the payload length. The HMAC covers everything before it.
-//! Backlog reports carry the host's whole backlog set (cumulative state, as
-//! in Fastpass), so a lost or duplicated report does no harm.
+//! `len` is the payload length. The tag covers everything before it: a
+//! 64-byte Ed25519 signature on controller messages (types 4, 7, 8; host id
+//! `u32::MAX`), a 32-byte HMAC-SHA256 on agent messages (types 1-3, 5, 6, 9).
+//! Backlog reports carry the host's whole backlog set and rejection counts
+//! are cumulative (as in Fastpass), so a lost or duplicated one does no harm.
 
 pub mod auth;
 pub mod packet;
 pub mod repr;
+pub mod session;
 
-pub use auth::{Authenticator, ReplayGuard, WireError};
-pub use packet::Packet;
-pub use repr::{Message, Repr};
+pub use auth::{host_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
+pub use packet::{Packet, Sender};
+pub use repr::{Message, RejectCounts, Repr, CONTROLLER_ID};
+pub use session::{Accepted, AgentSessions, ControllerSession};

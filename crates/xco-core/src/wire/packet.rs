@@ -11,24 +11,56 @@ pub mod field {
     pub const VERSION: usize = 2;
     /// Message type.
     pub const TYPE: usize = 3;
-    /// Sending host id.
+    /// Sending host id (the controller: `CONTROLLER_ID`).
     pub const HOST: Range<usize> = 4..8;
-    /// Per-sender sequence number.
-    pub const SEQ: Range<usize> = 8..16;
+    /// Session: the controller's run id, or the agent's join nonce.
+    pub const RUN: Range<usize> = 8..16;
+    /// Per-session sequence number.
+    pub const SEQ: Range<usize> = 16..24;
     /// Payload length.
-    pub const LEN: Range<usize> = 16..18;
+    pub const LEN: Range<usize> = 24..26;
     /// First payload byte.
-    pub const PAYLOAD: usize = 18;
-    /// HMAC-SHA256 tag length.
-    pub const TAG_LEN: usize = 32;
+    pub const PAYLOAD: usize = 26;
+    /// HMAC-SHA256 tag length (what agents send).
+    pub const MAC_LEN: usize = 32;
+    /// Ed25519 signature length (what the controller sends).
+    pub const SIG_LEN: usize = 64;
 }
 
 /// The magic bytes.
 pub const MAGIC: [u8; 2] = *b"XC";
-/// The protocol version this code speaks.
-pub const VERSION: u8 = 1;
+/// The protocol version this code speaks (2: controller signatures, sessions).
+pub const VERSION: u8 = 2;
 /// Header bytes before the payload.
 pub const HEADER_LEN: usize = field::PAYLOAD;
+
+/// Who may send a message type: the controller (signed) or an agent (MAC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sender {
+    /// Directive, hello, rejoin: an Ed25519 signature of the controller.
+    Controller,
+    /// Join, leave, heartbeat, report, give-back, rejections: the host's HMAC.
+    Agent,
+}
+
+impl Sender {
+    /// The sender of message type `t` (`None`: not a type of this version).
+    pub fn of_type(t: u8) -> Option<Sender> {
+        match t {
+            4 | 7 | 8 => Some(Sender::Controller),
+            1 | 2 | 3 | 5 | 6 | 9 => Some(Sender::Agent),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the authentication tag this sender appends.
+    pub fn tag_len(self) -> usize {
+        match self {
+            Sender::Controller => field::SIG_LEN,
+            Sender::Agent => field::MAC_LEN,
+        }
+    }
+}
 
 /// A control datagram in a buffer.
 #[derive(Debug)]
@@ -42,8 +74,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Packet { buffer }
     }
 
-    /// Wrap a received buffer: magic, version and the lengths are checked so
-    /// that every accessor is in bounds.
+    /// Wrap a received buffer: magic, version, type and the lengths are
+    /// checked so that every accessor is in bounds.
     pub fn new_checked(buffer: T) -> Result<Packet<T>, WireError> {
         let p = Packet::new_unchecked(buffer);
         p.check()?;
@@ -52,7 +84,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     fn check(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
-        if b.len() < HEADER_LEN + field::TAG_LEN {
+        if b.len() < HEADER_LEN + field::MAC_LEN {
             return Err(WireError::Truncated);
         }
         if b[field::MAGIC] != MAGIC {
@@ -61,8 +93,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if b[field::VERSION] != VERSION {
             return Err(WireError::BadVersion(b[field::VERSION]));
         }
-        let len = self.payload_len();
-        if b.len() != HEADER_LEN + len + field::TAG_LEN {
+        let sender = Sender::of_type(self.msg_type()).ok_or(WireError::UnknownType(self.msg_type()))?;
+        if b.len() != HEADER_LEN + self.payload_len() + sender.tag_len() {
             return Err(WireError::BadLength);
         }
         Ok(())
@@ -73,9 +105,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer.as_ref()[field::TYPE]
     }
 
+    /// Who sends this type (checked packets only: panics on an unknown type).
+    pub fn sender(&self) -> Sender {
+        Sender::of_type(self.msg_type()).expect("checked packet")
+    }
+
     /// Sending host.
     pub fn host(&self) -> u32 {
         u32::from_be_bytes(self.buffer.as_ref()[field::HOST].try_into().expect("4 bytes"))
+    }
+
+    /// Session (controller run id or agent join nonce).
+    pub fn run(&self) -> u64 {
+        u64::from_be_bytes(self.buffer.as_ref()[field::RUN].try_into().expect("8 bytes"))
     }
 
     /// Sequence number.
@@ -93,26 +135,27 @@ impl<T: AsRef<[u8]>> Packet<T> {
         &self.buffer.as_ref()[HEADER_LEN..HEADER_LEN + self.payload_len()]
     }
 
-    /// Everything the HMAC covers.
+    /// Everything the tag covers.
     pub fn signed_part(&self) -> &[u8] {
         &self.buffer.as_ref()[..HEADER_LEN + self.payload_len()]
     }
 
-    /// The HMAC tag.
+    /// The tag (signature or MAC) of a checked packet.
     pub fn tag(&self) -> &[u8] {
         let start = HEADER_LEN + self.payload_len();
-        &self.buffer.as_ref()[start..start + field::TAG_LEN]
+        &self.buffer.as_ref()[start..start + self.sender().tag_len()]
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Write the header (magic, version, type, host, sequence number, payload length).
-    pub fn set_header(&mut self, msg_type: u8, host: u32, seq: u64, payload_len: u16) {
+    /// Write the header (magic, version, type, host, session, sequence number, payload length).
+    pub fn set_header(&mut self, msg_type: u8, host: u32, run: u64, seq: u64, payload_len: u16) {
         let b = self.buffer.as_mut();
         b[field::MAGIC].copy_from_slice(&MAGIC);
         b[field::VERSION] = VERSION;
         b[field::TYPE] = msg_type;
         b[field::HOST].copy_from_slice(&host.to_be_bytes());
+        b[field::RUN].copy_from_slice(&run.to_be_bytes());
         b[field::SEQ].copy_from_slice(&seq.to_be_bytes());
         b[field::LEN].copy_from_slice(&payload_len.to_be_bytes());
     }
@@ -123,9 +166,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         &mut self.buffer.as_mut()[HEADER_LEN..HEADER_LEN + len]
     }
 
-    /// Write the HMAC tag.
-    pub fn set_tag(&mut self, tag: &[u8; field::TAG_LEN]) {
+    /// Write the tag (its length must be the type's sender's).
+    pub fn set_tag(&mut self, tag: &[u8]) {
         let start = HEADER_LEN + self.payload_len();
-        self.buffer.as_mut()[start..start + field::TAG_LEN].copy_from_slice(tag);
+        self.buffer.as_mut()[start..start + tag.len()].copy_from_slice(tag);
     }
 }

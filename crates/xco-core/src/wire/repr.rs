@@ -1,10 +1,12 @@
 //! Parsed control messages: `Repr::parse`, `Repr::buffer_len`, `Repr::emit`.
 
 use super::auth::WireError;
-use super::packet::{field, Packet, HEADER_LEN};
+use super::packet::{Packet, Sender, HEADER_LEN};
 use crate::sched::{Directive, DirectiveKind};
 use crate::time::Dur;
 
+/// The controller's host id on the wire.
+pub const CONTROLLER_ID: u32 = u32::MAX;
 /// Largest number of destinations in one backlog report or rate directive.
 pub const MAX_ENTRIES: usize = 4096;
 const NO_DEST: u32 = u32::MAX;
@@ -32,6 +34,44 @@ pub enum Message {
     },
     /// The controller's directive for `directive.host`.
     Directive(Directive),
+    /// The controller answers a join: the agent `host` adopts the header's
+    /// run id if `nonce` is the one its join carried (signed).
+    Hello {
+        /// The host that joined.
+        host: u32,
+        /// The session (nonce) of that host's join.
+        nonce: u64,
+    },
+    /// The controller does not know `host`'s session (it restarted or
+    /// forgot the host): join again.
+    Rejoin {
+        /// The host asked to join.
+        host: u32,
+    },
+    /// An agent's cumulative counts of datagrams it rejected, so the
+    /// controller can show them.
+    Rejections(RejectCounts),
+}
+
+/// Cumulative counts of rejected control datagrams, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RejectCounts {
+    /// Bad signature or MAC (forged, corrupted, wrong key).
+    pub auth: u64,
+    /// Replayed or stale sequence number.
+    pub replay: u64,
+    /// Malformed (short, bad magic/version/length/type/payload, wrong direction).
+    pub malformed: u64,
+    /// Of a session not (or no longer) established: another controller run,
+    /// an unknown agent session, an unknown sender id.
+    pub session: u64,
+}
+
+impl RejectCounts {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.auth + self.replay + self.malformed + self.session
+    }
 }
 
 impl Message {
@@ -41,6 +81,9 @@ impl Message {
             Message::Join | Message::Leave | Message::Heartbeat => 0,
             Message::Report { dests } => 2 + 4 * dests.len(),
             Message::GiveBack { .. } => 4,
+            Message::Hello { .. } => 12,
+            Message::Rejoin { .. } => 4,
+            Message::Rejections(_) => 32,
             Message::Directive(d) => {
                 13 + match &d.kind {
                     DirectiveKind::Slice { .. } => 20,
@@ -52,7 +95,12 @@ impl Message {
 
     /// Bytes of the whole authenticated datagram carrying this message (header, payload, tag).
     pub fn datagram_len(&self) -> usize {
-        HEADER_LEN + self.payload_len() + field::TAG_LEN
+        HEADER_LEN + self.payload_len() + self.sender().tag_len()
+    }
+
+    /// Who sends this message (and so how it is authenticated).
+    pub fn sender(&self) -> Sender {
+        Sender::of_type(self.type_byte()).expect("every message has a sender")
     }
 
     fn type_byte(&self) -> u8 {
@@ -63,16 +111,22 @@ impl Message {
             Message::Directive(_) => 4,
             Message::GiveBack { .. } => 5,
             Message::Heartbeat => 6,
+            Message::Hello { .. } => 7,
+            Message::Rejoin { .. } => 8,
+            Message::Rejections(_) => 9,
         }
     }
 }
 
-/// A whole datagram: who sent it, its sequence number, what it says.
+/// A whole datagram: who sent it, in which session, its sequence number, what it says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Repr {
-    /// Sending host (the controller uses its own id).
+    /// Sending host (the controller: [`CONTROLLER_ID`]).
     pub host: u32,
-    /// Per-sender sequence number; receivers reject anything not above the last seen.
+    /// Session: the controller's random run id (controller messages), or the
+    /// nonce of the agent's latest join (agent messages).
+    pub run: u64,
+    /// Per-session sequence number; receivers reject anything not above the last seen.
     pub seq: u64,
     /// The message.
     pub msg: Message,
@@ -118,7 +172,7 @@ impl<'a> Reader<'a> {
 }
 
 impl Repr {
-    /// Parse a checked packet's header and payload (the tag is not checked here; see `Authenticator`).
+    /// Parse a checked packet's header and payload (the tag is not checked here; see [`super::auth`]).
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr, WireError> {
         let mut r = Reader {
             b: p.payload(),
@@ -141,6 +195,19 @@ impl Repr {
             5 => Message::GiveBack {
                 dest: r.u32("give-back destination")?,
             },
+            7 => Message::Hello {
+                host: r.u32("hello host")?,
+                nonce: r.u64("hello nonce")?,
+            },
+            8 => Message::Rejoin {
+                host: r.u32("rejoin host")?,
+            },
+            9 => Message::Rejections(RejectCounts {
+                auth: r.u64("rejected auth")?,
+                replay: r.u64("rejected replay")?,
+                malformed: r.u64("rejected malformed")?,
+                session: r.u64("rejected session")?,
+            }),
             4 => {
                 let host = r.u32("directive host")?;
                 let epoch = r.u64("directive epoch")?;
@@ -175,8 +242,13 @@ impl Repr {
             t => return Err(WireError::UnknownType(t)),
         };
         r.done("trailing payload bytes")?;
+        let from_controller = p.host() == CONTROLLER_ID;
+        if from_controller != (msg.sender() == Sender::Controller) {
+            return Err(WireError::BadPayload("sender id does not fit the message type"));
+        }
         Ok(Repr {
             host: p.host(),
+            run: p.run(),
             seq: p.seq(),
             msg,
         })
@@ -191,12 +263,12 @@ impl Repr {
         self.msg.datagram_len()
     }
 
-    /// Write header and payload into `p` (sized with `buffer_len`); the tag is written by `Authenticator`.
+    /// Write header and payload into `p` (sized with `buffer_len`); the tag is written by the sender's key.
     ///
     /// Panics if a list has more than `MAX_ENTRIES` entries or `p` is too short.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         let len = self.payload_len();
-        p.set_header(self.msg.type_byte(), self.host, self.seq, len as u16);
+        p.set_header(self.msg.type_byte(), self.host, self.run, self.seq, len as u16);
         let b = p.payload_mut();
         let mut at = 0;
         let mut put = |bytes: &[u8]| {
@@ -213,6 +285,16 @@ impl Repr {
                 }
             }
             Message::GiveBack { dest } => put(&dest.to_be_bytes()),
+            Message::Hello { host, nonce } => {
+                put(&host.to_be_bytes());
+                put(&nonce.to_be_bytes());
+            }
+            Message::Rejoin { host } => put(&host.to_be_bytes()),
+            Message::Rejections(c) => {
+                for v in [c.auth, c.replay, c.malformed, c.session] {
+                    put(&v.to_be_bytes());
+                }
+            }
             Message::Directive(d) => {
                 put(&d.host.to_be_bytes());
                 put(&d.epoch.to_be_bytes());

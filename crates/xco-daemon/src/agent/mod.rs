@@ -16,15 +16,25 @@
 //! - Backlogged without a directive for `fail_open_ms`: the agent fails open
 //!   (releases everything, passes everything) and logs it; the next directive
 //!   restores coordination.
+//! - It obeys one controller run at a time, adopted from a signed hello
+//!   answering its own join; a signed message of another run (the controller
+//!   restarted) or a rejoin request makes it join again (at most every
+//!   [`JOIN_EVERY`]). Rejected datagrams are counted, logged at most once a
+//!   second, and reported to the controller (cumulative counts).
+//! - `--metrics ADDR` serves `/metrics` (per-destination held and released
+//!   traffic, gate state, fail-opens, rejections, verdict latency) and
+//!   `/healthz`.
 //! - SIGTERM/SIGINT: held packets are released, a leave is sent, the
 //!   interception rules are removed.
 
 pub mod gate;
+mod metrics;
 pub mod nfqueue;
 
-use crate::channel::{Channel, CONTROLLER_ID};
+use crate::channel::{Channel, Received};
 use crate::config::Topology;
-use crate::log::{Level, Logger};
+use crate::http::{Histogram, HttpServer};
+use crate::log::{Level, Logger, Throttle};
 use crate::runtime::{Clock, Poller, Wake};
 use gate::PacketGate;
 use std::collections::VecDeque;
@@ -32,8 +42,13 @@ use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 use xco_core::coord::{Egress, Gate, HostCoordinator, Offer};
-use xco_core::wire::Message;
+use xco_core::wire::{AgentKeys, Message, RejectCounts};
 use xco_core::{Dur, Time};
+
+/// Joins at most this often.
+pub const JOIN_EVERY: Duration = Duration::from_millis(50);
+/// Rejection counts go to the controller at most this often (when they changed).
+const REJECTIONS_EVERY: Duration = Duration::from_secs(1);
 
 /// How an agent is started.
 pub struct AgentOpts {
@@ -41,10 +56,12 @@ pub struct AgentOpts {
     pub topo: Topology,
     /// This host's id.
     pub host: u32,
-    /// Shared key.
-    pub key: Vec<u8>,
-    /// Local address of the control socket.
+    /// This host's keys.
+    pub keys: AgentKeys,
+    /// Local address of the control socket (an address of the control network).
     pub bind: SocketAddr,
+    /// Serve Prometheus metrics and health here.
+    pub metrics: Option<SocketAddr>,
     /// Log level.
     pub log_level: Level,
     /// Log counters this often.
@@ -65,7 +82,27 @@ pub struct AgentStats {
     pub released_bytes: u64,
     /// Release errors (verdict not accepted by the kernel).
     pub release_errors: u64,
+    /// Per destination host: packets and IP bytes held, then released.
+    pub per_dest: Vec<DestStats>,
+    /// Interception -> verdict of held packets.
+    pub verdict_latency: Histogram,
 }
+
+/// Traffic to one destination host.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DestStats {
+    /// Packets held.
+    pub held_pkts: u64,
+    /// IP bytes held.
+    pub held_bytes: u64,
+    /// Held packets released.
+    pub released_pkts: u64,
+    /// IP bytes released after being held.
+    pub released_bytes: u64,
+}
+
+/// A held packet: the gate's handle, its destination host, when it was intercepted.
+type Held<P> = (P, u32, Time);
 
 /// The host's NIC as the coordinator sees it: a model of when it will have
 /// sent everything released so far (the kernel's queue is not visible from
@@ -77,7 +114,7 @@ struct Nic<'a, G: PacketGate> {
     stats: &'a mut AgentStats,
 }
 
-impl<G: PacketGate> Egress<G::Packet> for Nic<'_, G> {
+impl<G: PacketGate> Egress<Held<G::Packet>> for Nic<'_, G> {
     fn free_at(&self, now: Time) -> Time {
         (*self.free_at).max(now)
     }
@@ -87,12 +124,16 @@ impl<G: PacketGate> Egress<G::Packet> for Nic<'_, G> {
     fn has_room(&mut self, _now: Time, _bytes: u32) -> bool {
         true
     }
-    fn send(&mut self, now: Time, p: G::Packet, bytes: u32, wire_bytes: u64) {
+    fn send(&mut self, now: Time, (p, dst, at): Held<G::Packet>, bytes: u32, wire_bytes: u64) {
         *self.free_at = self.free_at(now) + Dur::serialization(wire_bytes, self.nic_bps);
         if self.gate.release(p).is_err() {
             self.stats.release_errors += 1;
         }
         self.stats.released_bytes += bytes as u64;
+        let d = &mut self.stats.per_dest[dst as usize];
+        d.released_pkts += 1;
+        d.released_bytes += bytes as u64;
+        self.stats.verdict_latency.record(now.saturating_since(at));
     }
 }
 
@@ -106,12 +147,19 @@ struct Agent<G: PacketGate> {
     nic_free_at: Time,
     topo: Topology,
     /// The coordinator with the held packets.
-    core: HostCoordinator<G::Packet>,
+    core: HostCoordinator<Held<G::Packet>>,
     gate: G,
     chan: Channel,
     controller: SocketAddr,
     clock: Clock,
     log: Logger,
+    rejected_log: Throttle,
+    /// The last join was sent then.
+    joined_at: Option<Instant>,
+    /// A join is wanted but waits for [`JOIN_EVERY`] to pass.
+    join_wanted: bool,
+    /// Rejection counts last sent to the controller, and when.
+    rejections_sent: (RejectCounts, Option<Instant>),
     stats: AgentStats,
     /// Directive receipt -> first released packet, ns (last 4096).
     first_release_ns: VecDeque<u64>,
@@ -186,12 +234,20 @@ impl<G: PacketGate> Agent<G> {
             // kernel rule applies that part of the bypass rule)
             let wire = wire_bytes(info.ip_bytes);
             let lead = wire - wire.min(1514);
-            match self.core.offer(now, dst, p, info.ip_bytes, (wire, lead), false) {
-                Offer::Pass(p) | Offer::Drop(p) => {
+            match self
+                .core
+                .offer(now, dst, (p, dst, now), info.ip_bytes, (wire, lead), false)
+            {
+                Offer::Pass((p, ..)) | Offer::Drop((p, ..)) => {
                     self.stats.passed += 1;
                     self.release(p);
                 }
-                Offer::Held => self.stats.held_bytes += info.ip_bytes as u64,
+                Offer::Held => {
+                    self.stats.held_bytes += info.ip_bytes as u64;
+                    let d = &mut self.stats.per_dest[dst as usize];
+                    d.held_pkts += 1;
+                    d.held_bytes += info.ip_bytes as u64;
+                }
             }
         }
         if self.send_messages() {
@@ -215,28 +271,76 @@ impl<G: PacketGate> Agent<G> {
         }
     }
 
+    /// Start a new session: a fresh nonce, a join (at most every
+    /// [`JOIN_EVERY`]: a join wanted sooner is sent once that has passed).
+    fn join(&mut self) {
+        let now = Instant::now();
+        if self.joined_at.is_some_and(|t| now.duration_since(t) < JOIN_EVERY) {
+            self.join_wanted = true;
+            return;
+        }
+        self.join_wanted = false;
+        let nonce = match crate::keys::random_u64() {
+            Ok(n) => n,
+            Err(e) => {
+                self.log.warn("join_failed", &[("error", &e)]);
+                return;
+            }
+        };
+        self.joined_at = Some(now);
+        self.chan.join(self.controller, nonce);
+        // the controller learns the backlog in the new session at once
+        self.core.request_report();
+        self.send_messages();
+    }
+
+    fn rejected(&mut self, from: SocketAddr, why: &dyn std::fmt::Display) {
+        if let Some(n) = self.rejected_log.event(Instant::now()) {
+            let total = self.chan.stats.rejected.total();
+            self.log.warn(
+                "rejected",
+                &[
+                    ("count", &n),
+                    ("total", &total),
+                    ("last_from", &from),
+                    ("last_why", why),
+                ],
+            );
+        }
+    }
+
     fn on_datagrams(&mut self) {
         while let Some((from, r)) = self.chan.recv() {
             let repr = match r {
-                Ok(r) => r,
-                Err(e) => {
-                    self.log.warn("rejected", &[("from", &from), ("why", &e)]);
+                Received::Msg(r) => r,
+                Received::NewRun(run) => {
+                    // directive epochs of the new run (or of the re-established session) start anew
+                    self.core.state.reset_epoch();
+                    self.log
+                        .info("controller_run", &[("run", &format!("{run:016x}"))]);
+                    continue;
+                }
+                Received::Rejected(e) => {
+                    let other_run = matches!(e, xco_core::wire::WireError::Session { .. });
+                    self.rejected(from, &e);
+                    if other_run {
+                        // signed by the controller, of another run: it restarted (or an old
+                        // datagram was replayed: the join costs one hello)
+                        self.join();
+                    }
                     continue;
                 }
             };
-            if repr.host != CONTROLLER_ID {
-                self.log.warn(
-                    "rejected",
-                    &[("from", &from), ("why", &"not from the controller")],
-                );
-                continue;
-            }
-            let Message::Directive(d) = repr.msg else { continue };
+            let d = match repr.msg {
+                Message::Directive(d) => d,
+                Message::Rejoin { host } if host == self.me => {
+                    self.join();
+                    continue;
+                }
+                _ => continue,
+            };
             if d.host != self.me {
-                self.log.warn(
-                    "rejected",
-                    &[("from", &from), ("why", &"directive for another host")],
-                );
+                self.rejected(from, &"directive for another host");
                 continue;
             }
             let t0 = Instant::now();
@@ -255,6 +359,18 @@ impl<G: PacketGate> Agent<G> {
             self.pump(now);
             self.pending_directive = None;
         }
+    }
+
+    /// Tell the controller what this agent rejected (when it changed, at most once a second).
+    fn report_rejections(&mut self) {
+        let c = self.chan.stats.rejected;
+        let now = Instant::now();
+        let (sent, at) = self.rejections_sent;
+        if c == sent || at.is_some_and(|t| now.duration_since(t) < REJECTIONS_EVERY) {
+            return;
+        }
+        self.rejections_sent = (c, Some(now));
+        self.chan.send(self.controller, Message::Rejections(c));
     }
 
     fn on_timer(&mut self) {
@@ -293,9 +409,10 @@ impl<G: PacketGate> Agent<G> {
                 ("givebacks", &k.givebacks),
                 ("fail_opens", &k.fail_opens),
                 ("release_errors", &s.release_errors),
-                ("rejected_auth", &c.rejected_auth),
-                ("rejected_replay", &c.rejected_replay),
-                ("rejected_malformed", &c.rejected_malformed),
+                ("rejected_auth", &c.rejected.auth),
+                ("rejected_replay", &c.rejected.replay),
+                ("rejected_malformed", &c.rejected.malformed),
+                ("rejected_session", &c.rejected.session),
                 (
                     "first_release_p50_us",
                     &format!("{:.1}", quantile_us(&self.first_release_ns, 0.5)),
@@ -318,7 +435,7 @@ impl<G: PacketGate> Agent<G> {
 
     /// Release everything held (shutdown).
     fn release_all(&mut self) {
-        for (p, bytes) in self.core.drain(self.clock.now()) {
+        for ((p, ..), bytes) in self.core.drain(self.clock.now()) {
             self.release(p);
             self.stats.released_bytes += bytes as u64;
         }
@@ -330,7 +447,7 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let log = Logger::new("agent", opts.log_level);
     let c = &opts.topo.file.control;
     let controller = c.controller;
-    let chan = Channel::bind(opts.bind, opts.host, &opts.key)
+    let chan = Channel::agent(opts.bind, opts.keys)
         .map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
     poller
         .watch(chan.sock.as_fd(), 0)
@@ -338,6 +455,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     poller
         .watch(gate.fd(), 1)
         .map_err(|e| format!("event loop: {e}"))?;
+    let server = match opts.metrics {
+        Some(a) => Some(HttpServer::start(a).map_err(|e| format!("cannot serve metrics on {a}: {e}"))?),
+        None => None,
+    };
     let clock = Clock::new();
     let now = clock.now();
     let cfg = opts.topo.settings.coord_config();
@@ -345,6 +466,7 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let mut core = HostCoordinator::new(cfg, u64::MAX, now);
     core.start(now);
     let nic_bps = (opts.topo.file.hosts[opts.host as usize].rate_mbps * 1e6) as u64;
+    let hosts = opts.topo.hosts();
     let mut a = Agent {
         me: opts.host,
         nic_bps: nic_bps.max(1),
@@ -356,29 +478,57 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         controller,
         clock,
         log: log.clone(),
-        stats: AgentStats::default(),
+        rejected_log: Throttle::new(Duration::from_secs(1)),
+        joined_at: None,
+        join_wanted: false,
+        rejections_sent: (RejectCounts::default(), None),
+        stats: AgentStats {
+            per_dest: vec![DestStats::default(); hosts],
+            ..Default::default()
+        },
         first_release_ns: VecDeque::new(),
         pending_directive: None,
         report_sent: None,
         report_rtt_ns: VecDeque::new(),
     };
-    let name = &a.topo.file.hosts[a.me as usize].name;
+    let name = a.topo.file.hosts[a.me as usize].name.clone();
+    let local = a.chan.sock.local_addr().map_err(|e| e.to_string())?;
     log.info(
         "start",
-        &[("host", name), ("id", &a.me), ("controller", &controller)],
+        &[
+            ("host", &name),
+            ("id", &a.me),
+            ("controller", &controller),
+            ("bind", &local),
+            (
+                "metrics",
+                &opts.metrics.map_or("off".to_string(), |m| m.to_string()),
+            ),
+        ],
     );
-    a.chan.send(controller, Message::Join);
-    a.core.request_report();
-    a.send_messages();
+    a.join();
     let mut wakes = Vec::new();
     let mut next_stats = Instant::now() + opts.stats_every;
+    let mut next_render = Instant::now();
     loop {
         let now = a.clock.now();
+        if let Some(s) = &server {
+            if Instant::now() >= next_render {
+                next_render = Instant::now() + Duration::from_millis(100);
+                s.publish(metrics::render(&a, &name));
+            }
+        }
         poller
             .arm(now, a.core.next_deadline())
             .map_err(|e| format!("timer: {e}"))?;
+        // a deferred join is due within JOIN_EVERY
+        let max_wait = if a.join_wanted {
+            JOIN_EVERY
+        } else {
+            Duration::from_millis(100)
+        };
         poller
-            .wait(Duration::from_millis(500), &mut wakes)
+            .wait(max_wait, &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
         for w in wakes.iter().copied() {
             match w {
@@ -397,6 +547,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         if a.core.next_deadline() <= a.clock.now() {
             a.on_timer();
         }
+        if a.join_wanted {
+            a.join();
+        }
+        a.report_rejections();
         if Instant::now() >= next_stats {
             next_stats = Instant::now() + opts.stats_every;
             a.log_stats("stats");

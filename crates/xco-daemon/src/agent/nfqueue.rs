@@ -36,6 +36,8 @@ pub struct NfQueueGate {
     num: u16,
     chain: String,
     installed: bool,
+    /// A chain of this queue's name was found (left by a crashed run) and removed before installing.
+    pub removed_stale: bool,
 }
 
 /// What to intercept.
@@ -65,12 +67,17 @@ fn iptables(args: &[&str]) -> Result<(), String> {
     }
 }
 
-fn remove_chain(chain: &str) {
+/// Remove `chain` and its jumps; true if there was anything to remove.
+fn remove_chain(chain: &str) -> bool {
+    let mut found = false;
     for hook in ["OUTPUT", "FORWARD"] {
-        while iptables(&["-w", "-D", hook, "-j", chain]).is_ok() {}
+        while iptables(&["-w", "-D", hook, "-j", chain]).is_ok() {
+            found = true;
+        }
     }
-    let _ = iptables(&["-w", "-F", chain]);
-    let _ = iptables(&["-w", "-X", chain]);
+    found |= iptables(&["-w", "-F", chain]).is_ok();
+    found |= iptables(&["-w", "-X", chain]).is_ok();
+    found
 }
 
 /// socket(2) returns the lowest free descriptor (POSIX); nfq 0.2 does not
@@ -127,7 +134,7 @@ impl NfQueueGate {
         queue.set_recv_gso(num, true).map_err(|x| e("GSO flag", x))?;
         queue.set_nonblocking(true);
         let chain = format!("XCO-Q{num}");
-        remove_chain(&chain); // left over from a crashed run
+        let removed_stale = remove_chain(&chain); // left over from a crashed run
         let mut rules = format!("*filter\n:{chain} - [0:0]\n");
         let c = what.controller;
         rules += &format!("-A {chain} -p udp -d {} --dport {} -j RETURN\n", c.ip(), c.port());
@@ -165,6 +172,7 @@ impl NfQueueGate {
             num,
             chain,
             installed: true,
+            removed_stale,
         })
     }
 }
@@ -196,7 +204,7 @@ impl PacketGate for NfQueueGate {
     fn uninstall(&mut self) -> Result<(), String> {
         if self.installed {
             self.installed = false;
-            remove_chain(&self.chain);
+            let _ = remove_chain(&self.chain);
             let _ = self.queue.unbind(self.num);
         }
         Ok(())

@@ -6,35 +6,37 @@
 //! `handle_*` call, the scheduler's next deadline arms a `timerfd`, and every
 //! directive it emits is signed and sent to the agent's last known address.
 //!
-//! All state is soft. A restarted controller knows no host until it hears
-//! from it; agents report their whole backlog set every report interval, so
-//! the schedule is rebuilt within one interval. Directive epochs on the wire
-//! are offset by the start time, so agents accept a new controller's
-//! directives without a handshake.
+//! All state is soft. Every start draws a random run id; agents adopt it
+//! through a signed hello answering their join, so a restarted controller
+//! (whatever its clock says) is obeyed one round trip after its first
+//! directive, and directives of an earlier run are never obeyed again. An
+//! agent whose session the controller does not know (it restarted, or the
+//! agent did) is asked to join again; agents report their whole backlog set
+//! every report interval, so the schedule is rebuilt within one interval.
 
 mod metrics;
 
-use crate::channel::{Channel, CONTROLLER_ID};
+use crate::channel::{Channel, Received};
 use crate::config::Topology;
-use crate::log::{Level, Logger};
+use crate::http::{Histogram, HttpServer};
+use crate::log::{Level, Logger, Throttle};
 use crate::runtime::{Clock, Poller, Wake};
-use metrics::{Lateness, MetricsServer};
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use xco_core::sched::{Directive, Scheduler};
-use xco_core::wire::Message;
+use xco_core::wire::{ControllerKeys, Message, RejectCounts};
 use xco_core::{Dur, Time};
 
 /// How the controller is started.
 pub struct ControllerOpts {
     /// The topology.
     pub topo: Topology,
-    /// Shared key.
-    pub key: Vec<u8>,
+    /// The master secret.
+    pub master: Vec<u8>,
     /// UDP address to listen on (default: `control.controller` of the topology).
     pub listen: SocketAddr,
-    /// Serve Prometheus metrics here.
+    /// Serve Prometheus metrics and health here.
     pub metrics: Option<SocketAddr>,
     /// Log level.
     pub log_level: Level,
@@ -43,25 +45,32 @@ pub struct ControllerOpts {
 /// Counters beyond the scheduler's own.
 #[derive(Clone, Debug, Default)]
 pub struct ControllerStats {
-    /// Accepted messages by type: join, leave, heartbeat, report, give-back.
-    pub msgs: [u64; 5],
-    /// Messages from an id outside the topology, or a directive sent to the controller.
-    pub rejected_sender: u64,
+    /// Accepted messages by type: join, leave, heartbeat, report, give-back, rejections.
+    pub msgs: [u64; 6],
     /// Directives for a host whose address is not known yet.
     pub undeliverable: u64,
     /// Timer expiries handled.
     pub timer_fires: u64,
+    /// Rejection counts each agent last reported.
+    pub agent_rejections: Vec<Option<RejectCounts>>,
 }
+
+/// Rejoin requests to one host at most this often.
+const REJOIN_EVERY: Duration = Duration::from_millis(50);
 
 struct Controller {
     sched: Scheduler,
     chan: Channel,
     addrs: Vec<Option<SocketAddr>>,
+    names: Vec<String>,
+    /// Hosts the scheduler had registered, as of the last check (to name those it times out).
+    joined: Vec<bool>,
+    last_rejoin: Vec<Option<Instant>>,
     clock: Clock,
-    epoch_base: u64,
     log: Logger,
+    rejected_log: Throttle,
     stats: ControllerStats,
-    lateness: Lateness,
+    lateness: Histogram,
     timer_at: Time,
     timed_out_seen: u64,
 }
@@ -73,12 +82,11 @@ impl Controller {
         }
     }
 
-    fn send_directive(&mut self, mut d: Directive) {
+    fn send_directive(&mut self, d: Directive) {
         let Some(to) = self.addrs.get(d.host as usize).copied().flatten() else {
             self.stats.undeliverable += 1;
             return;
         };
-        d.epoch += self.epoch_base;
         if self.log.enabled(Level::Debug) {
             self.log.log(
                 Level::Debug,
@@ -89,35 +97,59 @@ impl Controller {
         self.chan.send(to, Message::Directive(d));
     }
 
+    fn rejected(&mut self, from: SocketAddr, why: &dyn std::fmt::Display) {
+        if let Some(n) = self.rejected_log.event(Instant::now()) {
+            let total = self.chan.stats.rejected.total();
+            self.log.warn(
+                "rejected",
+                &[
+                    ("count", &n),
+                    ("total", &total),
+                    ("last_from", &from),
+                    ("last_why", why),
+                ],
+            );
+        }
+    }
+
     fn on_datagrams(&mut self) {
         while let Some((from, r)) = self.chan.recv() {
             let repr = match r {
-                Ok(r) => r,
-                Err(e) => {
-                    self.log
-                        .log(Level::Debug, "rejected", &[("from", &from), ("why", &e)]);
+                Received::Msg(r) => r,
+                Received::NewRun(_) => continue, // never at the controller
+                Received::Rejected(e) => {
+                    if let xco_core::wire::WireError::Session { host, .. } = e {
+                        // a genuine host (its MAC checked) in a session this run does not know
+                        self.ask_rejoin(host, from);
+                    }
+                    self.rejected(from, &e);
                     continue;
                 }
             };
             let h = repr.host;
-            if h as usize >= self.addrs.len() {
-                self.stats.rejected_sender += 1;
-                continue;
-            }
             let now = self.clock.now();
             let known = self.sched.joined(h);
             self.addrs[h as usize] = Some(from);
             match repr.msg {
                 Message::Join => {
                     self.stats.msgs[0] += 1;
+                    self.chan.send(
+                        from,
+                        Message::Hello {
+                            host: h,
+                            nonce: repr.run,
+                        },
+                    );
                     self.sched.handle_join(now, h);
-                    self.log.info("join", &[("host", &h), ("from", &from)]);
+                    self.log
+                        .info("join", &[("host", &self.names[h as usize]), ("from", &from)]);
                 }
                 Message::Leave => {
                     self.stats.msgs[1] += 1;
                     self.sched.handle_leave(now, h);
+                    self.chan.forget(h);
                     self.addrs[h as usize] = None;
-                    self.log.info("leave", &[("host", &h)]);
+                    self.log.info("leave", &[("host", &self.names[h as usize])]);
                 }
                 Message::Heartbeat => {
                     self.stats.msgs[2] += 1;
@@ -126,8 +158,10 @@ impl Controller {
                 Message::Report { dests } => {
                     self.stats.msgs[3] += 1;
                     if !known {
-                        self.log
-                            .info("registered_by_report", &[("host", &h), ("backlog", &dests.len())]);
+                        self.log.info(
+                            "registered_by_report",
+                            &[("host", &self.names[h as usize]), ("backlog", &dests.len())],
+                        );
                     }
                     self.sched.handle_feedback(now, h);
                     let valid: Vec<u32> = dests
@@ -142,10 +176,40 @@ impl Controller {
                         self.sched.handle_giveback(now, h, dest);
                     }
                 }
-                Message::Directive(_) => self.stats.rejected_sender += 1,
+                Message::Rejections(c) => {
+                    self.stats.msgs[5] += 1;
+                    let before = self.stats.agent_rejections[h as usize].unwrap_or_default();
+                    if c.total() > before.total() {
+                        self.log.warn(
+                            "agent_rejected",
+                            &[
+                                ("host", &self.names[h as usize]),
+                                ("new", &(c.total() - before.total())),
+                                ("auth", &c.auth),
+                                ("replay", &c.replay),
+                                ("malformed", &c.malformed),
+                                ("session", &c.session),
+                            ],
+                        );
+                    }
+                    self.stats.agent_rejections[h as usize] = Some(c);
+                }
+                // the channel accepts agents' message types only
+                Message::Directive(_) | Message::Hello { .. } | Message::Rejoin { .. } => {}
             }
+            self.joined[h as usize] = self.sched.joined(h);
             self.flush();
         }
+    }
+
+    fn ask_rejoin(&mut self, host: u32, to: SocketAddr) {
+        let now = Instant::now();
+        let last = &mut self.last_rejoin[host as usize];
+        if last.is_some_and(|t| now.duration_since(t) < REJOIN_EVERY) {
+            return;
+        }
+        *last = Some(now);
+        self.chan.send(to, Message::Rejoin { host });
     }
 
     fn on_timer(&mut self) {
@@ -158,8 +222,17 @@ impl Controller {
         self.sched.handle_timeout(now);
         let timed_out = self.sched.stats().hosts_timed_out;
         if timed_out > self.timed_out_seen {
-            self.log.warn("hosts_timed_out", &[("total", &timed_out)]);
             self.timed_out_seen = timed_out;
+            for h in 0..self.joined.len() {
+                if self.joined[h] && !self.sched.joined(h as u32) {
+                    self.joined[h] = false;
+                    self.addrs[h] = None;
+                    self.log.warn(
+                        "host_timed_out",
+                        &[("host", &self.names[h]), ("id", &h), ("total", &timed_out)],
+                    );
+                }
+            }
         }
         self.flush();
     }
@@ -169,29 +242,36 @@ impl Controller {
 pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let log = Logger::new("controller", opts.log_level);
     let mut poller = Poller::new().map_err(|e| format!("event loop: {e}"))?;
-    let chan = Channel::bind(opts.listen, CONTROLLER_ID, &opts.key)
+    let names: Vec<String> = opts.topo.file.hosts.iter().map(|h| h.name.clone()).collect();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let keys = ControllerKeys::new(&opts.master, &name_refs);
+    let hosts = opts.topo.hosts();
+    let run = crate::keys::random_u64()?;
+    let chan = Channel::controller(opts.listen, keys, hosts, run)
         .map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
     let link_names: Vec<String> = opts.topo.directed_links().into_iter().map(|l| l.2).collect();
     let server = match opts.metrics {
-        Some(a) => Some(MetricsServer::start(a).map_err(|e| format!("cannot serve metrics on {a}: {e}"))?),
+        Some(a) => Some(HttpServer::start(a).map_err(|e| format!("cannot serve metrics on {a}: {e}"))?),
         None => None,
     };
-    let hosts = opts.topo.hosts();
-    let epoch_base = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
     let mut c = Controller {
         sched: Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config()),
         chan,
         addrs: vec![None; hosts],
+        names,
+        joined: vec![false; hosts],
+        last_rejoin: vec![None; hosts],
         clock: Clock::new(),
-        epoch_base,
         log: log.clone(),
-        stats: ControllerStats::default(),
-        lateness: Lateness::default(),
+        rejected_log: Throttle::new(Duration::from_secs(1)),
+        stats: ControllerStats {
+            agent_rejections: vec![None; hosts],
+            ..Default::default()
+        },
+        lateness: Histogram::default(),
         timer_at: Time::NEVER,
         timed_out_seen: 0,
     };
@@ -200,6 +280,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         &[
             ("listen", &opts.listen),
             ("hosts", &hosts),
+            ("run", &format!("{run:016x}")),
             ("mode", &format!("{:?}", opts.topo.settings.mode).to_lowercase()),
             ("slice_ms", &(opts.topo.settings.slice.as_secs_f64() * 1e3)),
             (
@@ -219,12 +300,15 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                 rate.update(now, c.sched.stats().directives);
                 s.publish(metrics::render(
                     &c.sched,
-                    &c.stats,
-                    &c.chan.stats,
-                    &c.lateness,
-                    &link_names,
-                    hosts as u32,
-                    rate.per_s,
+                    &metrics::View {
+                        st: &c.stats,
+                        ch: &c.chan.stats,
+                        late: &c.lateness,
+                        link_names: &link_names,
+                        host_names: &c.names,
+                        directives_per_s: rate.per_s,
+                        run,
+                    },
                 ));
             }
         }
@@ -239,15 +323,16 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                 Wake::Readable(_) => c.on_datagrams(),
                 Wake::Timer => c.on_timer(),
                 Wake::Shutdown => {
-                    let s = &c.chan.stats;
+                    let s = &c.chan.stats.rejected;
                     log.info(
                         "stop",
                         &[
                             ("directives", &c.sched.stats().directives),
                             ("events", &c.sched.stats().events),
-                            ("rejected_auth", &s.rejected_auth),
-                            ("rejected_replay", &s.rejected_replay),
-                            ("rejected_malformed", &s.rejected_malformed),
+                            ("rejected_auth", &s.auth),
+                            ("rejected_replay", &s.replay),
+                            ("rejected_malformed", &s.malformed),
+                            ("rejected_session", &s.session),
                             ("timer_lateness_p99_us", &c.lateness.quantile_us(0.99)),
                         ],
                     );

@@ -392,7 +392,12 @@ impl XcoSim {
                 self.flush(now, ev, net);
             }
             Message::Directive(d) => self.apply(now, ev, net, hosts, d),
-            Message::Join | Message::Leave | Message::Heartbeat => {}
+            Message::Join
+            | Message::Leave
+            | Message::Heartbeat
+            | Message::Hello { .. }
+            | Message::Rejoin { .. }
+            | Message::Rejections(_) => {}
         }
     }
 

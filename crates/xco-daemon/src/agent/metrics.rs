@@ -1,0 +1,137 @@
+//! What the agent's `/metrics` endpoint shows (served by [`crate::http`]):
+//! per-destination held and released traffic, the gate, fail-opens,
+//! rejected control datagrams and how long held packets waited.
+
+use super::{Agent, PacketGate};
+use crate::http::Prom;
+use xco_core::coord::Gate;
+
+/// Render the agent's metrics text (`name`: this host).
+pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
+    let mut p = Prom::default();
+    let host = format!("host=\"{name}\"");
+    let names: Vec<&str> = a.topo.file.hosts.iter().map(|h| h.name.as_str()).collect();
+    let per = |f: &dyn Fn(&super::DestStats) -> u64| -> Vec<(String, String)> {
+        a.stats
+            .per_dest
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| d as u32 != a.me)
+            .map(|(d, s)| (format!("{{{host},dest=\"{}\"}}", names[d]), f(s).to_string()))
+            .collect()
+    };
+    p.metric(
+        "xco_agent_held_packets_total",
+        "counter",
+        "Packets held for a directive, per destination host.",
+        &per(&|s| s.held_pkts),
+    );
+    p.metric(
+        "xco_agent_held_bytes_total",
+        "counter",
+        "IP bytes held for a directive, per destination host.",
+        &per(&|s| s.held_bytes),
+    );
+    p.metric(
+        "xco_agent_released_packets_total",
+        "counter",
+        "Held packets released, per destination host.",
+        &per(&|s| s.released_pkts),
+    );
+    p.metric(
+        "xco_agent_released_bytes_total",
+        "counter",
+        "IP bytes released after being held, per destination host.",
+        &per(&|s| s.released_bytes),
+    );
+    let held_now: Vec<(String, String)> = (0..names.len() as u32)
+        .filter(|&d| d != a.me)
+        .map(|d| {
+            (
+                format!("{{{host},dest=\"{}\"}}", names[d as usize]),
+                a.core.held_bytes(d).to_string(),
+            )
+        })
+        .collect();
+    p.metric(
+        "xco_agent_queued_bytes",
+        "gauge",
+        "Bytes held now, per destination host.",
+        &held_now,
+    );
+    let state = match a.core.state.gate {
+        Gate::Closed => "closed",
+        Gate::Open { .. } => "open",
+        Gate::Rated => "rated",
+        Gate::FailOpen => "fail_open",
+    };
+    let gate: Vec<(String, String)> = ["closed", "open", "rated", "fail_open"]
+        .iter()
+        .map(|s| {
+            (
+                format!("{{{host},state=\"{s}\"}}"),
+                u8::from(*s == state).to_string(),
+            )
+        })
+        .collect();
+    p.metric(
+        "xco_agent_gate",
+        "gauge",
+        "The gate's state (1 for the current one).",
+        &gate,
+    );
+    let one = |v: u64| vec![(format!("{{{host}}}"), v.to_string())];
+    let k = &a.core.stats;
+    p.metric(
+        "xco_agent_fail_open_total",
+        "counter",
+        "Times the agent failed open (backlogged without a directive).",
+        &one(k.fail_opens),
+    );
+    p.metric(
+        "xco_agent_directives_total",
+        "counter",
+        "Directives applied.",
+        &one(k.directives),
+    );
+    p.metric(
+        "xco_agent_passed_packets_total",
+        "counter",
+        "Intercepted packets passed at once (not coordinated, or failed open).",
+        &one(a.stats.passed),
+    );
+    p.metric(
+        "xco_agent_release_errors_total",
+        "counter",
+        "Verdicts the kernel did not take.",
+        &one(a.stats.release_errors),
+    );
+    let r = &a.chan.stats.rejected;
+    let rej: Vec<(String, String)> = [
+        ("auth", r.auth),
+        ("replay", r.replay),
+        ("malformed", r.malformed),
+        ("session", r.session),
+    ]
+    .iter()
+    .map(|(why, n)| (format!("{{{host},reason=\"{why}\"}}"), n.to_string()))
+    .collect();
+    p.metric(
+        "xco_agent_rejected_total",
+        "counter",
+        "Control datagrams rejected, by reason.",
+        &rej,
+    );
+    p.metric(
+        "xco_agent_controller_run",
+        "gauge",
+        "1 while a controller run is obeyed (adopted through a signed hello).",
+        &one(u64::from(a.chan.obeys_a_run())),
+    );
+    p.histogram(
+        "xco_agent_verdict_latency_seconds",
+        "How long held packets waited from interception to their verdict.",
+        &a.stats.verdict_latency,
+    );
+    p.out
+}

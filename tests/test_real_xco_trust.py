@@ -1,0 +1,487 @@
+"""The XCo daemons' trust model and operator surface on real hosts (network
+namespaces built inside each test and removed after it): who can sign what,
+sessions across controller restarts and clock steps, rejected input counted and
+throttled, /metrics and /healthz, stale rules after a crash.
+
+The wire format is written here from its documentation (crates/xco-core/src/wire),
+independently of the Rust code: the test plays the controller or a compromised
+host with keys derived from the master secret as docs/deployment.md says.
+Needs root and the tools scripts/setup.sh installs (iproute2, iptables, faketime,
+a built xco-daemon); the Python `cryptography` package signs as the controller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from xco.testbed import daemons, netns, topo
+
+CONTROLLER_ID = 0xFFFFFFFF
+
+
+@pytest.fixture(autouse=True)
+def _need_root():
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces, iptables); CI runs them as root")
+
+
+@pytest.fixture
+def testbed(tmp_path, request):
+    made = []
+
+    def make(n: int, extra: str = "", slice_ms: float = 10.0) -> netns.Testbed:
+        h = next(_SUBNETS)
+        prefix = "xk" + str(abs(hash(request.node.name)) % 9999)
+        path = tmp_path / "topo.toml"
+        text = topo.star_toml(n, prefix=prefix, slice_ms=slice_ms, extra_control=extra)
+        # a management network of its own: other testbeds on this machine use 10.200.0.0/24, and
+        # two bridges with one subnet in the root namespace would take each other's replies
+        path.write_text(text.replace('"10.200.0.1:7400"', f'"{_mgmt_ip(h)}:7400"'))
+        tb = netns.up(topo.load(path))
+        made.append(tb)
+        return tb
+
+    yield make
+    for tb in made:
+        tb.stop_all()
+        netns.down(tb.topo)
+        assert netns.leftovers(tb.topo) == []
+
+
+# each testbed of this process gets a /24 of its own (a socket a failed test left bound to an
+# address must not meet the next test's controller there)
+_SUBNETS = itertools.count(os.getpid() % 250)
+
+
+def _mgmt_ip(h: int) -> str:
+    """The controller's management address of a test's testbed (its own /24)."""
+    return f"10.233.{h % 250}.1"
+
+
+def _agent_ip(tb: netns.Testbed, i: int) -> str:
+    """Management address of host ``i`` (0-based), as the testbed assigns it."""
+    return str(tb.topo.mgmt_net.network_address + 10 + i)
+
+
+# --- the wire format, from its documentation -------------------------------------------
+
+
+def _master(x: daemons.Xco) -> bytes:
+    return bytes.fromhex(x.key.read_text().strip())
+
+
+def _host_key(master: bytes, name: str) -> bytes:
+    return hmac.new(master, b"xco host key v2\0" + name.encode(), hashlib.sha256).digest()
+
+
+def _signing_key(master: bytes) -> Ed25519PrivateKey:
+    seed = hmac.new(master, b"xco controller signing key v2", hashlib.sha256).digest()
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def _head(mtype: int, host: int, run: int, seq: int, payload: bytes, *, ver=2, length=None) -> bytes:
+    n = len(payload) if length is None else length
+    return b"XC" + bytes([ver, mtype]) + struct.pack(">IQQH", host, run, seq, n) + payload
+
+
+def _from_agent(key: bytes, mtype: int, host: int, run: int, seq: int, payload: bytes, **kw) -> bytes:
+    body = _head(mtype, host, run, seq, payload, **kw)
+    return body + hmac.new(key, body, hashlib.sha256).digest()
+
+
+def _from_controller(sk: Ed25519PrivateKey, mtype: int, run: int, seq: int, payload: bytes, **kw) -> bytes:
+    body = _head(mtype, CONTROLLER_ID, run, seq, payload, **kw)
+    return body + sk.sign(body)
+
+
+def _directive(host: int, epoch: int, dest: int, len_ns: int) -> bytes:
+    return struct.pack(">IQB", host, epoch, 1) + struct.pack(">IQQ", dest, len_ns, 0)
+
+
+def _parse(d: bytes) -> dict:
+    mtype = d[3]
+    host, run, seq, n = struct.unpack(">IQQH", d[4:26])
+    return {
+        "type": mtype,
+        "host": host,
+        "run": run,
+        "seq": seq,
+        "payload": d[26 : 26 + n],
+        "tag": d[26 + n :],
+    }
+
+
+def _metrics(addr: str, path: str = "/metrics") -> str:
+    return urllib.request.urlopen(f"http://{addr}{path}", timeout=5).read().decode()
+
+
+def _metric(text: str, name_and_labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name_and_labels + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name_and_labels} not in metrics:\n{text}")
+
+
+def _wait_for(pred, what: str, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def _start_agent(x: daemons.Xco, tb: netns.Testbed, host: str, *extra: str) -> subprocess.Popen:
+    p = x.start_agent(host, *extra)
+    log = x.dir / f"agent-{host}.log"
+    _wait_for(lambda: "event=start" in log.read_text() or p.poll() is not None, f"agent {host}")
+    assert p.poll() is None, log.read_text()
+    return p
+
+
+def _fields(log: Path, event: str) -> list[dict[str, str]]:
+    return [
+        dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        for line in log.read_text().splitlines()
+        if f"event={event}" in line.split()
+    ]
+
+
+# --- the agent: only the controller's signature, only the adopted run ----------------------
+
+
+def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_path):
+    tb = testbed(3, extra="fail_open_ms = 60000")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    master = _master(x)
+    sk = _signing_key(master)
+    # the test is the controller: it listens on the controller's address
+    ctl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ctl.bind((tb.topo.controller_ip, tb.topo.controller_port))
+    ctl.settimeout(5)
+    agent_metrics = f"{_agent_ip(tb, 0)}:9470"  # h1's management address
+    _start_agent(x, tb, "h1", "--metrics", agent_metrics)
+    log = x.dir / "agent-h1.log"
+    # the agent bound its control address only (not a wildcard), found from the route to the controller
+    start = _fields(log, "start")[0]
+    assert start["bind"].startswith(f"{_agent_ip(tb, 0)}:"), start
+    # its join carries a nonce and h1's MAC (the key the master secret derives for h1)
+    h1 = _host_key(master, "h1")
+
+    seen: list[tuple[dict, tuple]] = []  # every message with h1's MAC, in order of arrival
+
+    def recv_from_agent(mtype: int, pred=lambda m: True) -> tuple[dict, tuple]:
+        """The first message of ``mtype`` (satisfying ``pred``) not taken before, waiting for it."""
+        deadline = time.monotonic() + 10
+        while True:
+            for i, (m, addr) in enumerate(seen):
+                if m["type"] == mtype and pred(m):
+                    del seen[i]
+                    return m, addr
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no message of type {mtype} with h1's MAC")
+            d, addr = ctl.recvfrom(65536)
+            m = _parse(d)
+            if m["tag"] == hmac.new(h1, d[: len(d) - 32], hashlib.sha256).digest():
+                seen.append((m, addr))
+
+    join, agent_addr = recv_from_agent(1)
+    assert join["host"] == 0, join
+    run = 0x5EED
+    ctl.sendto(_from_controller(sk, 7, run, 1, struct.pack(">IQ", 0, join["run"])), agent_addr)
+    _wait_for(lambda: "event=controller_run" in log.read_text(), "the hello")
+    # a compromised h2 holds its own key and the controller's public key only
+    h2 = _host_key(master, "h2")
+    forged = []
+    for seq in (2, 2**63):  # including a far-future sequence number
+        body = _head(4, CONTROLLER_ID, run, seq, _directive(0, 10**6, 2, 10**9))
+        mac = hmac.new(h2, body, hashlib.sha256).digest()
+        forged.append(body + mac + mac)  # a MAC where the signature goes
+        other = Ed25519PrivateKey.from_private_bytes(h2)  # its own key as a signing key
+        forged.append(body + other.sign(body))
+    genuine = _from_controller(sk, 4, run, 10, _directive(0, 5, 2, 10**9))
+    stale_run = _from_controller(sk, 4, run + 1, 11, _directive(0, 6, 2, 10**9))  # another run
+    old_hello = _from_controller(sk, 7, run + 2, 12, struct.pack(">IQ", 0, join["run"]))  # nonce used up
+    malformed = [
+        b"",
+        b"XC\x02",
+        _from_controller(sk, 4, run, 20, _directive(0, 7, 2, 10**6), ver=1),  # old version
+        _from_controller(sk, 4, run, 21, _directive(0, 7, 2, 10**6), length=5),  # length disagrees
+        _from_controller(sk, 4, run, 22, _directive(0, 7, 2, 10**6) + b"\0"),  # trailing byte
+        _from_controller(sk, 4, run, 23, _directive(0, 7, 2, 0)),  # 0-ns slice
+        _from_controller(sk, 4, run, 24, struct.pack(">IQB", 0, 7, 9)),  # unknown directive kind
+        _from_agent(h2, 3, 1, 1, 1, struct.pack(">H", 0)),  # another agent's report sent to an agent
+    ]
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.bind((tb.topo.controller_ip, 0))
+    for d in [*forged, genuine, genuine, stale_run, old_hello, *malformed]:
+        sender.sendto(d, agent_addr)
+    # the stale run makes it join again (its controller may have restarted)
+    rejoin, _ = recv_from_agent(1)
+    assert rejoin["run"] != join["run"], "a new join has a new nonce"
+    # after the far-future forgery, the genuine controller's next directive is obeyed
+    ctl.sendto(_from_controller(sk, 7, run, 30, struct.pack(">IQ", 0, rejoin["run"])), agent_addr)
+    _wait_for(lambda: len(_fields(log, "controller_run")) == 2, "the second hello")
+    sender.sendto(_from_controller(sk, 4, run, 31, _directive(0, 1, 2, 10**9)), agent_addr)
+    # the agent tells the controller what it rejected (cumulative counts, MAC'd, at most once a second)
+    want = (len(forged), 1)
+    rej, _ = recv_from_agent(9, lambda m: struct.unpack(">QQQQ", m["payload"])[:2] == want)
+    m = _wait_for(
+        lambda: (
+            (t := _metrics(agent_metrics)) and _metric(t, 'xco_agent_directives_total{host="h1"}') == 2 and t
+        ),
+        "the second directive",
+    )
+    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="auth"}') == len(forged)
+    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="replay"}') == 1
+    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="session"}') == 2  # stale run, old hello
+    # every malformed datagram is rejected (the empty one may not count as a datagram on some kernels)
+    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="malformed"}') >= len(malformed) - 1
+    assert _metrics(agent_metrics, "/healthz") == "ok\n"
+    ctl.close()
+    sender.close()
+    x.stop_agents()
+    st = _fields(log, "stop")[-1]
+    assert st["directives"] == "2", st  # the genuine one (once) and the one after the forgeries
+
+
+def test_junk_datagrams_are_counted_and_logged_at_most_once_a_second(testbed, tmp_path):
+    tb = testbed(2, extra="fail_open_ms = 60000")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    _start_agent(x, tb, "h1")
+    log = x.dir / "agent-h1.log"
+    bind = _fields(log, "start")[0]["bind"]
+    ip, port = bind.rsplit(":", 1)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((tb.topo.controller_ip, 0))
+    t0 = time.monotonic()
+    for i in range(10_000):
+        s.sendto(b"XC\x02\x04" + i.to_bytes(4, "big") * 20, (ip, int(port)))
+        s.sendto(b"junk", (tb.topo.controller_ip, tb.topo.controller_port))
+        if i % 200 == 199:
+            time.sleep(0.002)  # paced a little: the point is the log, not the socket buffer
+    elapsed = time.monotonic() - t0
+    s.close()
+    time.sleep(0.3)
+    x.stop_agents()
+    tb.stop(x.controller)
+    st = _fields(log, "stop")[-1]
+    assert int(st["rejected_malformed"]) >= 5_000, st  # UDP may drop some under the burst
+    for name in ("agent-h1.log", "controller.log"):
+        lines = _fields(x.dir / name, "rejected")
+        # one line per second at most, each with the count it stands for
+        assert 1 <= len(lines) <= elapsed + 2, (name, len(lines), elapsed)
+        assert sum(int(f["count"]) for f in lines) <= 10_000, lines
+
+
+# --- the controller: each host speaks as itself only -------------------------------------
+
+
+def test_controller_takes_each_host_only_under_its_own_key_and_session(testbed, tmp_path):
+    tb = testbed(3, extra="fail_open_ms = 60000")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    master = _master(x)
+    pub = _signing_key(master).public_key()
+    ctl = (tb.topo.controller_ip, tb.topo.controller_port)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((tb.topo.controller_ip, 0))
+    s.settimeout(5)
+    h1, h2 = _host_key(master, "h1"), _host_key(master, "h2")
+    _wait_for(lambda: (x.dir / "controller.log").read_text().count("event=start"), "the controller")
+    # h1 joins with a nonce: the controller's hello echoes it, signed with the controller's key
+    nonce = 0xABCDEF
+    s.sendto(_from_agent(h1, 1, 0, nonce, 1, b""), ctl)
+    d, _ = s.recvfrom(65536)
+    hello = _parse(d)
+    assert hello["type"] == 7 and struct.unpack(">IQ", hello["payload"]) == (0, nonce), hello
+    pub.verify(hello["tag"], d[:-64])  # raises if not the controller's signature
+    report = _from_agent(h1, 3, 0, nonce, 2, struct.pack(">H", 0))
+    s.sendto(report, ctl)
+    s.sendto(report, ctl)  # replayed
+    s.sendto(_from_agent(h2, 3, 0, nonce, 3, struct.pack(">H", 0)), ctl)  # h2 speaking as h1
+    s.sendto(_from_agent(h1, 3, 77, 1, 1, struct.pack(">H", 0)), ctl)  # id outside the topology
+    s.sendto(_from_agent(h1, 3, 0, nonce + 1, 4, struct.pack(">H", 0)), ctl)  # a session never joined
+    d, _ = s.recvfrom(65536)
+    assert _parse(d)["type"] == 8, _parse(d)  # ... is asked to join again
+    for bad in (
+        b"",
+        b"XC\x02",
+        _from_agent(h1, 3, 0, nonce, 5, b"\0", length=2),
+        _from_agent(h1, 99, 0, 1, 1, b""),
+    ):
+        s.sendto(bad, ctl)
+    # h1's rejection counts, as an agent reports them
+    s.sendto(_from_agent(h1, 9, 0, nonce, 6, struct.pack(">QQQQ", 4, 3, 2, 1)), ctl)
+    m = _wait_for(
+        lambda: (t := _metrics(x.metrics)) and 'xco_agent_rejected_total{host="h1",reason="auth"}' in t and t,
+        "the agent's counts",
+    )
+    assert _metric(m, 'xco_rejected_total{reason="auth"}') == 1
+    assert _metric(m, 'xco_rejected_total{reason="replay"}') == 1
+    assert _metric(m, 'xco_rejected_total{reason="session"}') == 2
+    assert _metric(m, 'xco_rejected_total{reason="malformed"}') >= 3
+    assert _metric(m, 'xco_messages_total{type="report"}') == 1
+    assert [_metric(m, f'xco_agent_rejected_total{{host="h1",reason="{r}"}}') for r in
+            ("auth", "replay", "malformed", "session")] == [4, 3, 2, 1]  # fmt: skip
+    assert _metrics(x.metrics, "/healthz") == "ok\n"
+    s.close()
+    tb.stop(x.controller)
+
+
+# --- restarts, clock steps, crashes ----------------------------------------------------
+
+TCP_SINK = """
+import json, socket, sys, hashlib
+ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("0.0.0.0", int(sys.argv[1]))); ls.listen(1); ls.settimeout(30)
+c, _ = ls.accept(); c.settimeout(30)
+h = hashlib.sha256(); n = 0
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    n += len(b); h.update(b)
+print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
+"""
+
+TCP_SOURCE = """
+import hashlib, random, socket, sys
+rnd = random.Random(int(sys.argv[3])); n = int(sys.argv[2])
+data = rnd.randbytes(n)
+s = socket.create_connection((sys.argv[1], int(sys.argv[4])), timeout=30)
+s.sendall(data); s.close()
+print(hashlib.sha256(data).hexdigest())
+"""
+
+
+def _transfer(tb: netns.Testbed, tmp: Path, name: str, size: int, port: int) -> tuple[dict, str]:
+    sink = tb.spawn(
+        "h2", ["python3", "-c", TCP_SINK, str(port)], tmp / f"{name}-sink.json", split_stderr=True
+    )
+    time.sleep(0.3)
+    src = tb.spawn(
+        "h1",
+        ["python3", "-c", TCP_SOURCE, "10.0.0.2", str(size), str(port), str(port)],
+        tmp / f"{name}-src.log",
+    )
+    assert src.wait(40) == 0 and sink.wait(40) == 0, (tmp / f"{name}-src.log").read_text()
+    return json.loads((tmp / f"{name}-sink.json").read_text()), (tmp / f"{name}-src.log").read_text().strip()
+
+
+def test_a_controller_restarted_with_its_clock_an_hour_back_is_obeyed_at_once(testbed, tmp_path):
+    # fail-open is a minute away: only the controller's directives can move h1's traffic
+    tb = testbed(2, extra="fail_open_ms = 60000")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    _start_agent(x, tb, "h1")
+    got, sent = _transfer(tb, tmp_path, "before", 2_000_000, 5401)
+    assert got["bytes"] == 2_000_000 and got["sha256"] == sent
+    x.controller.kill()  # a crash: the agent still holds the old run
+    x.controller.wait()
+    # the new controller's wall clock is an hour behind (an NTP step, a VM restore)
+    env = {"FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    x.start_controller(wrap=["env", *[f"{k}={v}" for k, v in env.items()], "faketime", "-f", "-1h"])
+    got, sent = _transfer(tb, tmp_path, "after", 2_000_000, 5402)
+    assert got["bytes"] == 2_000_000 and got["sha256"] == sent
+    x.stop_agents()
+    tb.stop(x.controller)
+    log = x.dir / "agent-h1.log"
+    runs = [f["run"] for f in _fields(log, "controller_run")]
+    new_run = _fields(x.dir / "controller1.log", "start")[0]["run"]
+    assert len(runs) >= 2 and runs[-1] == new_run, (runs, new_run)
+    assert _fields(log, "fail_open") == [], "the transfer moved by failing open, not by the new controller"
+    # the faked clock was in effect: the new controller's log stamps are an hour behind the agent's
+    ts_ctl = float(_fields(x.dir / "controller1.log", "start")[0]["ts"])
+    ts_agent = float(_fields(log, "stop")[0]["ts"])
+    assert ts_agent - ts_ctl > 3000, (ts_agent, ts_ctl)
+
+
+def test_a_crashed_agent_s_chain_is_cleaned_at_restart_and_the_controller_names_it(testbed, tmp_path):
+    tb = testbed(2, extra="report_interval_ms = 20\nfeedback_timeout_ms = 300")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    p = _start_agent(x, tb, "h1")
+    ctl_log = x.dir / "controller.log"
+    _wait_for(lambda: "host=h1" in ctl_log.read_text(), "h1 registered")
+    p.kill()  # SIGKILL: no cleanup
+    p.wait()
+    rules = netns.sh("iptables", "-S", ns=tb.ns("h1")).stdout
+    assert "-N XCO-Q7" in rules, rules
+    # the controller names the host it drops for silence
+    t = _wait_for(lambda: _fields(ctl_log, "host_timed_out"), "the timeout")
+    assert t[0]["host"] == "h1" and t[0]["id"] == "0", t
+    # a new agent removes the crashed one's chain before installing its own: one jump per hook
+    _start_agent(x, tb, "h1")
+    log = (x.dir / "agent-h1.log").read_text()
+    assert "event=stale_chain_removed" in log and "chain=XCO-Q7" in log, log
+    rules = netns.sh("iptables", "-S", ns=tb.ns("h1")).stdout
+    assert rules.count("-A OUTPUT -j XCO-Q7") == 1 and rules.count("-A FORWARD -j XCO-Q7") == 1, rules
+    assert rules.count("-N XCO-Q7") == 1, rules
+    x.stop_agents()
+    rules = netns.sh("iptables", "-S", ns=tb.ns("h1")).stdout
+    assert "XCO-Q7" not in rules, rules
+    tb.stop(x.controller)
+
+
+# --- operators: metrics and health ----------------------------------------------------
+
+
+def test_agent_metrics_follow_a_transfer_and_both_daemons_answer_health(testbed, tmp_path):
+    tb = testbed(2, extra="fail_open_ms = 60000")
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    agent_metrics = f"{_agent_ip(tb, 0)}:9471"
+    _start_agent(x, tb, "h1", "--metrics", agent_metrics)
+    got, sent = _transfer(tb, tmp_path, "m", 3_000_000, 5403)
+    assert got["bytes"] == 3_000_000 and got["sha256"] == sent
+    # 30 idle clients hold connections to each endpoint; scrapes are still answered
+    addrs = [(a.split(":")[0], int(a.split(":")[1])) for a in (x.metrics, agent_metrics)]
+    idle = [socket.create_connection(a, timeout=5) for a in addrs for _ in range(30)]
+    m = _wait_for(
+        lambda: (
+            (t := _metrics(agent_metrics))
+            and _metric(t, 'xco_agent_queued_bytes{host="h1",dest="h2"}') == 0
+            and t
+        ),
+        "the agent's queue to drain",
+    )
+    held = _metric(m, 'xco_agent_held_bytes_total{host="h1",dest="h2"}')
+    assert held > 1_000_000, m  # the data segments were held (ACK-sized packets bypass)
+    assert _metric(m, 'xco_agent_released_bytes_total{host="h1",dest="h2"}') == held
+    assert _metric(m, 'xco_agent_released_packets_total{host="h1",dest="h2"}') == _metric(
+        m, 'xco_agent_held_packets_total{host="h1",dest="h2"}'
+    )
+    assert _metric(m, "xco_agent_verdict_latency_seconds_count") == _metric(
+        m, 'xco_agent_released_packets_total{host="h1",dest="h2"}'
+    )
+    assert _metric(m, 'xco_agent_fail_open_total{host="h1"}') == 0
+    assert _metric(m, 'xco_agent_controller_run{host="h1"}') == 1
+    states = [
+        _metric(m, f'xco_agent_gate{{host="h1",state="{s}"}}')
+        for s in ("closed", "open", "rated", "fail_open")
+    ]
+    assert sum(states) == 1 and states[3] == 0, states
+    assert _metrics(agent_metrics, "/healthz") == "ok\n"
+    assert _metrics(x.metrics, "/healthz") == "ok\n"
+    assert re.search(r'xco_run_info\{run="[0-9a-f]{16}"\} 1', _metrics(x.metrics))
+    for c in idle:
+        c.close()
+    x.stop_agents()
+    tb.stop(x.controller)
