@@ -328,7 +328,7 @@ impl Sim {
                 core.net.release(pkt);
                 let ep = &mut self.tcp.eps[p.dst_ep as usize];
                 if ep.rx_flow == p.flow {
-                    ep.on_segment(core, &p);
+                    ep.on_segment(core, pkt, &p);
                 }
             }
             PktKind::Udp => {

@@ -14,5 +14,6 @@ mod routing;
 mod scenario_errors;
 mod sharing;
 mod tcp_reactions;
+mod tcp_sack;
 mod tcp_seams;
 mod xco;

@@ -7,7 +7,7 @@
 //! full frame length. (A payload of zeros adds nothing to an Internet
 //! checksum, so the TCP/UDP checksums are those of the real packet.)
 
-use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SYN};
+use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SACK, FLAG_SYN};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
@@ -134,6 +134,10 @@ impl CaptureBuffer {
             PktKind::Tcp => {
                 let hdr_len = if p.flags & FLAG_SYN != 0 {
                     40
+                } else if p.flags & FLAG_SACK != 0 {
+                    // the SACK option's bytes are written as NOPs (the
+                    // blocks live beside the packet, not in it)
+                    p.ip_bytes - p.payload_bytes - 20
                 } else {
                     self.tcp_header_bytes - 20
                 };

@@ -171,6 +171,8 @@ pub struct TcpSpec {
     pub restart_after_idle: Option<bool>,
     /// `newreno` (default).
     pub cc: Option<CcName>,
+    /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) (default false).
+    pub sack: Option<bool>,
 }
 
 /// `[output]`

@@ -13,12 +13,15 @@
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
 use super::pacing::Pacer;
 use super::rcv_window::{RcvState, RcvWindow};
-use super::recovery::{LossCtx, Recovery, Segment};
+use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
 use super::rtt::RttEstimator;
+use super::sack::SackBlocks;
 use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
-use crate::net::packet::{Ecn, Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN};
+use crate::net::packet::{
+    Ecn, Packet, PktId, PktKind, SackOption, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN,
+};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -112,6 +115,10 @@ pub struct TcpEndpoint {
     ack_now: bool,
     /// A CE mark arrived and no CWR since: ACKs carry ECE.
     ece_pending: bool,
+    /// SACK blocks this receiver reports (RFC 2018).
+    sack_rx: SackBlocks,
+    /// Most SACK blocks per segment; 0: SACK off.
+    sack_max_blocks: u8,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -177,7 +184,11 @@ impl TcpEndpoint {
                 bytes_acked: 0,
             },
             cc: Cc::new(cfg),
-            recovery: Recovery::new_reno(cfg.dupack_threshold),
+            recovery: if cfg.sack {
+                Recovery::sack(cfg.dupack_threshold)
+            } else {
+                Recovery::new_reno(cfg.dupack_threshold)
+            },
             in_recovery: false,
             recover: 0,
             rtt: RttEstimator::new(cfg.rto_initial),
@@ -201,6 +212,12 @@ impl TcpEndpoint {
             last_ack_sent: 0,
             ack_now: false,
             ece_pending: false,
+            sack_rx: SackBlocks::default(),
+            sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
+                (false, _) => 0,
+                (true, true) => 3, // beside the timestamps option
+                (true, false) => 4,
+            },
         }
     }
 
@@ -280,8 +297,10 @@ impl TcpEndpoint {
     // ------------------------------------------------------------------
     // segment arrival
 
-    /// Process a segment that arrived for this endpoint. The packet is not released here.
-    pub fn on_segment(&mut self, core: &mut Core, p: &Packet) {
+    /// Process segment `p` that arrived for this endpoint as packet `pkt`.
+    /// The packet is not released here; it may have been released already,
+    /// as its SACK option is read before anything is sent.
+    pub fn on_segment(&mut self, core: &mut Core, pkt: PktId, p: &Packet) {
         match self.state {
             TcpState::Closed => return,
             TcpState::Listen => {
@@ -331,7 +350,12 @@ impl TcpEndpoint {
             self.on_ecn_signals(core, p);
         }
         if p.flags & FLAG_ACK != 0 {
-            self.process_ack(core, p);
+            if p.flags & FLAG_SACK != 0 {
+                let opt = core.net.pool.sack(pkt);
+                self.process_ack(core, p, Some(&opt));
+            } else {
+                self.process_ack(core, p, None);
+            }
         }
         if p.payload_bytes > 0 {
             self.process_data(core, p);
@@ -391,10 +415,14 @@ impl TcpEndpoint {
         });
     }
 
-    fn process_ack(&mut self, core: &mut Core, p: &Packet) {
+    fn process_ack(&mut self, core: &mut Core, p: &Packet, sack: Option<&SackOption>) {
         let ack = p.ack;
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
+        }
+        let mut newly_sacked = 0;
+        if let (Some(opt), Some(r)) = (sack, self.recovery.as_sack()) {
+            newly_sacked = r.on_sack(opt, ack.max(self.snd_una), self.snd_max);
         }
         let cfg = &core.tcp_cfg;
         if ack > self.snd_una {
@@ -442,7 +470,7 @@ impl TcpEndpoint {
         {
             // a duplicate ACK (RFC 5681 §2)
             let (recovery, cx) = self.loss_ctx();
-            if recovery.on_dup_ack(cx, ack) {
+            if recovery.on_dup_ack(cx, ack, newly_sacked) {
                 self.enter_fast_recovery(core);
             }
         }
@@ -452,6 +480,10 @@ impl TcpEndpoint {
         let s = self.event_sample(core.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        if self.sack_max_blocks > 0 {
+            // RFC 6675 picks every segment from here on: no go-back-N left over
+            self.snd_nxt = self.snd_max;
+        }
         let (recovery, cx) = self.loss_ctx();
         let seg = recovery.enter(cx);
         core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
@@ -482,6 +514,9 @@ impl TcpEndpoint {
                 self.ooo_bytes -= e - s;
                 self.rcv_nxt = self.rcv_nxt.max(e);
             }
+            if filled_hole && self.sack_max_blocks > 0 {
+                self.sack_rx.on_advance(self.rcv_nxt);
+            }
             let delivered = self.rcv_nxt - before;
             let f = &mut core.net.flows[self.rx_flow as usize];
             f.delivered(delivered);
@@ -504,24 +539,35 @@ impl TcpEndpoint {
                 }
             }
         } else {
-            self.insert_ooo(seq, end);
+            let held = self.insert_ooo(seq, end);
+            if self.sack_max_blocks > 0 {
+                self.sack_rx.on_arrival(held);
+            }
             self.ack_now = true; // out of order: duplicate ACK at once
         }
     }
 
-    fn insert_ooo(&mut self, seq: u64, end: u64) {
-        let i = self.ooo.partition_point(|&(s, _)| s < seq);
-        self.ooo.insert(i, (seq, end));
-        // merge overlapping neighbours and recount
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
-        for &(s, e) in &self.ooo {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+    /// Hold `[seq, end)` out of order, merged with the ranges it overlaps or
+    /// touches (in place: nothing allocated once the list has grown); returns
+    /// the merged range that holds it.
+    fn insert_ooo(&mut self, seq: u64, end: u64) -> (u64, u64) {
+        // ranges [i, j) overlap or touch [seq, end)
+        let i = self.ooo.partition_point(|&(_, e)| e < seq);
+        let j = self.ooo.partition_point(|&(s, _)| s <= end);
+        let (mut s, mut e) = (seq, end);
+        for &(rs, re) in &self.ooo[i..j] {
+            s = s.min(rs);
+            e = e.max(re);
+            self.ooo_bytes -= re - rs;
         }
-        self.ooo_bytes = merged.iter().map(|&(s, e)| e - s).sum();
-        self.ooo = merged;
+        self.ooo_bytes += e - s;
+        if i == j {
+            self.ooo.insert(i, (s, e));
+        } else {
+            self.ooo[i] = (s, e);
+            self.ooo.drain(i + 1..j);
+        }
+        (s, e)
     }
 
     // ------------------------------------------------------------------
@@ -530,6 +576,10 @@ impl TcpEndpoint {
     /// Send new (or go-back-N) data while the window allows.
     pub fn output(&mut self, core: &mut Core) {
         if self.state != TcpState::Established {
+            return;
+        }
+        if self.in_recovery && self.sack_max_blocks > 0 {
+            self.sack_recovery_output(core);
             return;
         }
         let cfg = &core.tcp_cfg;
@@ -546,7 +596,19 @@ impl TcpEndpoint {
         }
         let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
         while self.snd_nxt < self.app_limit {
-            let len = mss.min(self.app_limit - self.snd_nxt);
+            let mut len = mss.min(self.app_limit - self.snd_nxt);
+            if self.snd_nxt < self.snd_max {
+                if let Some(sb) = self.recovery.scoreboard() {
+                    // go-back-N after a timeout skips what the receiver SACKed (as Linux)
+                    if let Some(end) = sb.sacked_until(self.snd_nxt) {
+                        self.snd_nxt = end;
+                        continue;
+                    }
+                    if let Some((_, hole_end)) = sb.first_hole(self.snd_nxt, self.snd_max) {
+                        len = len.min(hole_end - self.snd_nxt);
+                    }
+                }
+            }
             let in_flight = self.snd_nxt - self.snd_una;
             if in_flight + len > wnd {
                 break;
@@ -577,6 +639,47 @@ impl TcpEndpoint {
         }
     }
 
+    /// RFC 6675 (C): while `cwnd - pipe >= 1 SMSS`, send what `NextSeg` picks.
+    fn sack_recovery_output(&mut self, core: &mut Core) {
+        let mss = self.win.mss;
+        let wnd = self.peer_wnd.max(mss);
+        {
+            let (r, cx) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").set_pipe(&cx); // (B.2)
+        }
+        loop {
+            let new_len = mss.min(self.app_limit.saturating_sub(self.snd_max));
+            let new_data = new_len > 0 && self.snd_max + new_len - self.snd_una <= wnd;
+            let (r, cx) = self.loss_ctx();
+            let r = r.as_sack().expect("SACK recovery");
+            let Some(next) = r.next_seg(&cx, new_data) else {
+                break;
+            };
+            let (seq, len) = match next {
+                NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
+                NextSeg::NewData => (self.snd_max, new_len),
+            };
+            let frame =
+                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if !core.egress_has_room(self.host, self.peer_host, frame) {
+                core.egress_block(self.host, self.id);
+                break;
+            }
+            if next == NextSeg::NewData {
+                self.send_data(core, seq, len);
+                self.snd_max += len;
+                self.snd_nxt = self.snd_max;
+            } else {
+                self.retransmit(core, Segment { seq, len_bytes: len });
+            }
+            let (r, cx) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").on_sent(&cx, next, len);
+        }
+        if !self.rto_armed() {
+            self.arm_rto(core);
+        }
+    }
+
     fn retransmit(&mut self, core: &mut Core, seg: Segment) {
         core.net.flows[self.tx_flow as usize].retransmits += 1;
         self.send_data(core, seg.seq, seg.len_bytes);
@@ -596,6 +699,11 @@ impl TcpEndpoint {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
+        let mut ip_bytes = core.tcp_cfg.header_bytes;
+        if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
+            flags |= FLAG_SACK;
+            ip_bytes += self.sack_rx.option(self.sack_max_blocks as usize).wire_bytes();
+        }
         Packet {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
@@ -605,7 +713,7 @@ impl TcpEndpoint {
             hop: 0,
             kind: PktKind::Tcp,
             flags,
-            ip_bytes: core.tcp_cfg.header_bytes,
+            ip_bytes,
             payload_bytes: 0,
             flow: self.tx_flow,
             dst_ep: self.peer_ep,
@@ -639,7 +747,18 @@ impl TcpEndpoint {
         }
         self.acked_now();
         self.last_send = core.now;
+        self.emit(core, p);
+    }
+
+    /// Hand `p` to the host's egress, with its SACK option if it has one.
+    #[inline]
+    fn emit(&mut self, core: &mut Core, p: Packet) {
+        let sacked = p.flags & FLAG_SACK != 0;
         let id = core.net.alloc(p);
+        if sacked {
+            let opt = self.sack_rx.option(self.sack_max_blocks as usize);
+            core.net.pool.set_sack(id, opt);
+        }
         core.send(id);
     }
 
@@ -653,8 +772,7 @@ impl TcpEndpoint {
             }
         }
         self.acked_now();
-        let id = core.net.alloc(p);
-        core.send(id);
+        self.emit(core, p);
     }
 
     // ------------------------------------------------------------------

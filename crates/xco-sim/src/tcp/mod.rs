@@ -1,11 +1,12 @@
 //! TCP: connection set-up, slow start and congestion avoidance (RFC 5681),
-//! NewReno fast retransmit and fast recovery (RFC 6582), the retransmission
+//! NewReno fast retransmit and fast recovery (RFC 6582) or SACK (RFC 2018)
+//! with SACK-based loss recovery (RFC 6675), the retransmission
 //! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
 //! and a receive window — over 64-bit byte sequence numbers that never wrap.
 //!
 //! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
 //! two seams, split as in Linux, decide the rest. Loss recovery
-//! ([`recovery`]: NewReno now, SACK and RACK-TLP next) finds losses and picks
+//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; RACK-TLP next) finds losses and picks
 //! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
 //! DCTCP next) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
@@ -17,6 +18,8 @@ pub mod pacing;
 pub mod rcv_window;
 pub mod recovery;
 pub mod rtt;
+pub mod sack;
+pub mod sack_recovery;
 pub mod table;
 
 use xco_core::Dur;
@@ -65,6 +68,11 @@ pub struct TcpConfig {
     /// ECE; senders answer ECE with CWR and, once per window, with the
     /// congestion control's `EcnEcho` response (NewReno halves the window).
     pub ecn: bool,
+    /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
+    /// (RFC 6675) instead of NewReno's; both ends assume it (no SYN
+    /// negotiation). Receivers report three blocks beside the timestamps
+    /// option, four without it.
+    pub sack: bool,
 }
 
 impl TcpConfig {
@@ -92,6 +100,7 @@ impl TcpConfig {
             abc_limit_segments: 2,
             cc: cc::CcKind::NewReno,
             ecn: false,
+            sack: false,
         }
     }
 }
