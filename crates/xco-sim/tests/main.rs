@@ -16,4 +16,5 @@ mod sharing;
 mod tcp_reactions;
 mod tcp_sack;
 mod tcp_seams;
+mod tcp_tlp;
 mod xco;

@@ -257,6 +257,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
     c.sack = t.sack.unwrap_or(false);
+    c.tlp = t.tlp.unwrap_or(false);
     if let Some(name) = t.cc {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,

@@ -173,6 +173,8 @@ pub struct TcpSpec {
     pub cc: Option<CcName>,
     /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) (default false).
     pub sack: Option<bool>,
+    /// Tail loss probes (RFC 8985 §7) (default false).
+    pub tlp: Option<bool>,
 }
 
 /// `[output]`

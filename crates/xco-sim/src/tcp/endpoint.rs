@@ -16,6 +16,7 @@ use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
 use super::rtt::RttEstimator;
 use super::sack::SackBlocks;
+use super::tlp::{Probe, TlpState};
 use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
@@ -87,6 +88,16 @@ pub struct TcpEndpoint {
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
     rto_timer: Timer,
+    /// RFC 6298's RTO deadline; the timer may point at an earlier PTO.
+    rto_at: Time,
+    /// The timer holds a tail-loss-probe timeout, not the RTO.
+    probe_armed: bool,
+    /// Send tail loss probes.
+    tlp_on: bool,
+    /// Tail loss probe state (RFC 8985 §7).
+    pub tlp: TlpState,
+    /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
+    rto_recovery: bool,
     /// When the next segment may leave (no pacing by default).
     pub pacer: Pacer,
     pace_timer: Timer,
@@ -194,6 +205,11 @@ impl TcpEndpoint {
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
+            rto_at: Time::NEVER,
+            probe_armed: false,
+            tlp_on: cfg.tlp,
+            tlp: TlpState::default(),
+            rto_recovery: false,
             pacer: Pacer::Off,
             pace_timer: Timer::IDLE,
             syn_retransmitted: false,
@@ -443,6 +459,9 @@ impl TcpEndpoint {
             if let Some(seg) = step.retransmit {
                 self.retransmit(core, seg);
             }
+            if self.tlp_on {
+                self.tlp_on_ack(core.now, was_in_recovery);
+            }
             let sample = AckSample {
                 now: core.now,
                 bytes_acked: acked,
@@ -480,6 +499,7 @@ impl TcpEndpoint {
         let s = self.event_sample(core.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        self.tlp.abandon();
         if self.sack_max_blocks > 0 {
             // RFC 6675 picks every segment from here on: no go-back-N left over
             self.snd_nxt = self.snd_max;
@@ -635,6 +655,10 @@ impl TcpEndpoint {
             }
             if !self.rto_armed() {
                 self.arm_rto(core); // RFC 6298 (5.1)
+            } else if self.tlp_on {
+                // RFC 8985 §7.2: restart the PTO after new data
+                let at = self.rto_at;
+                self.set_loss_timer(core, at);
             }
         }
     }
@@ -780,7 +804,79 @@ impl TcpEndpoint {
 
     fn arm_rto(&mut self, core: &mut Core) {
         let at = core.now + self.current_rto(&core.tcp_cfg);
+        self.set_loss_timer(core, at);
+    }
+
+    /// RFC 6298's timer is due at `rto_at`; with tail loss probes the one
+    /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
+    #[inline]
+    fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
+        self.rto_at = rto_at;
+        self.probe_armed = false;
+        let mut at = rto_at;
+        if self.tlp_on && self.probe_allowed() {
+            let flight = self.snd_max - self.snd_una;
+            let max_ack_delay = if core.tcp_cfg.delayed_ack {
+                core.tcp_cfg.delayed_ack_timeout
+            } else {
+                Dur::ZERO
+            };
+            let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
+            let pto_at = core.now + pto;
+            if pto_at < rto_at {
+                at = pto_at;
+                self.probe_armed = true;
+            }
+        }
         self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
+    }
+
+    /// RFC 8985 §7.2: a PTO only in the open state with data outstanding, no
+    /// probe outstanding and nothing SACKed above `snd_una`.
+    fn probe_allowed(&self) -> bool {
+        self.state == TcpState::Established
+            && self.snd_max > self.snd_una
+            && !self.in_recovery
+            && !self.rto_recovery
+            && self.tlp.end_seq.is_none()
+            && self.recovery.scoreboard().is_none_or(|sb| sb.is_empty())
+    }
+
+    /// The PTO fired: send the probe (RFC 8985 §7.3) and arm the RTO.
+    fn send_probe(&mut self, core: &mut Core) {
+        let mss = self.win.mss;
+        let flight = self.snd_max - self.snd_una;
+        let probe = TlpState::choose(self.snd_una, self.snd_max, self.app_limit, self.peer_wnd, mss);
+        match probe {
+            Probe::NewData(len) => {
+                let seq = self.snd_max;
+                self.send_data(core, seq, len);
+                self.snd_max += len;
+                self.snd_nxt = self.snd_max;
+            }
+            Probe::Retransmit(seg) => self.retransmit(core, seg),
+        }
+        let is_retrans = matches!(probe, Probe::Retransmit(_));
+        self.tlp.on_probe(core.now, self.snd_max, is_retrans, flight);
+        self.arm_rto(core);
+    }
+
+    /// RFC 8985 §7.4 on an ACK of new data: a probe that retransmitted data
+    /// and is now acknowledged repaired a loss: respond as fast recovery
+    /// would (once; not when recovery already did). A timeout's go-back-N
+    /// ends at its `recover`.
+    fn tlp_on_ack(&mut self, now: Time, was_in_recovery: bool) {
+        if self.rto_recovery && self.snd_una >= self.recover {
+            self.rto_recovery = false;
+        }
+        if self.tlp.on_ack(self.snd_una) && !was_in_recovery {
+            let s = EventSample {
+                now,
+                in_flight_bytes: self.tlp.flight_at_probe,
+            };
+            self.cc
+                .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        }
     }
 
     fn arm_delack(&mut self, core: &mut Core) {
@@ -794,7 +890,12 @@ impl TcpEndpoint {
     pub fn on_rto_event(&mut self, core: &mut Core) {
         let ev = Event::TcpRto(self.id);
         if self.rto_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
-            self.on_timeout(core);
+            if self.probe_armed {
+                self.probe_armed = false;
+                self.send_probe(core);
+            } else {
+                self.on_timeout(core);
+            }
         }
     }
 
@@ -828,6 +929,8 @@ impl TcpEndpoint {
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
         let (recovery, cx) = self.loss_ctx();
         recovery.on_rto(cx);
+        self.tlp.abandon();
+        self.rto_recovery = self.tlp_on;
         // go back N: resend from the first unacknowledged byte
         self.snd_nxt = self.snd_una;
         self.output(core);

@@ -6,7 +6,7 @@
 //!
 //! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
 //! two seams, split as in Linux, decide the rest. Loss recovery
-//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; RACK-TLP next) finds losses and picks
+//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; tail loss probes in [`tlp`]) finds losses and picks
 //! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
 //! DCTCP next) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
@@ -21,6 +21,7 @@ pub mod rtt;
 pub mod sack;
 pub mod sack_recovery;
 pub mod table;
+pub mod tlp;
 
 use xco_core::Dur;
 
@@ -73,6 +74,9 @@ pub struct TcpConfig {
     /// negotiation). Receivers report three blocks beside the timestamps
     /// option, four without it.
     pub sack: bool,
+    /// Tail loss probes (RFC 8985 §7): a probe after about two RTTs instead
+    /// of waiting for the RTO when the tail of a flight is lost.
+    pub tlp: bool,
 }
 
 impl TcpConfig {
@@ -101,6 +105,7 @@ impl TcpConfig {
             cc: cc::CcKind::NewReno,
             ecn: false,
             sack: false,
+            tlp: false,
         }
     }
 }
