@@ -1,7 +1,21 @@
-//! `cargo run --release -p xco-bench --example bench [k...]`: the `xco bench sim`
-//! workloads without Python.
+//! `cargo run --release -p xco-bench --example bench [k...] [--tcp LINE]...`:
+//! the `xco bench sim` workloads without Python; each `--tcp` line (e.g.
+//! `"sack = true"`) is added to workload (b)'s `[tcp]` table.
 fn main() {
-    let ks: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut ks = Vec::new();
+    let mut tcp = String::new();
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--tcp" && i + 1 < args.len() {
+            tcp.push_str(&args[i + 1]);
+            tcp.push('\n');
+            i += 2;
+        } else {
+            ks.extend(args[i].parse::<usize>().ok());
+            i += 1;
+        }
+    }
     let show = |r: xco_sim::bench::BenchResult| {
         println!(
             "{}: wall {:.3} s, simulated {:.4} s, {:.2} M events/s, {:.2} M packet-hops/s ({} events, {} hops)",
@@ -16,6 +30,6 @@ fn main() {
     };
     show(xco_sim::bench::pdn_sweep(20).unwrap());
     for k in if ks.is_empty() { vec![8] } else { ks } {
-        show(xco_sim::bench::fattree_permutation(k, 10.0).unwrap());
+        show(xco_sim::bench::fattree_permutation_with(k, 10.0, &tcp).unwrap());
     }
 }

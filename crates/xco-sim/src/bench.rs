@@ -142,7 +142,17 @@ timeseries_bin_us = 0
 
 /// Run workload (b) for `k`.
 pub fn fattree_permutation(k: usize, sim_ms: f64) -> Result<BenchResult, String> {
-    let text = fattree_scenario(k, sim_ms, 1);
+    fattree_permutation_with(k, sim_ms, "")
+}
+
+/// Run workload (b) for `k` with extra `[tcp]` lines (e.g. `"sack = true"`)
+/// after its own, to measure what a TCP feature costs.
+pub fn fattree_permutation_with(k: usize, sim_ms: f64, tcp_lines: &str) -> Result<BenchResult, String> {
+    let text = fattree_scenario(k, sim_ms, 1).replacen(
+        "handshake = false\n",
+        &format!("handshake = false\n{tcp_lines}\n"),
+        1,
+    );
     let t0 = Instant::now();
     let mut b = build(&text, None).map_err(|e| e.to_string())?;
     let st = b.sim.run().map_err(|e| e.0)?;
