@@ -261,6 +261,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     if let Some(name) = t.cc {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,
+            CcName::Cubic => CcKind::Cubic,
         };
     }
     Ok(c)

@@ -169,7 +169,7 @@ pub struct TcpSpec {
     pub rcv_buf_bytes: Option<u64>,
     /// cwnd restart after idle (default true).
     pub restart_after_idle: Option<bool>,
-    /// `newreno` (default).
+    /// `newreno` (default) or `cubic`.
     pub cc: Option<CcName>,
     /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) (default false).
     pub sack: Option<bool>,
@@ -234,6 +234,8 @@ pub enum NodeKindSpec {
 pub enum CcName {
     /// NewReno (RFC 6582).
     Newreno,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 /// `output.timeseries_ports`.

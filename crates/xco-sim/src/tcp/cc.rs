@@ -93,6 +93,8 @@ pub trait CongestionControl {
 pub enum CcKind {
     /// RFC 5681 slow start / congestion avoidance with RFC 6582 recovery.
     NewReno,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 impl CcKind {
@@ -100,6 +102,7 @@ impl CcKind {
     pub fn from_name(s: &str) -> Option<CcKind> {
         match s {
             "newreno" => Some(CcKind::NewReno),
+            "cubic" => Some(CcKind::Cubic),
             _ => None,
         }
     }
@@ -159,6 +162,8 @@ impl CongestionControl for NewReno {
 pub enum Cc {
     /// NewReno.
     NewReno(NewReno),
+    /// CUBIC (RFC 9438).
+    Cubic(Box<super::cubic::Cubic>),
     /// Any other algorithm, boxed (experiments and tests; one branch away
     /// from the built-in ones).
     Custom(Box<dyn CongestionControl + Send>),
@@ -168,6 +173,7 @@ impl std::fmt::Debug for Cc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Cc::NewReno(c) => c.fmt(f),
+            Cc::Cubic(c) => c.fmt(f),
             Cc::Custom(_) => f.write_str("Custom"),
         }
     }
@@ -176,10 +182,10 @@ impl std::fmt::Debug for Cc {
 impl Cc {
     /// A fresh instance of the algorithm `cfg` names.
     pub fn new(cfg: &TcpConfig) -> Cc {
+        let abc_limit_bytes = cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64;
         match cfg.cc {
-            CcKind::NewReno => Cc::NewReno(NewReno {
-                abc_limit_bytes: cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64,
-            }),
+            CcKind::NewReno => Cc::NewReno(NewReno { abc_limit_bytes }),
+            CcKind::Cubic => Cc::Cubic(Box::new(super::cubic::Cubic::new(abc_limit_bytes))),
         }
     }
 }
@@ -189,6 +195,7 @@ impl CongestionControl for Cc {
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         match self {
             Cc::NewReno(c) => c.on_ack(w, s),
+            Cc::Cubic(c) => c.on_ack(w, s),
             Cc::Custom(c) => c.on_ack(w, s),
         }
     }
@@ -196,6 +203,7 @@ impl CongestionControl for Cc {
     fn on_congestion(&mut self, w: &mut Window, ev: CongestionEvent, s: &EventSample) {
         match self {
             Cc::NewReno(c) => c.on_congestion(w, ev, s),
+            Cc::Cubic(c) => c.on_congestion(w, ev, s),
             Cc::Custom(c) => c.on_congestion(w, ev, s),
         }
     }
