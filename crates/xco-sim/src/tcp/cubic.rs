@@ -15,7 +15,10 @@
 //! the flight, the same for a window-limited sender) and remembers `W_max`,
 //! lowered to `cwnd (1 + beta) / 2` when the window had not regained the
 //! previous `W_max` (fast convergence, §4.7). Slow start is RFC 5681's with
-//! RFC 3465 byte counting, as in [`super::cc::NewReno`].
+//! RFC 3465 byte counting, as in [`super::cc::NewReno`]. Neither grows
+//! while the sender is application-limited (RFC 7661, Linux's
+//! `tcp_is_cwnd_limited`: in slow start while cwnd is below twice the flight,
+//! in congestion avoidance while the flight is within 3 segments of cwnd).
 //!
 //! `C = 0.4`, `beta = 0.7`. The window is kept in segments as `f64`
 //! (the growth per ACK is a fraction of a byte at large windows) and
@@ -100,6 +103,17 @@ impl CongestionControl for Cubic {
         }
         if s.in_recovery {
             return; // loss recovery owns the window
+        }
+        // RFC 7661 / Linux's tcp_is_cwnd_limited: an application-limited
+        // sender does not grow a window it does not use
+        let flight_before = s.in_flight_bytes + s.bytes_acked;
+        let limited = if w.cwnd < w.ssthresh {
+            w.cwnd < 2 * flight_before
+        } else {
+            flight_before + 3 * w.mss >= w.cwnd
+        };
+        if !limited {
+            return;
         }
         if w.cwnd < w.ssthresh {
             w.cwnd += s.bytes_acked.min(self.abc_limit_bytes);
