@@ -147,6 +147,9 @@ pub struct LinkEntry {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// The settings to start from: `newreno` (default) or `linux`
+    /// (`docs/tcp-profiles.md`); every other key overrides one of them.
+    pub profile: Option<String>,
     /// Initial window, segments (default 10).
     pub initial_cwnd_segments: Option<u32>,
     /// RTO_min, ms (default 200).
@@ -175,6 +178,8 @@ pub struct TcpSpec {
     pub sack: Option<bool>,
     /// Tail loss probes (RFC 8985 §7) (default false).
     pub tlp: Option<bool>,
+    /// Data segments ACKed at once at connection start (default 0).
+    pub quickack_segments: Option<u32>,
 }
 
 /// `[output]`

@@ -130,6 +130,8 @@ pub struct TcpEndpoint {
     sack_rx: SackBlocks,
     /// Most SACK blocks per segment; 0: SACK off.
     sack_max_blocks: u8,
+    /// In-order data segments still to be ACKed at once (quick-ACK mode).
+    quickacks: u32,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -229,6 +231,7 @@ impl TcpEndpoint {
             ack_now: false,
             ece_pending: false,
             sack_rx: SackBlocks::default(),
+            quickacks: cfg.quickack_segments,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -549,6 +552,9 @@ impl TcpEndpoint {
                 bytes: delivered,
             });
             if filled_hole || !core.tcp_cfg.delayed_ack {
+                self.ack_now = true;
+            } else if self.quickacks > 0 {
+                self.quickacks -= 1;
                 self.ack_now = true;
             } else {
                 self.unacked_segs += 1;

@@ -16,6 +16,7 @@ pub mod cc;
 pub mod cubic;
 pub mod endpoint;
 pub mod pacing;
+pub mod profile;
 pub mod rcv_window;
 pub mod recovery;
 pub mod rtt;
@@ -78,6 +79,9 @@ pub struct TcpConfig {
     /// Tail loss probes (RFC 8985 §7): a probe after about two RTTs instead
     /// of waiting for the RTO when the tail of a flight is lost.
     pub tlp: bool,
+    /// Receivers ACK the first this many data segments of a connection at
+    /// once, without delaying (Linux's quick-ACK mode at start: 16); 0: off.
+    pub quickack_segments: u32,
 }
 
 impl TcpConfig {
@@ -107,6 +111,7 @@ impl TcpConfig {
             ecn: false,
             sack: false,
             tlp: false,
+            quickack_segments: 0,
         }
     }
 }
