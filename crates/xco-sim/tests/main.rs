@@ -13,6 +13,7 @@ mod ports;
 mod routing;
 mod scenario_errors;
 mod sharing;
+mod tcp_dctcp;
 mod tcp_profiles;
 mod tcp_reactions;
 mod tcp_sack;

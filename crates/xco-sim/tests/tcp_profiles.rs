@@ -47,6 +47,21 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
     .tcp_cfg;
     assert!(!c.sack && c.tlp);
     assert_eq!(c.cc, CcKind::NewReno);
+    let c = build(&incast_with(2, "profile = \"dctcp\""), None)
+        .unwrap()
+        .sim
+        .core
+        .tcp_cfg;
+    assert_eq!(c.cc, CcKind::Dctcp);
+    assert!(
+        c.ecn && c.sack && c.tlp && c.quickack_segments == 16,
+        "linux + DCTCP + ECN"
+    );
+    let e = build(&incast_with(2, "cc = \"dctcp\"\necn = false"), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("tcp.ecn"), "{e}");
     let e = build(&incast_with(2, "profile = \"bsd\""), None)
         .err()
         .unwrap()

@@ -26,6 +26,7 @@ pub mod qdisc;
 pub mod routing;
 pub mod scheduled;
 pub mod sfq;
+pub mod step_mark;
 pub mod topology;
 
 use crate::engine::{Event, EventQueue};

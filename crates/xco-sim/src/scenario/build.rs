@@ -281,7 +281,15 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,
             CcName::Cubic => CcKind::Cubic,
+            CcName::Dctcp => CcKind::Dctcp,
         };
+    }
+    c.ecn = t.ecn.unwrap_or(c.ecn || c.cc == CcKind::Dctcp);
+    if c.cc == CcKind::Dctcp && !c.ecn {
+        return Err(ScenarioError::field(
+            "tcp.ecn",
+            "DCTCP needs ECN: tcp.ecn = false contradicts tcp.cc = \"dctcp\"".into(),
+        ));
     }
     Ok(c)
 }

@@ -172,8 +172,10 @@ pub struct TcpSpec {
     pub rcv_buf_bytes: Option<u64>,
     /// cwnd restart after idle (default true).
     pub restart_after_idle: Option<bool>,
-    /// `newreno` (default) or `cubic`.
+    /// `newreno` (default), `cubic` or `dctcp`.
     pub cc: Option<CcName>,
+    /// ECN (RFC 3168): data ECT(0), receivers echo CE (default false; true with `dctcp`).
+    pub ecn: Option<bool>,
     /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) (default false).
     pub sack: Option<bool>,
     /// Tail loss probes (RFC 8985 §7) (default false).
@@ -241,6 +243,8 @@ pub enum CcName {
     Newreno,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// DCTCP (RFC 8257).
+    Dctcp,
 }
 
 /// `output.timeseries_ports`.

@@ -54,6 +54,11 @@ pub struct AckSample {
     /// Loss recovery owned the window when this ACK arrived (the algorithm
     /// should not grow it; recovery deflates it when it ends).
     pub in_recovery: bool,
+    /// The cumulative ACK point after this ACK (`snd_una`).
+    pub snd_una: u64,
+    /// One past the highest byte sent (`snd_max`): per-window bookkeeping
+    /// (DCTCP's alpha) ends a window when `snd_una` reaches a past `snd_max`.
+    pub snd_max: u64,
 }
 
 /// A congestion signal the sender acted on.
@@ -95,6 +100,8 @@ pub enum CcKind {
     NewReno,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// DCTCP (RFC 8257); implies ECN.
+    Dctcp,
 }
 
 impl CcKind {
@@ -103,6 +110,7 @@ impl CcKind {
         match s {
             "newreno" => Some(CcKind::NewReno),
             "cubic" => Some(CcKind::Cubic),
+            "dctcp" => Some(CcKind::Dctcp),
             _ => None,
         }
     }
@@ -164,6 +172,8 @@ pub enum Cc {
     NewReno(NewReno),
     /// CUBIC (RFC 9438).
     Cubic(Box<super::cubic::Cubic>),
+    /// DCTCP (RFC 8257).
+    Dctcp(Box<super::dctcp::Dctcp>),
     /// Any other algorithm, boxed (experiments and tests; one branch away
     /// from the built-in ones).
     Custom(Box<dyn CongestionControl + Send>),
@@ -174,6 +184,7 @@ impl std::fmt::Debug for Cc {
         match self {
             Cc::NewReno(c) => c.fmt(f),
             Cc::Cubic(c) => c.fmt(f),
+            Cc::Dctcp(c) => c.fmt(f),
             Cc::Custom(_) => f.write_str("Custom"),
         }
     }
@@ -186,6 +197,7 @@ impl Cc {
         match cfg.cc {
             CcKind::NewReno => Cc::NewReno(NewReno { abc_limit_bytes }),
             CcKind::Cubic => Cc::Cubic(Box::new(super::cubic::Cubic::new(abc_limit_bytes))),
+            CcKind::Dctcp => Cc::Dctcp(Box::new(super::dctcp::Dctcp::new(abc_limit_bytes))),
         }
     }
 }
@@ -196,6 +208,7 @@ impl CongestionControl for Cc {
         match self {
             Cc::NewReno(c) => c.on_ack(w, s),
             Cc::Cubic(c) => c.on_ack(w, s),
+            Cc::Dctcp(c) => c.on_ack(w, s),
             Cc::Custom(c) => c.on_ack(w, s),
         }
     }
@@ -204,6 +217,7 @@ impl CongestionControl for Cc {
         match self {
             Cc::NewReno(c) => c.on_congestion(w, ev, s),
             Cc::Cubic(c) => c.on_congestion(w, ev, s),
+            Cc::Dctcp(c) => c.on_congestion(w, ev, s),
             Cc::Custom(c) => c.on_congestion(w, ev, s),
         }
     }
@@ -238,6 +252,8 @@ mod tests {
             ece: false,
             in_flight_bytes: 0,
             in_recovery: false,
+            snd_una: 0,
+            snd_max: 0,
         }
     }
 

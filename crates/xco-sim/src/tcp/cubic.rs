@@ -225,6 +225,8 @@ mod tests {
                     ece: false,
                     in_flight_bytes: w.cwnd,
                     in_recovery: false,
+                    snd_una: 0,
+                    snd_max: 0,
                 };
                 c.on_ack(&mut w, &s);
                 out.push((

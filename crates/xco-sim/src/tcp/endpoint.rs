@@ -132,6 +132,9 @@ pub struct TcpEndpoint {
     sack_max_blocks: u8,
     /// In-order data segments still to be ACKed at once (quick-ACK mode).
     quickacks: u32,
+    /// Echo CE as DCTCP receivers do (RFC 8257 §3.2) instead of RFC 3168's
+    /// ECE-until-CWR.
+    dctcp_echo: bool,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -232,6 +235,7 @@ impl TcpEndpoint {
             ece_pending: false,
             sack_rx: SackBlocks::default(),
             quickacks: cfg.quickack_segments,
+            dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -254,6 +258,11 @@ impl TcpEndpoint {
     /// Bytes sent and not yet acknowledged.
     pub fn flight_bytes(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// The congestion control (to read its state).
+    pub fn congestion_control(&self) -> &Cc {
+        &self.cc
     }
 
     /// Replace the congestion control (before the connection carries data).
@@ -388,8 +397,21 @@ impl TcpEndpoint {
     /// RFC 3168 §6.1.2-6.1.3: CWR ends the echo, CE (re)starts it, ECE asks for CWR.
     #[cold]
     #[inline(never)]
-    fn on_ecn_signals(&mut self, core: &Core, p: &Packet) {
-        if p.payload_bytes > 0 {
+    fn on_ecn_signals(&mut self, core: &mut Core, p: &Packet) {
+        if self.dctcp_echo && p.payload_bytes > 0 && p.is_ect() {
+            // RFC 8257 §3.2: ECE tells exactly which data was CE-marked; when
+            // the CE state changes, first ACK what is held with the old state
+            let ce = p.ecn() == Ecn::Ce;
+            if ce {
+                self.ecn.ce_received += 1;
+            }
+            if ce != self.ece_pending {
+                if self.unacked_segs > 0 {
+                    self.send_control(core, FLAG_ACK);
+                }
+                self.ece_pending = ce;
+            }
+        } else if p.payload_bytes > 0 {
             if p.flags & FLAG_CWR != 0 {
                 self.ece_pending = false;
             }
@@ -472,6 +494,8 @@ impl TcpEndpoint {
                 ece: p.flags & FLAG_ECE != 0,
                 in_flight_bytes: self.snd_max - self.snd_una,
                 in_recovery: was_in_recovery,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
             };
             self.cc.on_ack(&mut self.win, &sample);
             if self.snd_una == self.snd_max {

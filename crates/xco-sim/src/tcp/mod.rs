@@ -7,13 +7,14 @@
 //! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
 //! two seams, split as in Linux, decide the rest. Loss recovery
 //! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; tail loss probes in [`tlp`]) finds losses and picks
-//! what to retransmit; congestion control ([`cc`]: NewReno, or CUBIC in [`cubic`];
-//! DCTCP next) grows the window from an ACK sample and answers congestion
+//! what to retransmit; congestion control ([`cc`]: NewReno, CUBIC in [`cubic`],
+//! DCTCP in [`dctcp`]) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
 //! ([`rcv_window`]) and pacing ([`pacing`]).
 
 pub mod cc;
 pub mod cubic;
+pub mod dctcp;
 pub mod endpoint;
 pub mod pacing;
 pub mod profile;

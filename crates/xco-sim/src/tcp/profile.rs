@@ -10,6 +10,7 @@
 //!   `newreno` already shares with Linux (timestamps, IW 10, RTO_min 200 ms,
 //!   a 40 ms delayed-ACK timer, an immediate ACK for out-of-order data and
 //!   for a filled hole, cwnd restart after idle).
+//! * `dctcp`: `linux` with DCTCP (RFC 8257) in place of CUBIC, and ECN.
 
 use super::cc::CcKind;
 use super::TcpConfig;
@@ -21,6 +22,8 @@ pub enum TcpProfile {
     NewReno,
     /// Linux's defaults as far as the model has them.
     Linux,
+    /// `linux` with DCTCP and ECN.
+    Dctcp,
 }
 
 impl TcpProfile {
@@ -29,12 +32,13 @@ impl TcpProfile {
         match s {
             "newreno" => Some(TcpProfile::NewReno),
             "linux" => Some(TcpProfile::Linux),
+            "dctcp" => Some(TcpProfile::Dctcp),
             _ => None,
         }
     }
 
     /// The names a scenario may use.
-    pub const NAMES: &'static str = "newreno, linux";
+    pub const NAMES: &'static str = "newreno, linux, dctcp";
 
     /// The settings of this profile for `mtu_bytes`.
     pub fn config(self, mtu_bytes: u32) -> TcpConfig {
@@ -47,6 +51,11 @@ impl TcpProfile {
                 tlp: true,
                 quickack_segments: LINUX_QUICKACKS,
                 ..base
+            },
+            TcpProfile::Dctcp => TcpConfig {
+                cc: CcKind::Dctcp,
+                ecn: true,
+                ..TcpProfile::Linux.config(mtu_bytes)
             },
         }
     }
