@@ -14,6 +14,7 @@ mod routing;
 mod scenario_errors;
 mod sharing;
 mod tcp_dctcp;
+mod tcp_pacing;
 mod tcp_profiles;
 mod tcp_reactions;
 mod tcp_sack;

@@ -72,6 +72,17 @@ impl Sender {
             .map(|p| (p.seq, p.payload_bytes as u64))
             .collect()
     }
+    /// Data segments sent since the last call, as (seq, len, time TCP sent it).
+    pub fn drain_timed(&mut self) -> Vec<(u64, u64, Time)> {
+        self.sim
+            .core
+            .net
+            .take_packets(self.nic)
+            .into_iter()
+            .filter(|p| p.kind == PktKind::Tcp && p.payload_bytes > 0)
+            .map(|p| (p.seq, p.payload_bytes as u64, Time(p.ts_val)))
+            .collect()
+    }
     /// Deliver a cumulative ACK for `ack` (echoing `ts_ecr`, 0 for none).
     pub fn ack_with_ts(&mut self, ack: u64, ts_ecr: u64) {
         let e = &self.sim.tcp.eps[self.ep as usize];

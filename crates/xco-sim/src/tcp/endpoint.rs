@@ -11,7 +11,7 @@
 //! deadline is a field write, with at most one engine event pending for each.
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
-use super::pacing::Pacer;
+use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
 use super::rtt::RttEstimator;
@@ -215,7 +215,11 @@ impl TcpEndpoint {
             tlp_on: cfg.tlp,
             tlp: TlpState::default(),
             rto_recovery: false,
-            pacer: Pacer::Off,
+            pacer: if cfg.pacing {
+                Pacer::Rate(RatePacer::default())
+            } else {
+                Pacer::Off
+            },
             pace_timer: Timer::IDLE,
             syn_retransmitted: false,
             last_send: Time::ZERO,
@@ -645,6 +649,9 @@ impl TcpEndpoint {
             self.win.cwnd = self.win.cwnd.min(iw);
         }
         let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
+        if let Pacer::Rate(r) = &mut self.pacer {
+            r.update(self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
+        }
         while self.snd_nxt < self.app_limit {
             let mut len = mss.min(self.app_limit - self.snd_nxt);
             if self.snd_nxt < self.snd_max {

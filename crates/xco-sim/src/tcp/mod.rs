@@ -83,6 +83,8 @@ pub struct TcpConfig {
     /// Receivers ACK the first this many data segments of a connection at
     /// once, without delaying (Linux's quick-ACK mode at start: 16); 0: off.
     pub quickack_segments: u32,
+    /// Pace new data at `gain x cwnd / SRTT` (200% in slow start, 120% after), as Linux.
+    pub pacing: bool,
 }
 
 impl TcpConfig {
@@ -113,6 +115,7 @@ impl TcpConfig {
             sack: false,
             tlp: false,
             quickack_segments: 0,
+            pacing: false,
         }
     }
 }
