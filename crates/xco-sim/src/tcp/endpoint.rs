@@ -20,9 +20,7 @@ use super::tlp::{Probe, TlpState};
 use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
-use crate::net::packet::{
-    Ecn, Packet, PktId, PktKind, SackOption, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN,
-};
+use crate::net::packet::{Ecn, Packet, PktId, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -382,12 +380,12 @@ impl TcpEndpoint {
             self.on_ecn_signals(core, p);
         }
         if p.flags & FLAG_ACK != 0 {
-            if p.flags & FLAG_SACK != 0 {
-                let opt = core.net.pool.sack(pkt);
-                self.process_ack(core, p, Some(&opt));
+            let newly_sacked = if p.flags & FLAG_SACK != 0 {
+                self.on_sack_option(core, pkt, p.ack)
             } else {
-                self.process_ack(core, p, None);
-            }
+                0
+            };
+            self.process_ack(core, p, newly_sacked);
         }
         if p.payload_bytes > 0 {
             self.process_data(core, p);
@@ -460,14 +458,26 @@ impl TcpEndpoint {
         });
     }
 
-    fn process_ack(&mut self, core: &mut Core, p: &Packet, sack: Option<&SackOption>) {
+    /// Record the SACK option of packet `pkt` (acknowledging `ack`) on the
+    /// scoreboard: the bytes newly SACKed.
+    #[cold]
+    #[inline(never)]
+    fn on_sack_option(&mut self, core: &Core, pkt: PktId, ack: u64) -> u64 {
+        if ack > self.snd_max {
+            return 0;
+        }
+        let (una, max) = (ack.max(self.snd_una), self.snd_max);
+        match self.recovery.as_sack() {
+            Some(r) => r.on_sack(&core.net.pool.sack(pkt), una, max),
+            None => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn process_ack(&mut self, core: &mut Core, p: &Packet, newly_sacked: u64) {
         let ack = p.ack;
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
-        }
-        let mut newly_sacked = 0;
-        if let (Some(opt), Some(r)) = (sack, self.recovery.as_sack()) {
-            newly_sacked = r.on_sack(opt, ack.max(self.snd_una), self.snd_max);
         }
         let cfg = &core.tcp_cfg;
         if ack > self.snd_una {
@@ -763,7 +773,7 @@ impl TcpEndpoint {
         let mut ip_bytes = core.tcp_cfg.header_bytes;
         if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
-            ip_bytes += self.sack_rx.option(self.sack_max_blocks as usize).wire_bytes();
+            ip_bytes += self.sack_option_bytes();
         }
         Packet {
             seq: self.snd_nxt,
@@ -783,6 +793,12 @@ impl TcpEndpoint {
             dst: self.peer_host,
             wnd: self.advertised_window(core.now, &core.tcp_cfg),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sack_option_bytes(&self) -> u32 {
+        self.sack_rx.option(self.sack_max_blocks as usize).wire_bytes()
     }
 
     fn acked_now(&mut self) {
@@ -812,15 +828,21 @@ impl TcpEndpoint {
     }
 
     /// Hand `p` to the host's egress, with its SACK option if it has one.
-    #[inline]
+    #[inline(always)]
     fn emit(&mut self, core: &mut Core, p: Packet) {
         let sacked = p.flags & FLAG_SACK != 0;
         let id = core.net.alloc(p);
         if sacked {
-            let opt = self.sack_rx.option(self.sack_max_blocks as usize);
-            core.net.pool.set_sack(id, opt);
+            self.attach_sack(core, id);
         }
         core.send(id);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn attach_sack(&self, core: &mut Core, id: PktId) {
+        let opt = self.sack_rx.option(self.sack_max_blocks as usize);
+        core.net.pool.set_sack(id, opt);
     }
 
     fn send_control(&mut self, core: &mut Core, flags: u8) {
@@ -846,12 +868,21 @@ impl TcpEndpoint {
 
     /// RFC 6298's timer is due at `rto_at`; with tail loss probes the one
     /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
-    #[inline]
+    #[inline(always)]
     fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
+        if self.tlp_on {
+            self.set_loss_timer_tlp(core, rto_at);
+        } else {
+            self.rto_timer.arm(&mut core.ev, rto_at, Event::TcpRto(self.id));
+        }
+    }
+
+    #[inline(never)]
+    fn set_loss_timer_tlp(&mut self, core: &mut Core, rto_at: Time) {
         self.rto_at = rto_at;
         self.probe_armed = false;
         let mut at = rto_at;
-        if self.tlp_on && self.probe_allowed() {
+        if self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
             let max_ack_delay = if core.tcp_cfg.delayed_ack {
                 core.tcp_cfg.delayed_ack_timeout
