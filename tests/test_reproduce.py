@@ -11,8 +11,8 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     r = cli("reproduce", "pdn-goodput", "--out", str(tmp_path), "--seed", "5")
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(tmp_path / "pdn-goodput.csv")
-    assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms"]
-    assert set(df["series"]) == {"newreno", "delay400", "delay800"}
+    assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
+    assert set(df["series"]) == {"newreno", "delay400", "delay800", "pdn"}
     assert sorted(set(df["n"])) == pdn.QUICK_N
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -44,8 +44,58 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     # completion time grows by orders of magnitude once RTOs hit
     comp = df[df["series"] == "newreno"].set_index("n")["completion_ms"]
     assert comp[150] > 50 * comp[8]
+    # PDN: no timeout, goodput high where NewReno collapsed, and the summary says so
+    p = df[df["series"] == "pdn"].set_index("n")
+    assert (p["timeouts"] == 0).all()
+    assert p["goodput_mbps"][150] > 0.8 * nr.max()
+    assert p["notifications"][150] > 0
+    assert "claim: with PDN goodput stays high" in r.stdout
+    assert "TCP with PDN" in r.stdout and "-> holds" in r.stdout
+
+
+def test_pdn_theory_and_queue_state_the_claim_beside_the_measurement(tmp_path, cli):
+    r = cli("reproduce", "pdn-theory", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    th = pd.read_csv(tmp_path / "pdn-theory.csv")
+    assert set(th["series"]) == {"pdn", "theory"}
+    assert "close to the theoretical best" in r.stdout
+    r = cli("reproduce", "pdn-queue", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    q = pd.read_csv(tmp_path / "pdn-queue.csv")
+    assert q["n"].max() == 300
+    assert q["max_notice_queue"].max() >= 1, "notifications were queued"
+    assert "never holds more than a single notification" in r.stdout
+
+
+def test_a_profile_is_chosen_by_name_and_an_unknown_one_is_refused(tmp_path, cli):
+    r = cli("reproduce", "pdn-goodput", "--profile", "paper", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "profile paper" in r.stdout and "MSS 536 B" in r.stdout and "IW 1 segments" in r.stdout
+    meta = json.loads((tmp_path / "pdn-goodput.meta.json").read_text())
+    assert meta["profile"] == "paper"
+    r = cli("reproduce", "pdn-goodput", "--profile", "ns2", "--out", str(tmp_path))
+    assert r.returncode == 2 and "modern, paper" in r.stderr
 
 
 def test_list_shows_reproductions(cli):
     r = cli("list")
     assert r.returncode == 0 and "pdn-goodput" in r.stdout and "pdn-completion" in r.stdout
+
+
+def test_pdn_fairness_writes_per_flow_series_and_phases(tmp_path, cli):
+    r = cli("reproduce", "pdn-fairness", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "pdn-fairness.csv")
+    assert set(df["series"]) == {
+        "flow 1 (PDN)",
+        "flow 2 (PDN)",
+        "flow 3 (NewReno)",
+        "flow 4 (NewReno)",
+        "flow 5 (NewReno)",
+    }
+    ph = pd.read_csv(tmp_path / "pdn-fairness-phases.csv")
+    assert list(ph["flows"]) == [1, 2, 3, 4, 5, 4, 3, 2, 1], "flows added, then removed, one per interval"
+    # a flow sends only while it runs: nothing from flow 1 after its removal (phase 6 on)
+    late = df[(df["series"] == "flow 1 (PDN)") & (df["t_s"] > ph["to_s"][4] + 0.02)]
+    assert late["throughput_mbps"].sum() == 0
+    assert "claim: PDN and NewReno flows share fairly" in r.stdout

@@ -20,6 +20,8 @@ examples:
   sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
   sudo xco testbed up testbeds/star3.toml    build real hosts from a topology file
   sudo xco testbed down testbeds/star3.toml  remove them (always safe to run)
+  sudo xco testbed up testbeds/fattree4.toml a routed k=4 fat-tree (routes = the controller's paths)
+  sudo xco reproduce real-incast --out r/    incast on real hosts beside the simulator
   xco controller --help / xco agent --help   the real XCo daemons (xco-daemon)
 
 Scenario files are TOML; see scenarios/ in the repository for commented
@@ -65,7 +67,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     width = max(len(k) for k in REGISTRY)
     print("reproductions (xco reproduce ID):")
     for rid, r in sorted(REGISTRY.items()):
-        print(f"  {rid:<{width}}  {r.title}")
+        prof = f"  [--profile {' | '.join(r.profiles)}]" if r.profiles else ""
+        print(f"  {rid:<{width}}  {r.title}{prof}")
     return 0
 
 
@@ -78,8 +81,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"{e.args[0]} (xco list shows them all)") from None
     _check_seed(args.seed)
     _check_jobs(args.jobs)
+    profile = getattr(args, "profile", None)
+    if profile is not None and profile not in r.profiles:
+        known = ", ".join(r.profiles) if r.profiles else "none (it has one set of settings)"
+        raise UsageError(f"--profile {profile!r}: {r.id} defines the profiles: {known}")
     opts = reproduce.Options(
-        out=_check_out(args.out), full=args.full, jobs=args.jobs, seed=args.seed, progress=args.progress
+        out=_check_out(args.out),
+        full=args.full,
+        jobs=args.jobs,
+        seed=args.seed,
+        progress=args.progress,
+        profile=profile or (r.profiles[0] if r.profiles else None),
     )
     t0 = time.perf_counter()
     outcome = r.run(opts)
@@ -193,6 +205,13 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed.netns import NamesTaken
 
     t = _topology_arg(args.topology)
+    if t.routed:
+        from .testbed import TopologyError, routes
+
+        try:
+            routes.plan(t)  # the controller's parser and paths: a file they refuse changes nothing
+        except TopologyError as e:
+            raise UsageError(str(e)) from None
     try:
         tb = up(t)
     except NamesTaken as e:
@@ -200,7 +219,8 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
     hosts = ", ".join(f"{h.name}={h.addr}" for h in t.hosts)
-    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches")
+    kind = "routers" if t.routed else "bridges"
+    print(f"testbed {t.prefix} is up: {len(t.hosts)} hosts ({hosts}), {len(t.switches)} switches ({kind})")
     print(f"  run a command on a host:  ip netns exec {tb.ns(t.hosts[0].name)} iperf3 -s")
     print(f"  the controller's address: {t.controller_ip}:{t.controller_port} (root namespace)")
     print(f"  tear down:                xco testbed down {args.topology}")
@@ -224,7 +244,7 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    known = ("real-udp", "real-vs-sim", "real-overhead")
+    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast")
     if args.experiment not in known:
         raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment
@@ -239,6 +259,12 @@ def _reproduce_options(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
     sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
+    sp.add_argument(
+        "--profile",
+        default=None,
+        help="the settings profile of the reproduction's scenario file: PDN's modern (default, today's "
+        "Linux-like TCP) or paper (the ns-3 defaults of the paper's time); `xco list` names them",
+    )
     sp.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

@@ -41,8 +41,10 @@ def lines(
     hline: tuple[float, str] | None = None,
     order: list[str] | None = None,
     marker: str | None = "o",
+    integer_y: bool = False,
 ) -> Path:
-    """One line per value of ``series``: ``y`` against ``x``, saved as PNG at ``path``."""
+    """One line per value of ``series``: ``y`` against ``x``, saved as PNG at
+    ``path`` (``integer_y``: the y axis counts things, integer ticks only)."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
     names = order or list(dict.fromkeys(df[series]))
     for name in names:
@@ -52,6 +54,11 @@ def lines(
         ax.axhline(hline[0], color="grey", linestyle="--", linewidth=1, label=hline[1])
     if logy:
         ax.set_yscale("log")
+    if integer_y:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)
 

@@ -101,6 +101,16 @@ def with_changes(base: dict[str, Any], **sections: dict[str, Any]) -> dict[str, 
     return out
 
 
+def size_bytes(value: str | float, field: str = "size") -> int:
+    """A size as scenarios read it (``"10KB"`` is 10,000 bytes), in bytes."""
+    return _native.size_bytes(value, field)
+
+
+def rate_bps(value: str | float, field: str = "rate") -> int:
+    """A rate as scenarios read it (``"1Gbps"``), in bits per second."""
+    return _native.rate_bps(value, field)
+
+
 def validate(scenario: ScenarioLike) -> None:
     """Raise :class:`ScenarioError` if ``scenario`` cannot be run."""
     _native.validate(to_text(scenario))

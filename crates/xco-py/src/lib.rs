@@ -4,6 +4,11 @@
 //! scenario text, releases the GIL while the simulator runs (so a thread
 //! pool runs sweeps on all cores), and hands back plain Python values: CSV
 //! text and bytes that the `xco` package turns into DataFrames and files.
+//!
+//! One call serves the real-host testbed: [`topology_paths`] reads a
+//! daemons' topology file with the controller's own parser and returns the
+//! path of every host pair as the controller schedules it, so the routed
+//! testbed's static routes follow the one routing layer of `xco-core`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -72,6 +77,27 @@ fn validate(py: Python<'_>, text: &str) -> PyResult<()> {
     scenario::build(text, None)
         .map(|_| ())
         .map_err(|e| scenario_err(py, e))
+}
+
+/// A size as the scenario reads it ("10KB", "64KiB", 1500), in bytes.
+#[pyfunction]
+fn size_bytes(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let q = quantity(value);
+    scenario::units::bytes(&q, field).map_err(|e| scenario_err(py, e))
+}
+
+/// A rate as the scenario reads it ("1Gbps", 1e9), in bits per second.
+#[pyfunction]
+fn rate_bps(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    let q = quantity(value);
+    scenario::units::rate_bps(&q, field).map_err(|e| scenario_err(py, e))
+}
+
+fn quantity(value: &Bound<'_, PyAny>) -> scenario::units::Quantity {
+    match value.extract::<f64>() {
+        Ok(x) => scenario::units::Quantity::Num(x),
+        Err(_) => scenario::units::Quantity::Text(value.str().map(|s| s.to_string()).unwrap_or_default()),
+    }
 }
 
 fn bench_dict<'py>(py: Python<'py>, r: BenchResult) -> PyResult<Bound<'py, PyDict>> {
@@ -156,6 +182,41 @@ fn bench_pdn_scenario(n: usize, rounds: u32) -> String {
     bench::pdn_scenario(n, rounds)
 }
 
+/// Nodes, directed links and every host pair's path of a daemons' topology
+/// file (`text`), computed as the real controller does (its parser, its
+/// scheduler's paths); raises `ValueError` naming the field if the file is wrong.
+///
+/// Returns a dict: `nodes` (names; hosts first in file order, then
+/// switches), `links` (list of (tail node, head node), the controller's
+/// directed link ids), `routing` (the mode's name) and `paths` (list of
+/// (src host, dst host, [link ids]) for every ordered pair of distinct hosts).
+#[pyfunction]
+fn topology_paths<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    let t = xco_daemon::config::Topology::parse(text).map_err(|e| PyValueError::new_err(e.0))?;
+    let d = PyDict::new(py);
+    let names: Vec<String> = t
+        .file
+        .hosts
+        .iter()
+        .map(|h| h.name.clone())
+        .chain(t.file.switches.iter().map(|s| s.name.clone()))
+        .collect();
+    d.set_item("nodes", names)?;
+    let links: Vec<(u32, u32)> = t.directed_links().iter().map(|l| (l.0, l.1)).collect();
+    d.set_item("links", links)?;
+    d.set_item("routing", t.routing.name())?;
+    let mut sched = t.sched_topology();
+    let n = t.hosts() as u32;
+    let paths = PyList::empty(py);
+    for s in 0..n {
+        for dst in (0..n).filter(|&x| x != s) {
+            paths.append((s, dst, sched.path(s, dst).to_vec()))?;
+        }
+    }
+    d.set_item("paths", paths)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -166,5 +227,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_fattree, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bench_sched, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(rate_bps, m)?)?;
     Ok(())
 }

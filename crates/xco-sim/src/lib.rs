@@ -3,8 +3,9 @@
 //! Layers, bottom to top (each a module):
 //! - [`engine`] — integer-time event queue ordered by `(time, seq)`.
 //! - [`net`] — packets (pooled, headers only), output-queued ports with
-//!   pluggable queue disciplines, links, switches, topologies, routing, and the
-//!   host egress layer (`sim::Core::send`) where XCo's coordinator sits.
+//!   pluggable queue disciplines, links, switches, topologies, routing.
+//! - [`host`] — the host layer between transports and the NIC: egress (where
+//!   XCo's coordinator sits) and receive (demultiplexing to transports).
 //! - [`tcp`] and [`udp`] — transports: RFC 5681/6582/6298 TCP with a
 //!   congestion-control trait; UDP messages split into fragments.
 //! - [`xco`] — XCo: the controller (the `xco-core` scheduler) on a host and a
@@ -15,7 +16,7 @@
 //! - [`scenario`] — TOML scenario files, validated with errors that name the
 //!   field, turned into a [`sim::Sim`].
 //! - [`output`] — CSV tables, `meta.json`, pcap captures.
-//! - [`bench`] — the benchmark workloads behind `xco bench sim`.
+//! - [`bench`](mod@bench) — the benchmark workloads behind `xco bench sim`.
 //!
 //! Speed habits (from htsim): picosecond integer time; at most one pending
 //! event per busy element; packets recycled from a pool and never carrying
@@ -25,6 +26,7 @@
 pub mod app;
 pub mod bench;
 pub mod engine;
+pub mod host;
 pub mod net;
 pub mod output;
 pub mod scenario;

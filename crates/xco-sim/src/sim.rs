@@ -3,7 +3,7 @@
 
 use crate::app::{App, AppNote, Env};
 use crate::engine::{Event, EventQueue};
-use crate::net::packet::{Packet, PktKind};
+use crate::host::{receive, Hosts};
 use crate::net::Net;
 use crate::tcp::table::TcpTable;
 use crate::tcp::TcpConfig;
@@ -29,41 +29,8 @@ pub struct Core {
     pub udp_sinks: Vec<UdpSink>,
     /// XCo's controller and coordinators, when the scenario runs XCo.
     pub xco: Option<Box<XcoSim>>,
-}
-
-impl Core {
-    /// The host egress layer: a packet leaves its transport. With XCo the
-    /// host's local coordinator decides when it reaches the NIC; otherwise it
-    /// goes straight to the NIC queue.
-    #[inline]
-    pub fn send(&mut self, pkt: u32) {
-        match self.xco.as_mut() {
-            Some(x) if x.coordinates(self.net.pool[pkt].src) => {
-                self.net.count_sent(pkt);
-                x.offer(self.now, &mut self.ev, &mut self.net, pkt);
-            }
-            _ => self.net.host_send(self.now, &mut self.ev, pkt),
-        }
-    }
-
-    /// True if TCP on `host` may hand a data segment of `frame` bytes for
-    /// `dst` to the egress layer (TCP blocks rather than losing packets at its
-    /// own host, as Linux's TCP Small Queues do).
-    #[inline]
-    pub fn egress_has_room(&mut self, host: u32, dst: u32, frame: u32) -> bool {
-        match self.xco.as_ref() {
-            Some(x) if x.coordinates(host) => x.has_room(host, dst, frame),
-            _ => self.net.nic_has_room(self.now, host, frame),
-        }
-    }
-
-    /// TCP endpoint `ep` on `host` waits until the egress layer has room.
-    pub fn egress_block(&mut self, host: u32, ep: u32) {
-        match self.xco.as_mut() {
-            Some(x) if x.coordinates(host) => x.block(host, ep),
-            _ => self.net.block_until_room(&mut self.ev, host, ep),
-        }
-    }
+    /// The host layer's state (endpoints waiting for egress room).
+    pub hosts: Hosts,
 }
 
 /// One time-series row: a flow's throughput or a port's queue in one bin.
@@ -153,6 +120,7 @@ impl Sim {
             .map(|p| 2 * (p.delay + p.serialization(jumbo)).ps())
             .max()
             .unwrap_or(1_000_000);
+        let n_nodes = net.nodes.len();
         Sim {
             core: Core {
                 now: Time::ZERO,
@@ -163,6 +131,7 @@ impl Sim {
                 seed,
                 udp_sinks: Vec::new(),
                 xco: None,
+                hosts: Hosts::new(n_nodes),
             },
             tcp: TcpTable::default(),
             apps: Vec::new(),
@@ -259,19 +228,14 @@ impl Sim {
         match ev {
             Event::PipeArrive(port) => {
                 if let Some(pkt) = core.net.on_pipe_arrive(core.now, &mut core.ev, port) {
-                    self.at_host(pkt);
+                    receive::deliver(core, &mut self.tcp, pkt);
                 }
             }
             Event::PortDepart(port) => core.net.on_port_depart(core.now, &mut core.ev, port),
-            Event::NicRoom(host) => {
-                core.net.on_nic_room(host);
-                if let Some(x) = core.xco.as_mut() {
-                    x.on_nic_room(core.now, &mut core.ev, &mut core.net, host);
-                }
-            }
+            Event::NicRoom(host) => core.on_nic_room(host),
             Event::Coordinator(host) => {
                 if let Some(x) = core.xco.as_mut() {
-                    x.on_coordinator_timer(core.now, &mut core.ev, &mut core.net, host);
+                    x.on_coordinator_timer(core.now, &mut core.ev, &mut core.net, &mut core.hosts, host);
                 }
             }
             Event::Controller => {
@@ -281,7 +245,7 @@ impl Sim {
             }
             Event::ControlMessage(slot) => {
                 if let Some(x) = core.xco.as_mut() {
-                    x.on_message(core.now, &mut core.ev, &mut core.net, slot);
+                    x.on_message(core.now, &mut core.ev, &mut core.net, &mut core.hosts, slot);
                 }
             }
             Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
@@ -303,63 +267,19 @@ impl Sim {
             Event::Sample => self.sample(),
             Event::Probe(_) | Event::Timer { .. } => {}
         }
-        if !self.core.net.wakeups.is_empty() {
-            let mut woken = std::mem::take(&mut self.core.net.wakeups);
+        if !self.core.hosts.wakeups.is_empty() {
+            let mut woken = std::mem::take(&mut self.core.hosts.wakeups);
             for &ep in &woken {
                 self.tcp.eps[ep as usize].output(&mut self.core);
             }
             // hand the list's memory back (nothing allocated per wake-up)
             // unless the woken senders queued new wake-ups meanwhile
-            if self.core.net.wakeups.is_empty() {
+            if self.core.hosts.wakeups.is_empty() {
                 woken.clear();
-                self.core.net.wakeups = woken;
+                self.core.hosts.wakeups = woken;
             }
         }
         Ok(())
-    }
-
-    /// A packet reached its destination host.
-    #[inline]
-    fn at_host(&mut self, pkt: u32) {
-        let core = &mut self.core;
-        let p: Packet = core.net.pool[pkt];
-        match p.kind {
-            PktKind::Tcp => {
-                core.net.release(pkt);
-                let ep = &mut self.tcp.eps[p.dst_ep as usize];
-                if ep.rx_flow == p.flow {
-                    ep.on_segment(core, pkt, &p);
-                }
-            }
-            PktKind::Udp => {
-                core.net.release(pkt);
-                core.udp_sinks[p.dst_ep as usize].on_fragment(&p, &mut core.net.flows);
-            }
-            PktKind::PingRequest => {
-                // the host answers an echo request at once, reusing the packet
-                let q = &mut core.net.pool[pkt];
-                q.kind = PktKind::PingReply;
-                q.route = p.ping().reply_route;
-                q.hop = 0;
-                q.src = p.dst;
-                q.dst = p.src;
-                core.net.host_send(core.now, &mut core.ev, pkt);
-            }
-            PktKind::Control => {
-                core.net.release(pkt);
-                if let Some(x) = core.xco.as_mut() {
-                    x.on_message(core.now, &mut core.ev, &mut core.net, p.control_slot());
-                }
-            }
-            PktKind::PingReply => {
-                core.net.release(pkt);
-                core.notes.push(AppNote::PingReply {
-                    app: p.dst_ep,
-                    seq: p.ping().probe,
-                    rtt: core.now.saturating_since(p.ping().sent_at),
-                });
-            }
-        }
     }
 
     /// Hand queued notes to their apps; true when one of them finished.

@@ -62,6 +62,10 @@ pub struct FlowStats {
     pub timeouts: u64,
     /// Fast retransmits (entries into fast recovery).
     pub fast_retransmits: u64,
+    /// Segments retransmitted because a PDN notification reported their drop.
+    pub notified_retransmits: u64,
+    /// Window reductions a PDN notification caused.
+    pub notified_reductions: u64,
     /// UDP messages sent.
     pub msgs_sent: u64,
     /// UDP messages delivered whole.
@@ -96,6 +100,8 @@ impl FlowStats {
             retransmits: 0,
             timeouts: 0,
             fast_retransmits: 0,
+            notified_retransmits: 0,
+            notified_reductions: 0,
             msgs_sent: 0,
             msgs_delivered: 0,
             rtt_sum_ps: 0,

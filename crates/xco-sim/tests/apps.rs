@@ -138,3 +138,43 @@ count = 1
         "every byte crossed the aggregator's upstream connection"
     );
 }
+
+#[test]
+fn a_bulk_flow_with_a_stop_time_is_removed_then_and_the_run_ends_when_all_have_stopped() {
+    let text = r#"
+[topology]
+kind = "star"
+hosts = 3
+[[apps]]
+kind = "bulk"
+src = "h0"
+dst = "h2"
+stop_ms = 5
+[[apps]]
+kind = "bulk"
+src = "h1"
+dst = "h2"
+start_ms = 2
+stop_ms = 8
+[output]
+timeseries_bin_us = 1000
+"#;
+    let sim = crate::support::run(text);
+    let end_ms = sim.core.now.as_secs_f64() * 1e3;
+    assert!(
+        (8.0..8.5).contains(&end_ms),
+        "the run ends at the last stop: {end_ms} ms"
+    );
+    let first = crate::support::metric(&sim, 0, "goodput_mbps");
+    let second = crate::support::metric(&sim, 1, "goodput_mbps");
+    // alone for 2 ms then sharing for 3 ms vs sharing for 3 ms then alone for 3 ms
+    assert!(first > 500.0 && second > 500.0, "{first} {second}");
+    // no flow-0 throughput after its stop (bins ending after 6 ms)
+    let late: f64 = sim
+        .samples
+        .iter()
+        .filter(|r| r.entity == "flow" && r.id == 0 && r.t.as_secs_f64() > 6.0e-3)
+        .map(|r| r.throughput_mbps)
+        .sum();
+    assert_eq!(late, 0.0, "flow 0 sent nothing after its stop");
+}

@@ -2,6 +2,7 @@
 
 use crate::support::incast;
 use std::collections::HashMap;
+use xco_sim::net::packet::PktKind;
 use xco_sim::scenario::build;
 
 fn check_conservation(text: &str) -> (u64, u64) {
@@ -15,8 +16,13 @@ fn check_conservation(text: &str) -> (u64, u64) {
     let mut held = 0usize;
     let mut waiting_somewhere = false;
     for i in 0..net.ports.len() {
-        let piped: Vec<u32> = net.ports[i].in_pipe().collect();
-        held += piped.len();
+        let all: Vec<u32> = net.ports[i].in_pipe().collect();
+        held += all.len();
+        // PDN notifications ride on frames but are no flow's bytes (nor a frame of their own)
+        let piped: Vec<u32> = all
+            .into_iter()
+            .filter(|&id| net.pool[id].kind != PktKind::DropNotice)
+            .collect();
         for &id in &piped {
             *in_flight.entry(net.pool[id].flow).or_default() += net.pool[id].ip_bytes as u64;
         }
@@ -54,6 +60,10 @@ fn check_conservation(text: &str) -> (u64, u64) {
         *in_flight.entry(net.pool[id].flow).or_default() += net.pool[id].ip_bytes as u64;
     }
     held += at_hosts.len();
+    // notifications waiting in PDN notification queues
+    held += (0..net.ports.len() as u32)
+        .map(|p| net.notice_queue_len(p))
+        .sum::<usize>();
     assert_eq!(held, net.pool.live(), "packets leaked from the pool");
     let mut drops = 0;
     for (i, f) in net.flows.iter().enumerate() {
@@ -124,5 +134,15 @@ slice_ms = 1
 v2v_queue = "200KB"
 "#;
     let (dropped, in_flight) = check_conservation(text);
+    assert!(dropped > 0 && in_flight > 0);
+}
+
+#[test]
+fn bytes_are_conserved_with_pdn_notifications_in_flight() {
+    // notifications travel beside the data; they are no flow's bytes
+    let mut text = incast(64, 50, "100KB", 200.0);
+    text = text.replace("[tcp]", "[run]\nduration_ms = 0.6\n[tcp]");
+    text.push_str("\n[pdn]\n");
+    let (dropped, in_flight) = check_conservation(&text);
     assert!(dropped > 0 && in_flight > 0);
 }

@@ -9,6 +9,7 @@ mod engine;
 mod golden;
 mod incast;
 mod outputs;
+mod pdn;
 mod ports;
 mod routing;
 mod scenario_errors;

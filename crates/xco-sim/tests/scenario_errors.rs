@@ -215,3 +215,49 @@ bytes = 1000
     let built = build(&text, None).expect("a 100k-host star is valid");
     assert_eq!(built.sim.apps.len(), 3);
 }
+
+const PROFILED: &str = r#"
+[run]
+profile = "paper"
+[topology]
+kind = "star"
+hosts = 2
+[tcp]
+initial_cwnd_segments = 10
+delayed_ack_timeout_ms = 40
+[profiles.paper]
+about = "an older simulator's defaults"
+tcp = { initial_cwnd_segments = 1, delayed_ack_timeout_ms = 200 }
+run = { mtu_bytes = 576 }
+[profiles.modern]
+[[apps]]
+kind = "transfer"
+src = "h0"
+dst = "h1"
+bytes = "10KB"
+"#;
+
+#[test]
+fn a_profile_overrides_the_scenarios_settings_key_by_key() {
+    let sc = xco_sim::scenario::parse(PROFILED).unwrap();
+    assert_eq!(sc.tcp.initial_cwnd_segments, Some(1));
+    assert_eq!(sc.tcp.delayed_ack_timeout_ms, Some(200.0));
+    assert_eq!(sc.run.mtu_bytes, Some(576));
+    let modern = PROFILED.replace("profile = \"paper\"", "profile = \"modern\"");
+    let sc = xco_sim::scenario::parse(&modern).unwrap();
+    assert_eq!(
+        sc.tcp.initial_cwnd_segments,
+        Some(10),
+        "an empty profile changes nothing"
+    );
+    assert_eq!(sc.run.mtu_bytes, None);
+}
+
+#[test]
+fn an_unknown_profile_or_profile_key_is_named() {
+    let e = err(&PROFILED.replace("profile = \"paper\"", "profile = \"ns2\""));
+    assert!(e.starts_with("run.profile: no profile \"ns2\""), "{e}");
+    assert!(e.contains("modern, paper"), "{e}");
+    let e = err(&PROFILED.replace("delayed_ack_timeout_ms = 200 }", "delack = 200 }"));
+    assert!(e.starts_with("profiles.paper.tcp.delack: unknown field"), "{e}");
+}

@@ -30,6 +30,7 @@ class Options:
     jobs: int | None = None
     seed: int = 1
     progress: bool | None = None
+    profile: str | None = None
 
 
 @dataclass
@@ -49,6 +50,8 @@ class Reproduction:
     source: str
     run: Callable[[Options], Outcome]
     shares_run_with: list[str] = field(default_factory=list)
+    # the settings profiles its scenario file defines (the first is the default)
+    profiles: list[str] = field(default_factory=list)
 
 
 REGISTRY: dict[str, Reproduction] = {}
@@ -117,4 +120,4 @@ def get(rid: str) -> Reproduction:
     return REGISTRY[rid]
 
 
-from . import pdn, real, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)
+from . import pdn, pdn_fairness, real, real_incast, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)

@@ -1,14 +1,23 @@
-"""PDN's incast experiments (../shared/spec/pdn.md): pdn-goodput and pdn-completion.
+"""PDN's incast experiments (../shared/spec/pdn.md): pdn-goodput,
+pdn-completion, pdn-theory and pdn-queue.
 
 N servers each send a 10 KB server request unit to one client through a
-300 KB drop-tail port; the next round starts when all have arrived. TCP
-NewReno with RTO_min 200 ms collapses once the synchronized burst overflows
-the buffer; a random start delay per server only postpones the collapse.
-(The PDN series itself comes with the PDN mechanism.)
+300 KB drop-tail port; the next round starts when all have arrived. Four
+series: TCP NewReno (RTO_min 200 ms) collapses once the synchronized burst
+overflows the buffer; a random start delay per server (U[0, 400 us] and
+U[0, 800 us]) only postpones the collapse; TCP with PDN (every switch and
+host) retransmits a dropped segment as soon as the switch's notification
+arrives.
+
+The settings come from the scenario file's profile (``--profile``):
+``modern`` (today's Linux-like defaults) or ``paper`` (the TCP defaults of
+ns-3.19/3.20, the simulator of the PDN paper's time; docs/profiles/pdn-paper.md
+says setting by setting where each value comes from).
 """
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from typing import Any
 
@@ -18,20 +27,20 @@ from .. import plot, scenario, sweep
 from ..sim import app_metrics
 from . import Options, Outcome, Reproduction, point_record, register, write_meta
 
-QUICK_N = [2, 8, 16, 24, 28, 30, 31, 32, 48, 64, 72, 80, 96, 128, 150]
+QUICK_N = [2, 8, 16, 24, 32, 48, 64, 96, 128, 150]
 FULL_N = list(range(2, 151))
-SERIES = {"newreno": 0.0, "delay400": 400.0, "delay800": 800.0}
+QUEUE_QUICK_N = [2, 50, 100, 150, 200, 250, 300]
+QUEUE_FULL_N = list(range(2, 301, 2))
+PROFILES = ["modern", "paper"]
+# series -> (random start delay max in us, PDN on)
+SERIES = {"newreno": (0.0, False), "delay400": (400.0, False), "delay800": (800.0, False), "pdn": (0.0, True)}
 SERIES_LABEL = {
     "newreno": "TCP NewReno",
-    "delay400": "NewReno + delay U[0,400us]",
-    "delay800": "NewReno + delay U[0,800us]",
+    "delay400": "NewReno + random delay ≤ 400 µs",
+    "delay800": "NewReno + random delay ≤ 800 µs",
+    "pdn": "TCP with PDN",
+    "theory": "best case (serialisation + propagation)",
 }
-
-
-def base_scenario() -> dict[str, Any]:
-    """The scenario file the sweep varies (shipped as xco/scenarios/pdn-incast.toml)."""
-    text = resources.files("xco").joinpath("scenarios/pdn-incast.toml").read_text()
-    return scenario.parse(text)
 
 
 def base_text() -> str:
@@ -39,40 +48,71 @@ def base_text() -> str:
     return resources.files("xco").joinpath("scenarios/pdn-incast.toml").read_text()
 
 
+def base_scenario(profile: str | None = None) -> dict[str, Any]:
+    """The scenario file the sweeps vary (xco/scenarios/pdn-incast.toml), with ``profile`` chosen."""
+    base = scenario.parse(base_text())
+    if profile is not None:
+        base = scenario.with_changes(base, run={"profile": profile})
+    return base
+
+
+def effective(base: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with its chosen profile's settings merged over its own (what the simulator runs)."""
+    name = base.get("run", {}).get("profile")
+    out = scenario.with_changes(base)
+    prof = base.get("profiles", {}).get(name, {}) if name else {}
+    for section in ("run", "tcp"):
+        for k, v in prof.get(section, {}).items():
+            out.setdefault(section, {})[k] = v
+    return out
+
+
+def mss_bytes(sc: dict[str, Any], pdn: bool) -> int:
+    """The MSS of the effective scenario ``sc`` (PDN hosts' is 20 bytes smaller)."""
+    mtu = sc.get("run", {}).get("mtu_bytes", 1500)
+    options = 12 if sc.get("tcp", {}).get("timestamps", True) else 0
+    return mtu - 40 - options - (20 if pdn else 0)
+
+
 def _measure(raw: dict[str, Any]) -> dict[str, Any]:
     m = app_metrics(raw)
+    # the PDN rows follow the apps in apps.csv (absent without PDN)
+    p = app_metrics(raw, app=1)
     return {
         "goodput_mbps": m["goodput_mbps"],
         "completion_ms": m["completion_ms_mean"],
         "timeouts": int(m["timeouts"]),
+        "notifications": int(p.get("notifications_made", 0)),
+        "max_notice_queue": int(p.get("max_queue_len", 0)),
     }
 
 
+def _point(base: dict[str, Any], series: str, n: int, rounds: int, seed: int) -> sweep.Point:
+    delay, pdn = SERIES[series]
+    sc = scenario.with_changes(
+        base,
+        topology={"hosts_a": n},
+        app0={"start_delay_max_us": delay, "rounds": rounds},
+    )
+    if pdn:
+        sc = scenario.with_changes(sc, pdn={})
+    return sweep.Point(labels={"series": series, "n": n}, scenario=sc, seed=seed)
+
+
 def sweep_points(opts: Options) -> list[sweep.Point]:
-    """Every (series, N) point of the sweep."""
-    base = base_scenario()
+    """Every (series, N) point of the goodput/completion/theory sweep."""
+    base = base_scenario(opts.profile)
     rounds = 100 if opts.full else base["apps"][0]["rounds"]
     ns = FULL_N if opts.full else QUICK_N
-    return [
-        sweep.Point(
-            labels={"series": s, "n": n},
-            scenario=scenario.with_changes(
-                base,
-                topology={"hosts_a": n},
-                app0={"start_delay_max_us": delay, "rounds": rounds},
-            ),
-            seed=opts.seed,
-        )
-        for s, delay in SERIES.items()
-        for n in ns
-    ]
+    return [_point(base, s, n, rounds, opts.seed) for s in SERIES for n in ns]
 
 
-def run_sweep(opts: Options) -> pd.DataFrame:
-    """Run every (series, N) point and return the tidy table."""
-    points = sweep_points(opts)
-    rows = sweep.run(points, _measure, jobs=opts.jobs, desc="pdn incast", progress=opts.progress)
-    return pd.DataFrame(rows)
+def queue_points(opts: Options) -> list[sweep.Point]:
+    """PDN only, N up to 300: the notification queue."""
+    base = base_scenario(opts.profile)
+    rounds = 100 if opts.full else base["apps"][0]["rounds"]
+    ns = QUEUE_FULL_N if opts.full else QUEUE_QUICK_N
+    return [_point(base, "pdn", n, rounds, opts.seed) for n in ns]
 
 
 def collapse_n(d: pd.DataFrame) -> int | None:
@@ -89,50 +129,183 @@ def _collapse_text(d: pd.DataFrame) -> str:
     return f"N >= {n}" if n is not None else "none up to the largest N"
 
 
-def summary(df: pd.DataFrame, opts: Options) -> str:
-    """The headline figures and the settings they depend on."""
-    base = base_scenario()
-    t, tcp, app = base["topology"], base["tcp"], base["apps"][0]
+def theory_ms(sc: dict[str, Any], n: int) -> float:
+    """The best-case round time with ``n`` servers: every byte of the N SRUs
+    serialised back to back at the client's link (headers and Ethernet
+    framing included, PDN's MSS), plus one 100 us round-trip propagation; no
+    loss, no waiting, perfectly coordinated (the spec's "only serialization +
+    100 us propagation")."""
+    sru = scenario.size_bytes(sc["apps"][0]["sru"])
+    mss = mss_bytes(sc, pdn=True)
+    header = 40 + (12 if sc.get("tcp", {}).get("timestamps", True) else 0)
+    segments = math.ceil(sru / mss)
+    wire_bytes = n * (sru + segments * (header + 18 + 20))  # + Ethernet header/FCS, preamble/gap
+    rate_bps = scenario.rate_bps(sc["topology"]["host_rate"])
+    return (wire_bytes * 8 / rate_bps + 100e-6) * 1e3
+
+
+def run_sweep(points: list[sweep.Point], opts: Options, desc: str) -> pd.DataFrame:
+    """Run ``points`` and return the tidy table."""
+    rows = sweep.run(points, _measure, jobs=opts.jobs, desc=desc, progress=opts.progress)
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------
+# what the paper claimed, beside what we measured
+
+
+def verdict_goodput(df: pd.DataFrame) -> list[str]:
+    """The spec's goodput claims with our figures and a verdict each."""
+    c = {s: collapse_n(df[df["series"] == s]) for s in SERIES}
+    big = df["n"].max()
+    plateau = df[df["series"] == "newreno"]["goodput_mbps"].max()
+    pdn = df[df["series"] == "pdn"]
+    out = []
+    ok = c["newreno"] is not None
+    out.append(
+        "claim: NewReno goodput collapses beyond some N. ours: collapse at "
+        f"{_collapse_text(df[df['series'] == 'newreno'])}"
+        f" -> {'holds' if ok else 'does not hold (no collapse in this range)'}"
+    )
+
+    def later(a: int | None, b: int | None) -> bool:
+        """True if a collapse at ``b`` comes after one at ``a`` (None: no collapse in range)."""
+        return b is None if a is None else (b is None or b > a)
+
+    both = ok and later(c["newreno"], c["delay400"]) and not later(c["delay800"], c["delay400"])
+    some = ok and (later(c["newreno"], c["delay400"]) or later(c["newreno"], c["delay800"]))
+    verdict = "holds" if both else ("partly (not every delay postpones it)" if some else "does not hold")
+    out.append(
+        "claim: a random start delay only postpones the collapse (more delay, later collapse; judged at this"
+        " sweep's N resolution). ours: "
+        f"400 us -> {_collapse_text(df[df['series'] == 'delay400'])}, 800 us -> "
+        f"{_collapse_text(df[df['series'] == 'delay800'])} -> {verdict}"
+    )
+    # "stays high" where NewReno has collapsed: from NewReno's collapse point on
+    n0 = c["newreno"] if c["newreno"] is not None else int(df["n"].min())
+    after = pdn[pdn["n"] >= n0]
+    pdn_min = after["goodput_mbps"].min()
+    high = pdn_min >= 0.8 * plateau
+    per_conn = int((pdn["timeouts"] / pdn["n"]).apply(math.ceil).max())
+    out.append(
+        f"claim: with PDN goodput stays high up to {big} servers. ours: lowest PDN goodput from N = {n0} on"
+        f" {pdn_min:.1f} Mbit/s ({pdn_min / plateau:.0%} of NewReno's best, {plateau:.1f}) -> "
+        + ("holds" if high else "does not hold (below 80% of NewReno's best)")
+    )
+    out.append(
+        f"  PDN's retransmission timeouts in the whole sweep: {int(pdn['timeouts'].sum())}"
+        + (
+            f" (at most {per_conn} per connection; where a profile's delayed-ACK timer is as long as its"
+            " RTO_min, a connection's first lone segment times out once even without a drop)"
+            if 0 < per_conn <= 1
+            else ""
+        )
+    )
+    return out
+
+
+def verdict_theory(df: pd.DataFrame) -> list[str]:
+    """PDN's completion time against the best case."""
+    pdn = df[df["series"] == "pdn"].set_index("n")
+    th = df[df["series"] == "theory"].set_index("n")
+    ratio = (pdn["completion_ms"] / th["completion_ms"]).dropna()
+    worst_n = int(ratio.idxmax())
+    worst = float(ratio.max())
+    return [
+        "claim: with PDN the completion time stays close to the theoretical best up to 150 servers. "
+        f"ours: at most {worst:.2f}x the best case (at N = {worst_n}; mean {ratio.mean():.2f}x) -> "
+        + ("holds" if worst <= 1.5 else "partly (within 3x)" if worst <= 3 else "does not hold")
+        + " (close: within 1.5x)"
+    ]
+
+
+def verdict_queue(df: pd.DataFrame) -> list[str]:
+    """The notification queue's largest length."""
+    q = int(df["max_notice_queue"].max())
+    return [
+        "claim: the notification queue never holds more than a single notification. "
+        f"ours: largest length {q} over N = {df['n'].min()}..{df['n'].max()} "
+        f"({int(df['notifications'].sum())} notifications made) -> "
+        + ("holds" if q <= 1 else "does not hold")
+    ]
+
+
+# ---------------------------------------------------------------------------
+
+
+def settings_text(opts: Options) -> list[str]:
+    """The settings the run used, with the profile's origin."""
+    base = base_scenario(opts.profile)
+    eff = effective(base)
+    t, tcp, app = eff["topology"], eff["tcp"], eff["apps"][0]
+    name = base.get("run", {}).get("profile")
+    about = base.get("profiles", {}).get(name, {}).get("about", "")
     rounds = 100 if opts.full else app["rounds"]
-    lines = [
+    return [
         "PDN incast: N servers -> 1 client, two switches, all links 1 Gbps, 100 us RTT,",
         f"  switch buffer {t['switch_buffer']} per port (KB = 1000 B), SRU {app['sru']} (1000 B units),"
         f" request {app['request']} B, {rounds} rounds, persistent connections",
-        f"  TCP {tcp['cc']}: MSS 1448 B (MTU 1500, timestamps), IW {tcp['initial_cwnd_segments']} segments,"
+        f"  profile {name}: {about}",
+        f"  TCP {tcp.get('cc', 'newreno')}: MSS {mss_bytes(eff, False)} B"
+        f" ({mss_bytes(eff, True)} B with PDN), timestamps {'on' if tcp.get('timestamps', True) else 'off'},"
+        f" IW {tcp['initial_cwnd_segments']} segments,"
         f" RTO_min {tcp['rto_min_ms']} ms, delayed ACK {'on' if tcp['delayed_ack'] else 'off'}"
         f" ({tcp['delayed_ack_timeout_ms']} ms), seed {opts.seed}",
+    ]
+
+
+def summary(df: pd.DataFrame, opts: Options) -> str:
+    """The headline figures, the settings they depend on and the verdicts."""
+    lines = [
+        *settings_text(opts),
         "",
-        f"{'series':<10} {'N=' + str(df['n'].min()):>12} {'collapse at':>24} "
+        f"{'series':<34} {'N=' + str(df['n'].min()):>12} {'collapse at':>24} "
         f"{'N=' + str(df['n'].max()):>12} {'completion N=max':>18}",
     ]
     for s in SERIES:
         d = df[df["series"] == s].sort_values("n")
         first, last = d.iloc[0], d.iloc[-1]
         lines.append(
-            f"{s:<10} {first['goodput_mbps']:>8.1f} Mb/s {_collapse_text(d):>24} "
+            f"{SERIES_LABEL[s]:<34} {first['goodput_mbps']:>8.1f} Mb/s {_collapse_text(d):>24} "
             f"{last['goodput_mbps']:>8.1f} Mb/s {last['completion_ms']:>15.2f} ms"
         )
+    lines += ["", *verdict_goodput(df)]
     return "\n".join(lines)
 
 
-def write_meta_point(base: dict, p: sweep.Point) -> dict:
-    """The meta record of point ``p`` of the sweep over ``base``."""
-    return point_record(base, p.labels, p.scenario, p.seed)
+def _note(rid: str, opts: Options) -> str:
+    return (
+        f"{rid} · xco, seed {opts.seed}, profile {opts.profile or 'modern'};"
+        " 1 Gbps, 100 us RTT, 300 KB/port, SRU 10 KB"
+    )
 
 
 def _run(opts: Options, rid: str) -> Outcome:
     opts.out.mkdir(parents=True, exist_ok=True)
-    df = run_sweep(opts)
-    ideal = 1000.0 * 1448 / 1538
-    note = f"xco {rid}, seed {opts.seed}; 1 Gbps, 100 us RTT, 300 KB/port, RTO_min 200 ms, SRU 10 KB"
+    points = sweep_points(opts)
+    df = run_sweep(points, opts, "pdn incast")
+    eff = effective(base_scenario(opts.profile))
+    mtu = eff.get("run", {}).get("mtu_bytes", 1500)
+    # payload per frame on the wire (+18 B framing, +20 B preamble and gap)
+    ideal = 1000.0 * mss_bytes(eff, False) / (mtu + 38)
+    theory = pd.DataFrame(
+        [{"series": "theory", "n": n, "completion_ms": theory_ms(eff, n)} for n in sorted(df["n"].unique())]
+    )
+    order = [SERIES_LABEL[s] for s in SERIES]
+    shown = df.assign(series=df["series"].map(SERIES_LABEL))
     files = []
+    cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
     for cur in ("pdn-goodput", "pdn-completion"):
         csv = opts.out / f"{cur}.csv"
-        df[["series", "n", "goodput_mbps", "completion_ms"]].to_csv(csv, index=False)
+        df[cols].to_csv(csv, index=False)
         files.append(csv)
+    both = pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
+    csv = opts.out / "pdn-theory.csv"
+    both.to_csv(csv, index=False)
+    files.append(csv)
     files.append(
         plot.lines(
-            df,
+            shown,
             "n",
             "goodput_mbps",
             "series",
@@ -140,13 +313,14 @@ def _run(opts: Options, rid: str) -> Outcome:
             title="Incast goodput vs number of servers",
             xlabel="servers N",
             ylabel="application goodput (Mbit/s)",
-            note=note,
+            note=_note("pdn-goodput", opts),
             hline=(ideal, "payload line rate"),
+            order=order,
         )
     )
     files.append(
         plot.lines(
-            df,
+            shown,
             "n",
             "completion_ms",
             "series",
@@ -154,35 +328,119 @@ def _run(opts: Options, rid: str) -> Outcome:
             title="Incast round completion time vs number of servers",
             xlabel="servers N",
             ylabel="mean round completion time (ms, log scale)",
-            note=note,
+            note=_note("pdn-completion", opts),
             logy=True,
+            order=order,
+        )
+    )
+    files.append(
+        plot.lines(
+            both.assign(series=both["series"].map(SERIES_LABEL)),
+            "n",
+            "completion_ms",
+            "series",
+            opts.out / "pdn-theory.png",
+            title="Round completion time with PDN vs the best case",
+            xlabel="servers N",
+            ylabel="mean round completion time (ms)",
+            note=_note("pdn-theory", opts),
+            order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
         )
     )
     text = summary(df, opts)
-    base = base_scenario()
-    points = [write_meta_point(base, p) for p in sweep_points(opts)]
-    for cur in ("pdn-goodput", "pdn-completion"):
-        (opts.out / f"{cur}.txt").write_text(text + "\n")
-        files.append(opts.out / f"{cur}.txt")
-        files.append(write_meta(opts, cur, {"series": SERIES}, base=base, points=points))
-    return Outcome(files=files, summary=text)
-
-
-register(
-    Reproduction(
-        id="pdn-goodput",
-        title="Incast goodput vs N: NewReno, +random start delay (PDN paper)",
-        source="pdn.md",
-        run=lambda o: _run(o, "pdn-goodput"),
-        shares_run_with=["pdn-completion"],
+    theory_text = "\n".join(
+        [
+            *settings_text(opts),
+            "",
+            f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
+            *(
+                f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
+                for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
+            ),
+            "",
+            *verdict_theory(pd.concat([df, theory])),
+        ]
     )
-)
+    base = base_scenario(opts.profile)
+    records = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
+    for cur, body in (("pdn-goodput", text), ("pdn-completion", text), ("pdn-theory", theory_text)):
+        (opts.out / f"{cur}.txt").write_text(body + "\n")
+        files.append(opts.out / f"{cur}.txt")
+        files.append(
+            write_meta(
+                opts, cur, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records
+            )
+        )
+    summary_text = text if rid != "pdn-theory" else theory_text
+    return Outcome(files=files, summary=summary_text)
+
+
+def _run_queue(opts: Options) -> Outcome:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    points = queue_points(opts)
+    df = run_sweep(points, opts, "pdn queue")
+    csv = opts.out / "pdn-queue.csv"
+    df[["n", "max_notice_queue", "notifications", "goodput_mbps", "timeouts"]].to_csv(csv, index=False)
+    png = plot.lines(
+        df.assign(series="largest notification queue (any port)"),
+        "n",
+        "max_notice_queue",
+        "series",
+        opts.out / "pdn-queue.png",
+        title="Largest PDN notification queue vs number of servers",
+        xlabel="servers N",
+        ylabel="notifications waiting (count)",
+        note=_note("pdn-queue", opts),
+        integer_y=True,
+    )
+    text = "\n".join(
+        [
+            *settings_text(opts),
+            "",
+            f"{'N':>5} {'largest queue':>14} {'notifications':>14} {'goodput (Mb/s)':>15}",
+            *(
+                f"{int(r.n):>5} {int(r.max_notice_queue):>14} {int(r.notifications):>14}"
+                f" {r.goodput_mbps:>15.1f}"
+                for r in df.sort_values("n").itertuples()
+            ),
+            "",
+            "the largest queue is taken over every port of the run (the bottleneck's is at most that)",
+            *verdict_queue(df),
+        ]
+    )
+    (opts.out / "pdn-queue.txt").write_text(text + "\n")
+    base = base_scenario(opts.profile)
+    meta = write_meta(
+        opts,
+        "pdn-queue",
+        {"profile": opts.profile},
+        base=base,
+        points=[point_record(base, p.labels, p.scenario, p.seed) for p in points],
+    )
+    return Outcome(files=[csv, png, opts.out / "pdn-queue.txt", meta], summary=text)
+
+
+for _rid, _title in (
+    ("pdn-goodput", "Incast goodput vs N: NewReno, +random start delay, PDN (PDN paper)"),
+    ("pdn-completion", "Incast round completion time vs N, same series (PDN paper)"),
+    ("pdn-theory", "PDN's round completion time vs the best case (PDN paper)"),
+):
+    register(
+        Reproduction(
+            id=_rid,
+            title=_title,
+            source="pdn.md",
+            run=lambda o, rid=_rid: _run(o, rid),
+            shares_run_with=[r for r in ("pdn-goodput", "pdn-completion", "pdn-theory") if r != _rid],
+            profiles=PROFILES,
+        )
+    )
 register(
     Reproduction(
-        id="pdn-completion",
-        title="Incast round completion time vs N, same series (PDN paper)",
+        id="pdn-queue",
+        title="Largest notification queue with PDN, N up to 300 (PDN paper)",
         source="pdn.md",
-        run=lambda o: _run(o, "pdn-completion"),
-        shares_run_with=["pdn-goodput"],
+        run=_run_queue,
+        profiles=PROFILES,
     )
 )

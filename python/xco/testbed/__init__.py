@@ -2,7 +2,9 @@
 machine, built from the same topology file the XCo daemons read.
 
 Layers: :mod:`.topo` reads the file, :mod:`.netns` builds and removes the
-namespaces, bridges, veths and tbf ports, :mod:`.daemons` starts the real
+namespaces, bridges (or routers), veths and tbf ports, :mod:`.routes` compiles
+the controller's paths into a routed testbed's static routes (switch graphs
+with loops, e.g. ``testbeds/fattree4.toml``), :mod:`.daemons` starts the real
 controller and agents, :mod:`.iperf` runs iperf3 and parses its JSON.
 """
 

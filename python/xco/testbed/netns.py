@@ -1,5 +1,7 @@
 """Real hosts on one machine: network namespaces, veth links, Linux bridges
-as switches, tbf on every egress port (a rate and a drop-tail byte buffer).
+(or, with ``[testbed] forwarding = "route"``, IPv4 routers whose static
+routes :mod:`.routes` compiles from the controller's paths) as switches, tbf
+on every egress port (a rate and a drop-tail byte buffer).
 
 Every name a testbed creates follows from its topology file (:func:`names`),
 and everything it creates carries the mark ``xco-testbed:PREFIX`` (the alias
@@ -33,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import routes
 from .topo import TestbedTopology, TopologyError, check_prefix
 
 
@@ -220,13 +223,36 @@ def _add_ns(tb: Testbed, ns: str) -> None:
     sh("ip", "link", "set", "lo", "alias", mark(tb.prefix), "up", ns=ns)
 
 
+def _batch(ns: str, lines: list[str]) -> None:
+    """Run ``ip`` commands (one per line) inside namespace ``ns`` in one process."""
+    if not lines:
+        return
+    r = subprocess.run(["ip", "-n", ns, "-batch", "-"], input="\n".join(lines) + "\n",
+                       capture_output=True, text=True)  # fmt: skip
+    if r.returncode != 0:
+        raise TestbedError(f"configuring {ns} failed: {r.stderr.strip() or r.stdout.strip()}")
+
+
+# a routed switch forwards and takes packets on any port (its routes may be per source or
+# per input port, so the reverse-path filter would drop packets of asymmetric paths)
+ROUTER_SYSCTLS = (
+    "net.ipv4.ip_forward=1",
+    "net.ipv4.conf.all.rp_filter=0",
+    "net.ipv4.conf.default.rp_filter=0",
+)
+
+
 def _build(tb: Testbed) -> None:
     t = tb.topo
     p = t.prefix
     m = mark(p)
+    plan = routes.plan(t) if t.routed else None  # before anything is made: a bad file changes nothing
     for s in t.switches:
         ns = tb.ns(s)
         _add_ns(tb, ns)
+        if plan is not None:
+            sh("sysctl", "-qw", *ROUTER_SYSCTLS, ns=ns)
+            continue
         sh("ip", "link", "add", "br0", "type", "bridge", ns=ns)
         sh("ip", "link", "set", "br0", "up", ns=ns)
     mgmt_net = t.mgmt_net
@@ -246,13 +272,15 @@ def _build(tb: Testbed) -> None:
         sw = tb.ns(h.switch)
         _add_ns(tb, ns)
         # data link: host eth0 <-> switch port p-HOST, made directly inside the two namespaces
-        port = f"p-{h.name}"[:15]
+        port = routes.host_port(h.name)
         sh("ip", "link", "add", "eth0", "netns", ns, "type", "veth", "peer", "name", port, "netns", sw)
-        sh("ip", "addr", "add", f"{h.addr}/{t.data_prefix_len}", "dev", "eth0", ns=ns)
+        if plan is None:
+            sh("ip", "addr", "add", f"{h.addr}/{t.data_prefix_len}", "dev", "eth0", ns=ns)
         for dev, where in (("eth0", ns), (port, sw)):
             _no_offload(dev, where)
             sh("ip", "link", "set", dev, "up", ns=where)
-        sh("ip", "link", "set", port, "master", "br0", ns=sw)
+        if plan is None:
+            sh("ip", "link", "set", port, "master", "br0", ns=sw)
         # the host's NIC queue is deep (Linux's txqueuelen); the switch port's is the shallow buffer
         _tbf("eth0", ns, h.rate_mbps, t.host_queue_bytes)
         _tbf(port, sw, h.rate_mbps, t.buffer_bytes)
@@ -269,15 +297,21 @@ def _build(tb: Testbed) -> None:
             _guest(tb, h.name, gi, g)
     for a_sw, b_sw, rate in t.links:
         # switch link, made directly inside the two switches
-        pa, pb = f"t-{b_sw}"[:15], f"t-{a_sw}"[:15]
+        pa, pb = routes.trunk_port(b_sw), routes.trunk_port(a_sw)
         sh("ip", "link", "add", pa, "netns", tb.ns(a_sw),
            "type", "veth", "peer", "name", pb, "netns", tb.ns(b_sw))  # fmt: skip
         for dev, sw in ((pa, a_sw), (pb, b_sw)):
             _no_offload(dev, tb.ns(sw))
-            sh("ip", "link", "set", dev, "master", "br0", ns=tb.ns(sw))
+            if plan is None:
+                sh("ip", "link", "set", dev, "master", "br0", ns=tb.ns(sw))
             sh("ip", "link", "set", dev, "up", ns=tb.ns(sw))
             _tbf(dev, tb.ns(sw), rate, t.buffer_bytes)
-    # routes to guest prefixes via their host
+    if plan is not None:
+        # addresses, routes and rules of every host and router
+        for name, lines in plan.batch.items():
+            _batch(tb.ns(name), lines)
+        return
+    # bridged: routes to guest prefixes via their host
     for h in t.hosts:
         for g in h.guests:
             for o in t.hosts:

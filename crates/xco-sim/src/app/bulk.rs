@@ -19,6 +19,8 @@ pub struct BulkConfig {
     pub dst: u32,
     /// Bytes to send (`None`: as many as the run allows).
     pub bytes: Option<u64>,
+    /// Stop (close the connection) at this time, if set.
+    pub stop: Option<Time>,
 }
 
 /// The running application.
@@ -30,6 +32,9 @@ pub struct Bulk {
     done: Option<Time>,
     delivered: u64,
 }
+
+/// The timer token of a bulk transfer's stop.
+const STOP_TOKEN: u32 = 1;
 
 /// Bytes written for an "unlimited" transfer (never reached in a run).
 const UNLIMITED_BYTES: u64 = 1 << 50;
@@ -60,6 +65,15 @@ impl Application for Bulk {
             .open(env.core, self.id, self.cfg.src, self.cfg.dst, 0, roles)
             .map_err(|e| e.0)?;
         self.ep = Some(c);
+        if let Some(stop) = self.cfg.stop {
+            env.core.ev.schedule(
+                stop.max(env.core.now),
+                crate::engine::Event::App {
+                    app: self.id,
+                    token: STOP_TOKEN,
+                },
+            );
+        }
         Ok(())
     }
     fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
@@ -78,14 +92,21 @@ impl Application for Bulk {
         }
         Ok(())
     }
-    fn on_timer(&mut self, _env: &mut Env, _token: u32) -> Result<(), String> {
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        if token == STOP_TOKEN && self.done.is_none() {
+            // the flow is removed: both ends close, what is still in flight is discarded
+            if let Some(ep) = self.ep {
+                env.tcp.close_pair(ep);
+            }
+            self.done = Some(env.core.now);
+        }
         Ok(())
     }
     fn finished(&self) -> bool {
         self.done.is_some()
     }
     fn endless(&self) -> bool {
-        self.cfg.bytes.is_none()
+        self.cfg.bytes.is_none() && self.cfg.stop.is_none()
     }
     fn kind(&self) -> &'static str {
         if self.cfg.bytes.is_some() {
@@ -114,7 +135,12 @@ impl Application for Bulk {
 
 /// A bulk config (helper for the scenario builder).
 pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>) -> BulkConfig {
-    BulkConfig { src, dst, bytes }
+    BulkConfig {
+        src,
+        dst,
+        bytes,
+        stop: None,
+    }
 }
 
 /// `[[apps]] kind = "bulk"`: one unlimited TCP transfer per source (needs `run.duration_ms`).
@@ -123,6 +149,8 @@ pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>) -> BulkConfig {
 pub struct BulkSpec {
     /// Start time, ms (default 0).
     pub start_ms: Option<f64>,
+    /// Stop time, ms: the connection closes (the flow is removed); default: runs to the end.
+    pub stop_ms: Option<f64>,
     /// The sender(s): one host, a range `"a0..a31"`, a prefix `"a*"` or a list.
     pub src: Hosts,
     /// The receiver.
@@ -150,11 +178,30 @@ fn add_transfers(
     src: &Hosts,
     dst: &str,
     size: Option<u64>,
+    stop_ms: Option<f64>,
 ) -> Result<(), ScenarioError> {
     let start = cx.start(start_ms)?;
+    let stop = match stop_ms {
+        None => None,
+        Some(ms) => {
+            let field = cx.field("stop_ms");
+            let t = Time::ZERO + crate::scenario::limits::sim_ms(Some(ms), &field, 0.0)?;
+            if t <= start {
+                return Err(ScenarioError::field(
+                    &field,
+                    format!("must be after start_ms, got {ms}"),
+                ));
+            }
+            Some(t)
+        }
+    };
     for (src, dst) in cx.pairs(src, dst)? {
         let id = sim.next_app_id();
-        sim.add_app(App::Bulk(Bulk::new(id, bulk_config(src, dst, size))), start);
+        let cfg = BulkConfig {
+            stop,
+            ..bulk_config(src, dst, size)
+        };
+        sim.add_app(App::Bulk(Bulk::new(id, cfg)), start);
     }
     Ok(())
 }
@@ -162,7 +209,7 @@ fn add_transfers(
 impl BulkSpec {
     /// Add one bulk transfer per source to `sim`.
     pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, None)
+        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, None, self.stop_ms)
     }
 
     /// Bulk transfers draw nothing.
@@ -181,7 +228,7 @@ impl TransferSpec {
                 "must be positive".into(),
             ));
         }
-        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, Some(size))
+        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, Some(size), None)
     }
 
     /// Transfers draw nothing.

@@ -21,6 +21,7 @@
 //! input and drops per reason.
 
 pub mod packet;
+pub mod pdn;
 pub mod port;
 pub mod qdisc;
 pub mod routing;
@@ -32,7 +33,7 @@ pub mod topology;
 use crate::engine::{Event, EventQueue};
 use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
-use packet::{Ecn, Packet, PacketPool, PktId};
+use packet::{Ecn, Packet, PacketPool, PktId, PktKind};
 use port::{InputCount, InputStats, Port};
 use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Router, RoutingMode};
@@ -114,12 +115,6 @@ pub struct Net {
     pub captures: Vec<CaptureBuffer>,
     /// Data packets (payload > 0) that crossed a link.
     pub data_packet_hops: u64,
-    /// Per host: TCP endpoints waiting for room in the NIC queue.
-    blocked: Vec<Vec<u32>>,
-    /// Per host: a room check is scheduled.
-    room_event: Vec<bool>,
-    /// Endpoints whose NIC queue drained (the driver wakes them after the event).
-    pub wakeups: Vec<u32>,
     /// Per node: the ports (links) coming into it, in input-index order.
     ins: Vec<Vec<u32>>,
     /// Drops whose discipline asked for a notification, oldest first; the
@@ -127,6 +122,8 @@ pub struct Net {
     pub drop_notices: Vec<DropNotice>,
     /// Scratch for packets a scheduled discipline evicts.
     evicted: Vec<Queued>,
+    /// PDN's notification queues and counters, when PDN runs.
+    pdn: Option<Box<pdn::PdnState>>,
     /// Per (port, input) arrivals: port `p`'s slice starts at `ports[p].inputs_at`.
     input_arrivals: Vec<InputCount>,
     /// Per (port, input) drops, laid out as `input_arrivals`.
@@ -271,11 +268,9 @@ impl Net {
             flows: Vec::new(),
             captures: Vec::new(),
             data_packet_hops: 0,
-            blocked: vec![Vec::new(); n],
-            room_event: vec![false; n],
-            wakeups: Vec::new(),
             ins,
             drop_notices: Vec::new(),
+            pdn: None,
             evicted: Vec::new(),
             input_arrivals: vec![InputCount::default(); n_inputs as usize],
             input_drops: vec![InputCount::default(); n_inputs as usize],
@@ -331,17 +326,6 @@ impl Net {
         f.wire_bytes_dropped += p.ip_bytes as u64;
         f.wire_packets_dropped += 1;
         self.pool.release(pkt);
-    }
-
-    /// Ask for a `NicRoom` event when `host`'s oldest waiting packet starts.
-    pub fn wait_for_room(&mut self, ev: &mut EventQueue, host: u32) {
-        if !self.room_event[host as usize] {
-            let nic = self.nodes[host as usize].nic as usize;
-            if let Some(t) = self.ports[nic].next_start() {
-                self.room_event[host as usize] = true;
-                ev.schedule(t, Event::NicRoom(host));
-            }
-        }
     }
 
     /// The router packets follow (models that must see the packets' paths clone it).
@@ -454,7 +438,11 @@ impl Net {
             }
             Verdict::Drop(reason) => return self.drop_arriving(now, port, input.index, pkt, reason, false),
             Verdict::DropNotify(reason) => {
-                return self.drop_arriving(now, port, input.index, pkt, reason, true);
+                self.drop_arriving(now, port, input.index, pkt, reason, true);
+                if self.pdn.is_some() {
+                    self.pdn_flush(now, ev);
+                }
+                return;
             }
         }
         self.admit_fifo(now, ev, port, pkt, bytes, idle);
@@ -559,6 +547,9 @@ impl Net {
             self.evict(port, q);
         }
         self.evicted = evicted;
+        if self.pdn.is_some() && !self.drop_notices.is_empty() {
+            self.pdn_flush(now, ev);
+        }
         if admitted && idle {
             self.start_next(now, ev, port);
         }
@@ -575,22 +566,43 @@ impl Net {
         let Qdisc::Scheduled(s) = &mut pt.qdisc else {
             return;
         };
-        let Some(q) = s.dequeue(now) else {
-            return;
+        let next = s.dequeue(now);
+        // PDN: a waiting notification rides on the frame, or alone in an empty one
+        let notice = if self.pdn.is_some() {
+            self.take_notice(port, next.is_some())
+        } else {
+            None
         };
-        let done = now + pt.serialization(q.frame_bytes + gap);
+        let (pkt, frame_bytes) = match (next, notice) {
+            (Some(q), None) => (Some(q.pkt), q.frame_bytes),
+            (Some(q), Some(_)) => (Some(q.pkt), q.frame_bytes + pdn::NOTICE_BYTES),
+            (None, Some(_)) => (None, pdn::EMPTY_FRAME_BYTES),
+            (None, None) => return,
+        };
+        let pt = &mut self.ports[port as usize];
+        let done = now + pt.serialization(frame_bytes + gap);
         pt.busy_until = done;
         let arrive = done + pt.delay;
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }
-        pt.pipe.push_back((arrive, q.pkt));
+        if let Some(pkt) = pkt {
+            pt.pipe.push_back((arrive, pkt));
+        }
+        if let Some(n) = notice {
+            pt.pipe.push_back((arrive, n));
+        }
         if pt.depart_at == Time::NEVER {
             pt.depart_at = done;
             ev.schedule(done, Event::PortDepart(port));
         }
         if let Some(c) = pt.capture {
-            self.captures[c as usize].record(now, &self.pool[q.pkt]);
+            match (pkt, notice) {
+                (Some(pkt), None) => self.captures[c as usize].record(now, &self.pool[pkt]),
+                (Some(pkt), Some(_)) => self.captures[c as usize].record_carrier(now, &self.pool[pkt]),
+                (None, Some(n)) => self.captures[c as usize].record_empty_frame(now, &self.pool[n]),
+                (None, None) => {}
+            }
         }
     }
 
@@ -741,34 +753,6 @@ impl Net {
         rows
     }
 
-    /// True if host `host`'s NIC queue can take `frame_bytes` more of TCP data
-    /// and still keep room for ACKs and retransmissions (four MTU-sized frames).
-    ///
-    /// TCP never loses packets in its own host's queue (Linux's TCP Small
-    /// Queues block the socket instead); this is the check that blocks it.
-    #[inline]
-    pub fn nic_has_room(&mut self, now: Time, host: u32, frame_bytes: u32) -> bool {
-        let pt = &mut self.ports[self.nodes[host as usize].nic as usize];
-        let headroom = 4 * 9_100u64.min(pt.buffer_bytes / 8);
-        pt.backlog_bytes(now) + frame_bytes as u64 + headroom <= pt.buffer_bytes
-    }
-
-    /// TCP endpoint `ep` on `host` waits for room in the NIC queue: it is
-    /// woken (through [`Net::wakeups`]) when the oldest waiting packet starts.
-    pub fn block_until_room(&mut self, ev: &mut EventQueue, host: u32, ep: u32) {
-        let b = &mut self.blocked[host as usize];
-        if !b.contains(&ep) {
-            b.push(ep);
-        }
-        self.wait_for_room(ev, host);
-    }
-
-    /// The room check of `host` fired: queue its blocked endpoints for waking.
-    pub fn on_nic_room(&mut self, host: u32) {
-        self.room_event[host as usize] = false;
-        self.wakeups.append(&mut self.blocked[host as usize]);
-    }
-
     /// The head packet of `port`'s pipe arrives; returns it if it reached a host.
     #[inline]
     pub fn on_pipe_arrive(&mut self, now: Time, ev: &mut EventQueue, port: u32) -> Option<PktId> {
@@ -783,6 +767,9 @@ impl Net {
         }
         let to = pt.to;
         let p = &mut self.pool[pkt];
+        if p.kind == PktKind::DropNotice {
+            return self.on_notice_arrive(now, ev, to, pkt);
+        }
         pt.stats.delivered_bytes += (p.ip_bytes + self.framing.frame_overhead_bytes) as u64;
         if p.payload_bytes > 0 {
             self.data_packet_hops += 1;

@@ -19,6 +19,9 @@ pub enum PktKind {
     PingReply,
     /// An XCo control message (its content is in the control plane, slot `seq`).
     Control,
+    /// A PDN drop notification on its way back to a sender (not IP traffic:
+    /// it rides on frames, see [`super::pdn`]; read through [`Packet::notice`]).
+    DropNotice,
 }
 
 /// TCP flag: SYN.

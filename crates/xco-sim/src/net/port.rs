@@ -6,7 +6,7 @@
 //! waiting to start serialising are a small list of (start time, bytes)
 //! trimmed lazily whenever the backlog is asked for. In scheduled mode the
 //! discipline holds the waiting packets and the port has one pending
-//! departure event while it serialises ([`Port::depart_at`]). Either way only
+//! departure event while it serialises (`Port::depart_at`). Either way only
 //! the pipe's head packet has a pending arrival event.
 //!
 //! Every port counts arrivals and drops per input (the neighbour the packet

@@ -8,6 +8,7 @@
 //! checksum, so the TCP/UDP checksums are those of the real packet.)
 
 use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_FIN, FLAG_SACK, FLAG_SYN};
+use crate::net::pdn::{EMPTY_FRAME_BYTES, ETHERTYPE_PDN_IPV4, NOTICE_BYTES};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
@@ -22,6 +23,10 @@ pub struct CaptureBuffer {
     tcp_header_bytes: u32,
     records: Vec<(Time, Packet)>,
 }
+
+/// In a recorded copy only: the frame carried a PDN notification (flag bit 5,
+/// unused by the packet itself).
+const RECORD_CARRIES_NOTICE: u8 = 0x20;
 
 /// IPv4 address of node `n` (10.x.y.z).
 pub fn node_ip(n: u32) -> [u8; 4] {
@@ -66,6 +71,24 @@ fn checksum_finish(mut sum: u32) -> u16 {
     !(sum as u16)
 }
 
+/// The 20 bytes of a notification: type (1: packet drop), operation (1:
+/// retransmit, then halve cwnd), the dropped segment's addresses and ports,
+/// its sequence number and payload length.
+fn notice_bytes(n: &Packet) -> [u8; 20] {
+    let h = n.notice();
+    let mut b = [0u8; 20];
+    b[0] = 1;
+    b[1] = 1;
+    // the dropped segment went from the notification's destination to its source
+    b[2..6].copy_from_slice(&node_ip(n.dst));
+    b[6..10].copy_from_slice(&node_ip(n.src));
+    b[10..12].copy_from_slice(&ep_port(h.sender_ep).to_be_bytes());
+    b[12..14].copy_from_slice(&ep_port(n.dst_ep).to_be_bytes());
+    b[14..18].copy_from_slice(&(h.seq.wrapping_add(1) as u32).to_be_bytes());
+    b[18..20].copy_from_slice(&(h.len_bytes.min(65_535) as u16).to_be_bytes());
+    b
+}
+
 impl CaptureBuffer {
     /// An empty capture; `snaplen` None keeps headers only.
     pub fn new(name: String, snaplen: Option<u32>, mtu: u32, tcp_header_bytes: u32) -> CaptureBuffer {
@@ -83,6 +106,24 @@ impl CaptureBuffer {
         self.records.push((t, *p));
     }
 
+    /// Record `p` leaving the port at `t` with a PDN notification appended
+    /// (EtherType 0xA800, 20 bytes more on the wire).
+    pub fn record_carrier(&mut self, t: Time, p: &Packet) {
+        let mut r = *p;
+        r.flags |= RECORD_CARRIES_NOTICE;
+        self.records.push((t, r));
+    }
+
+    /// Record an otherwise-empty frame that carries PDN notification `n`.
+    pub fn record_empty_frame(&mut self, t: Time, n: &Packet) {
+        self.records.push((t, *n));
+    }
+
+    /// Every record: when the packet left the port, and its headers.
+    pub fn records(&self) -> &[(Time, Packet)] {
+        &self.records
+    }
+
     /// Packets recorded.
     pub fn len(&self) -> usize {
         self.records.len()
@@ -98,7 +139,15 @@ impl CaptureBuffer {
         let mut f = Vec::with_capacity(14 + 60);
         f.extend_from_slice(&node_mac(p.dst));
         f.extend_from_slice(&node_mac(p.src));
-        f.extend_from_slice(&0x0800u16.to_be_bytes());
+        if p.kind == PktKind::DropNotice {
+            // an otherwise-empty frame carrying one notification
+            f.extend_from_slice(&ETHERTYPE_PDN_IPV4.to_be_bytes());
+            f.extend_from_slice(&notice_bytes(p));
+            return f;
+        }
+        let carrier = p.flags & RECORD_CARRIES_NOTICE != 0;
+        let ethertype = if carrier { ETHERTYPE_PDN_IPV4 } else { 0x0800u16 };
+        f.extend_from_slice(&ethertype.to_be_bytes());
         let (proto, frag_field) = match p.kind {
             PktKind::Tcp => (6u8, 0x4000u16), // DF
             PktKind::Udp => {
@@ -110,6 +159,8 @@ impl CaptureBuffer {
             }
             PktKind::PingRequest | PktKind::PingReply => (1u8, 0x4000u16),
             PktKind::Control => (17u8, 0x4000u16),
+            // never recorded as a packet (a notification rides on its carrier's frame)
+            PktKind::DropNotice => (253u8, 0),
         };
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
@@ -212,6 +263,7 @@ impl CaptureBuffer {
                     f.extend_from_slice(&u);
                 }
             }
+            PktKind::DropNotice => {}
             PktKind::PingRequest | PktKind::PingReply => {
                 let mut icmp = [0u8; 8];
                 icmp[0] = if p.kind == PktKind::PingRequest { 8 } else { 0 };
@@ -237,7 +289,13 @@ impl CaptureBuffer {
         let mut w = PcapWriter::with_header(Vec::new(), header).expect("writing to memory");
         for (t, p) in &self.records {
             let mut frame = self.frame(p);
-            let orig_len = p.ip_bytes + 14;
+            let orig_len = if p.kind == PktKind::DropNotice {
+                EMPTY_FRAME_BYTES - 4 // no FCS in captures
+            } else if p.flags & RECORD_CARRIES_NOTICE != 0 {
+                p.ip_bytes + 14 + NOTICE_BYTES
+            } else {
+                p.ip_bytes + 14
+            };
             if let Some(snap) = self.snaplen {
                 frame.resize((snap.min(orig_len)) as usize, 0);
             }

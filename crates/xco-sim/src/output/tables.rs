@@ -179,6 +179,32 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         }
         summaries.push((i as u32, "xco", m));
     }
+    if let Some(p) = sim.core.net.pdn() {
+        // PDN reports as one more "app" too
+        let i = summaries.len();
+        let t = p.totals();
+        let flows = &sim.core.net.flows;
+        let m: Vec<Metric> = vec![
+            ("notifications_made", t.made as f64),
+            ("piggybacked_hops", t.piggybacked as f64),
+            ("empty_frame_hops", t.empty_frames as f64),
+            ("delivered", t.delivered as f64),
+            ("lost", t.lost as f64),
+            ("max_queue_len", t.max_queue_len as f64),
+            (
+                "notified_retransmits",
+                flows.iter().map(|f| f.notified_retransmits).sum::<u64>() as f64,
+            ),
+            (
+                "notified_reductions",
+                flows.iter().map(|f| f.notified_reductions).sum::<u64>() as f64,
+            ),
+        ];
+        for (k, v) in &m {
+            apps_csv.row(&[i.to_string(), "pdn".to_string(), k.to_string(), num(*v)]);
+        }
+        summaries.push((i as u32, "pdn", m));
+    }
     let meta_json = meta_json(record, &stats, source_commit);
     let pcaps = sim
         .core

@@ -1,12 +1,13 @@
 //! Turning a parsed scenario into a runnable [`Sim`], and running it.
 
 use super::apps::AppCx;
-use super::limits::{self, count, sim_ms, sim_us, MAX_HOSTS, MAX_SIM_TIME_MS};
+use super::limits::{self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS};
 use super::record::{RunRecord, SeedSource};
 use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
-use super::units::{bytes, rate_bps, HostIndex, Quantity};
+use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::Metric;
+use crate::net::pdn::PdnConfig;
 use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
@@ -340,13 +341,18 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
     net.pair_routing = sc.xco.is_some();
-    let tcp = tcp_config(&sc, mtu)?;
-    let mut sim = Sim::new(net, tcp, seed);
     let hosts = HostIndex::new(
         topo.hosts()
             .into_iter()
             .map(|i| (topo.nodes[i].name.clone(), i as u32)),
     );
+    if let Some(p) = &sc.pdn {
+        let cfg = pdn_config(p, &topo, &hosts)?;
+        net.enable_pdn(cfg)
+            .map_err(|e| ScenarioError::field("pdn", e.0))?;
+    }
+    let tcp = tcp_config(&sc, mtu)?;
+    let mut sim = Sim::new(net, tcp, seed);
     if let Some(x) = &sc.xco {
         let cfg = xco_config(x, &sim, &hosts)?;
         let core = &mut sim.core;
@@ -462,6 +468,57 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         name: record.name.clone(),
         record,
     })
+}
+
+/// `[pdn]` as the network's PDN settings.
+fn pdn_config(
+    p: &super::schema::PdnSpec,
+    topo: &Topology,
+    hosts: &HostIndex,
+) -> Result<PdnConfig, ScenarioError> {
+    let n = topo.nodes.len();
+    let mut cfg = PdnConfig {
+        switches: vec![false; n],
+        hosts: vec![false; n],
+        queue_limit: p.queue_notices.unwrap_or(64),
+    };
+    if cfg.queue_limit == 0 || cfg.queue_limit > MAX_PDN_QUEUE_NOTICES {
+        return Err(ScenarioError::field(
+            "pdn.queue_notices",
+            format!(
+                "must be 1..{MAX_PDN_QUEUE_NOTICES} notifications, got {}",
+                cfg.queue_limit
+            ),
+        ));
+    }
+    let all = Hosts::One("*".into());
+    for h in hosts.select(p.hosts.as_ref().unwrap_or(&all), "pdn.hosts")? {
+        cfg.hosts[h as usize] = true;
+    }
+    let switches: Vec<(usize, &str)> = (0..n)
+        .filter(|&i| topo.nodes[i].kind == NodeKind::Switch)
+        .map(|i| (i, topo.nodes[i].name.as_str()))
+        .collect();
+    let names: Vec<String> = match p.switches.as_ref().unwrap_or(&all) {
+        Hosts::One(s) => vec![s.clone()],
+        Hosts::Many(v) => v.clone(),
+    };
+    for name in names {
+        if name == "*" {
+            switches.iter().for_each(|&(i, _)| cfg.switches[i] = true);
+            continue;
+        }
+        match switches.iter().find(|&&(_, s)| s == name) {
+            Some(&(i, _)) => cfg.switches[i] = true,
+            None => {
+                return Err(ScenarioError::field(
+                    "pdn.switches",
+                    format!("{name:?} is not a switch of the topology (\"*\" selects every switch)"),
+                ))
+            }
+        }
+    }
+    Ok(cfg)
 }
 
 fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Result<XcoConfig, ScenarioError> {

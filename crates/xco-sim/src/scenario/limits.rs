@@ -16,6 +16,7 @@
 //! | `output.timeseries_bin_us` | 0 (off) or 10 us up; at most 10^7 bins in `duration_ms` |
 //! | ping `interval_us` | 1 us up; at most 10^7 probes in a run |
 //! | UDP messages | at most 10^9 per second per source |
+//! | `pdn.queue_notices` | 1 to 1,000,000 notifications per port |
 //! | hosts | 100,000 per topology (`explicit`: 200,000 nodes, 1,000,000 links) |
 
 use super::ScenarioError;
@@ -36,6 +37,8 @@ pub const MIN_BIN_US: f64 = 10.0;
 pub const MAX_BINS: f64 = 1e7;
 /// Most ping probes in one ping app.
 pub const MAX_PROBES: f64 = 1e7;
+/// Most notifications one port's PDN notification queue may hold.
+pub const MAX_PDN_QUEUE_NOTICES: u32 = 1_000_000;
 /// Most UDP messages per second of one source.
 pub const MAX_UDP_MSGS_PER_S: f64 = 1e9;
 /// Most hosts of a generated topology.

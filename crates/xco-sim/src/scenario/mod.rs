@@ -16,6 +16,7 @@ pub mod units;
 pub use build::{build, run_scenario, run_scenario_with, Built, RunOutput};
 pub use record::{RunRecord, SeedSource};
 pub use schema::Scenario;
+use serde::Deserialize;
 
 /// A scenario that cannot be run, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,8 +52,64 @@ impl std::error::Error for ScenarioError {}
 /// Parse scenario text; a reading error names the key at fault (`apps[2].sru`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let mut sc: Scenario = toml::from_str(text).map_err(|e| located(text, e))?;
+    if let Some(name) = sc.run.profile.clone() {
+        sc = with_profile(text, sc, &name)?;
+    }
     sc.apps = apps::read_apps(text)?;
     Ok(sc)
+}
+
+/// `sc` (read from `text`, its profiles already checked) with profile
+/// `name`'s settings merged over its own, key by key.
+fn with_profile(text: &str, sc: Scenario, name: &str) -> Result<Scenario, ScenarioError> {
+    if !sc.profiles.contains_key(name) {
+        let names: Vec<&str> = sc.profiles.keys().map(String::as_str).collect();
+        let defined = if names.is_empty() {
+            "the scenario defines none: add a [profiles.NAME] table".to_string()
+        } else {
+            format!("defined: {}", names.join(", "))
+        };
+        return Err(ScenarioError::field(
+            "run.profile",
+            format!("no profile {name:?} ({defined})"),
+        ));
+    }
+    let mut doc: toml::Table = toml::from_str(text).map_err(|e| located(text, e))?;
+    let over = doc
+        .get("profiles")
+        .and_then(|p| p.get(name))
+        .and_then(|p| p.as_table())
+        .cloned()
+        .unwrap_or_default();
+    for (key, value) in over {
+        if key == "about" {
+            continue;
+        }
+        merge(
+            doc.entry(key)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            value,
+        );
+    }
+    Scenario::deserialize(toml::Value::Table(doc))
+        .map_err(|e| ScenarioError::field(&format!("profiles.{name}"), e.to_string()))
+}
+
+/// Merge `over` into `base`: tables key by key, anything else replaced.
+fn merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
 }
 
 /// A TOML reading error as a [`ScenarioError`] naming the key path of its span.

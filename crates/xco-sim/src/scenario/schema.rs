@@ -7,6 +7,7 @@ use super::apps::AppSpec;
 use super::units::{Hosts, Quantity};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// A whole scenario file.
 #[derive(Clone, Debug, Deserialize)]
@@ -34,6 +35,48 @@ pub struct Scenario {
     pub output: OutputSpec,
     /// XCo coordination (absent: none).
     pub xco: Option<XcoSpec>,
+    /// PDN, packet drop notification (absent: none).
+    pub pdn: Option<PdnSpec>,
+    /// Named bundles of settings a reproduction runs under (`run.profile` picks one).
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileSpec>,
+}
+
+/// `[profiles.NAME]`: settings that override the scenario's own when
+/// `run.profile = "NAME"` (e.g. the defaults of the simulator a paper used,
+/// next to today's). Tables merge key by key: a key the profile leaves out
+/// keeps the scenario's value.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSpec {
+    /// One line on where the settings come from (shown in summaries).
+    pub about: Option<String>,
+    /// `[tcp]` keys.
+    pub tcp: Option<TcpSpec>,
+    /// `[run]` keys a profile may set.
+    pub run: Option<ProfileRunSpec>,
+}
+
+/// The `[run]` keys of a profile.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRunSpec {
+    /// MTU of every host, bytes (the segment size follows from it).
+    pub mtu_bytes: Option<u32>,
+}
+
+/// `[pdn]`: switches notify senders of congestion drops (spec `pdn.md`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PdnSpec {
+    /// Hosts whose TCP uses PDN (their MSS is 20 bytes smaller and switches
+    /// notify them of their dropped segments); default every host (`"*"`).
+    pub hosts: Option<Hosts>,
+    /// Switches that make and forward notifications: a list of names, or
+    /// `"*"` (default) for every switch.
+    pub switches: Option<Hosts>,
+    /// Notifications one output port's notification queue holds (default 64).
+    pub queue_notices: Option<u32>,
 }
 
 xco_core::xco_settings_table! {
@@ -72,6 +115,8 @@ pub struct RunSpec {
     pub duration_ms: Option<f64>,
     /// MTU of every host, bytes (default 1500).
     pub mtu_bytes: Option<u32>,
+    /// The `[profiles.NAME]` whose settings override the scenario's (default: none).
+    pub profile: Option<String>,
 }
 
 /// `[topology]`

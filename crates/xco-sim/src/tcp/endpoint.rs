@@ -10,6 +10,8 @@
 //! The retransmission and delayed-ACK timers are [`Timer`]s: moving a
 //! deadline is a field write, with at most one engine event pending for each.
 
+mod pdn;
+
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
 use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
@@ -81,6 +83,8 @@ pub struct TcpEndpoint {
     pub in_recovery: bool,
     /// `recover` of RFC 6582 (one past the highest byte sent when recovery or a timeout began).
     pub recover: u64,
+    /// PDN on: drop notifications are answered (see `pdn.rs`).
+    pub pdn: bool,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
@@ -205,6 +209,7 @@ impl TcpEndpoint {
             },
             in_recovery: false,
             recover: 0,
+            pdn: false,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,

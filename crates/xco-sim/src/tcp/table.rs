@@ -97,6 +97,13 @@ impl TcpTable {
             },
             cfg,
         ));
+        if let Some(pdn) = core.net.pdn() {
+            for (ep, host) in [(c_id, client), (s_id, server)] {
+                if pdn.host(host) {
+                    self.eps[ep as usize].use_pdn();
+                }
+            }
+        }
         if core.tcp_cfg.handshake {
             self.eps[c_id as usize].connect(core);
         } else {

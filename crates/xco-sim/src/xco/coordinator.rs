@@ -61,7 +61,7 @@ impl Egress<u32> for NicEgress<'_> {
     }
     #[inline]
     fn has_room(&mut self, now: Time, bytes: u32) -> bool {
-        self.net.nic_has_room(now, self.host, bytes)
+        crate::host::Hosts::nic_has_room(self.net, now, self.host, bytes)
     }
     #[inline]
     fn send(&mut self, now: Time, pkt: u32, _bytes: u32, _wire_bytes: u64) {

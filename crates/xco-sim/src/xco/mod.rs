@@ -12,6 +12,7 @@
 pub mod coordinator;
 
 use crate::engine::{Event, EventQueue, Timer};
+use crate::host::Hosts;
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
 use crate::net::topology::NodeKind;
 use crate::net::Net;
@@ -204,13 +205,13 @@ impl XcoSim {
     // the egress path
 
     /// A coordinated host's transport sends `pkt` (already counted as sent by its flow).
-    pub fn offer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, pkt: u32) {
+    pub fn offer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, hosts: &mut Hosts, pkt: u32) {
         let p = &net.pool[pkt];
         let host = p.src;
         // pings and control messages bypass like pure ACKs: they carry no transport data
         let carries_data = match p.kind {
             PktKind::Tcp | PktKind::Udp => p.payload_bytes > 0,
-            PktKind::PingRequest | PktKind::PingReply | PktKind::Control => false,
+            PktKind::PingRequest | PktKind::PingReply | PktKind::Control | PktKind::DropNotice => false,
         };
         let written = net.flows[p.flow as usize].app_bytes_written;
         let bypass = self.bypass.bypasses(p.ip_bytes, carries_data, Some(written));
@@ -226,21 +227,21 @@ impl XcoSim {
             Offer::Drop(pkt) => net.drop_at_host(pkt),
             Offer::Held => {
                 self.send_messages(now, ev, net, host);
-                self.pump(now, ev, net, host);
+                self.pump(now, ev, net, hosts, host);
             }
         }
     }
 
     /// Release what the gate allows from `host`'s queues into its NIC.
-    pub fn pump(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
+    pub fn pump(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, hosts: &mut Hosts, host: u32) {
         let nic = net.nodes[host as usize].nic;
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         let pumped = c.core.pump(now, &mut NicEgress { net, ev, host, nic });
         if pumped.released && !c.blocked.is_empty() {
-            net.wakeups.append(&mut c.blocked);
+            hosts.wake(&mut c.blocked);
         }
         if pumped.wants_room {
-            net.wait_for_room(ev, host);
+            hosts.wait_for_room(net, ev, host);
         }
         self.arm(now, ev, host);
     }
@@ -254,14 +255,21 @@ impl XcoSim {
     }
 
     /// The coordinator event of `host` fired.
-    pub fn on_coordinator_timer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
+    pub fn on_coordinator_timer(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        net: &mut Net,
+        hosts: &mut Hosts,
+        host: u32,
+    ) {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         if !c.timer.fire(ev, now, Event::Coordinator(host)) {
             return; // superseded
         }
         c.core.on_timer(now);
         self.send_messages(now, ev, net, host);
-        self.pump(now, ev, net, host);
+        self.pump(now, ev, net, hosts, host);
     }
 
     /// Send what `host`'s coordinator has to say to the controller.
@@ -341,7 +349,14 @@ impl XcoSim {
     }
 
     /// A control message (in-band packet already released, or out-of-band slot) arrives.
-    pub fn on_message(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, slot: u32) {
+    pub fn on_message(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        net: &mut Net,
+        hosts: &mut Hosts,
+        slot: u32,
+    ) {
         let Some(ControlMsg { from: host, msg }) = self.take(slot) else {
             return;
         };
@@ -364,7 +379,7 @@ impl XcoSim {
                 self.sched.handle_giveback(now, h, d);
                 self.flush(now, ev, net);
             }
-            Message::Directive(d) => self.apply(now, ev, net, d),
+            Message::Directive(d) => self.apply(now, ev, net, hosts, d),
             Message::Join | Message::Leave | Message::Heartbeat => {}
         }
     }
@@ -405,7 +420,7 @@ impl XcoSim {
     }
 
     /// A directive reaches its host's coordinator.
-    fn apply(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, d: Directive) {
+    fn apply(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, hosts: &mut Hosts, d: Directive) {
         let node = self.node_of_host[d.host as usize];
         let Some(c) = self.coords[node as usize].as_mut() else {
             return;
@@ -426,13 +441,20 @@ impl XcoSim {
         if !c.core.apply(now, d.epoch, &kind) {
             return; // old or duplicate
         }
-        self.pump(now, ev, net, node);
+        self.pump(now, ev, net, hosts, node);
     }
 
     /// `host`'s NIC queue has room again.
-    pub fn on_nic_room(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
+    pub fn on_nic_room(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        net: &mut Net,
+        hosts: &mut Hosts,
+        host: u32,
+    ) {
         if self.coordinates(host) {
-            self.pump(now, ev, net, host);
+            self.pump(now, ev, net, hosts, host);
         }
     }
 

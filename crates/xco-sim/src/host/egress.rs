@@ -1,0 +1,60 @@
+//! Host egress: the one path from a transport to the NIC.
+//!
+//! `transport -> [XCo coordinator queue, on coordinated hosts] -> NIC queue`.
+//! The coordinator stage is `crate::xco` (the core's `HostCoordinator`, the
+//! code the real agent runs); the NIC queue is the host's output port.
+
+use crate::engine::EventQueue;
+use crate::host::Hosts;
+use crate::net::Net;
+use crate::sim::Core;
+use xco_core::Time;
+
+impl Core {
+    /// A packet leaves its transport. With XCo the host's local coordinator
+    /// decides when it reaches the NIC; otherwise it goes straight to the NIC queue.
+    #[inline]
+    pub fn send(&mut self, pkt: u32) {
+        match self.xco.as_mut() {
+            Some(x) if x.coordinates(self.net.pool[pkt].src) => {
+                self.net.count_sent(pkt);
+                x.offer(self.now, &mut self.ev, &mut self.net, &mut self.hosts, pkt);
+            }
+            _ => nic_send(self.now, &mut self.ev, &mut self.net, pkt),
+        }
+    }
+
+    /// True if TCP on `host` may hand a data segment of `frame` bytes for
+    /// `dst` to the egress layer (TCP blocks rather than losing packets at its
+    /// own host, as Linux's TCP Small Queues do).
+    #[inline]
+    pub fn egress_has_room(&mut self, host: u32, dst: u32, frame: u32) -> bool {
+        match self.xco.as_ref() {
+            Some(x) if x.coordinates(host) => x.has_room(host, dst, frame),
+            _ => Hosts::nic_has_room(&mut self.net, self.now, host, frame),
+        }
+    }
+
+    /// TCP endpoint `ep` on `host` waits until the egress layer has room.
+    pub fn egress_block(&mut self, host: u32, ep: u32) {
+        match self.xco.as_mut() {
+            Some(x) if x.coordinates(host) => x.block(host, ep),
+            _ => self.hosts.block_until_room(&self.net, &mut self.ev, host, ep),
+        }
+    }
+
+    /// `host`'s NIC queue has room again: wake what waited for it.
+    pub fn on_nic_room(&mut self, host: u32) {
+        self.hosts.on_nic_room(host);
+        if let Some(x) = self.xco.as_mut() {
+            x.on_nic_room(self.now, &mut self.ev, &mut self.net, &mut self.hosts, host);
+        }
+    }
+}
+
+/// Put a packet a host built straight into its NIC queue (no coordinator),
+/// counted as sent by its flow.
+#[inline]
+pub fn nic_send(now: Time, ev: &mut EventQueue, net: &mut Net, pkt: u32) {
+    net.host_send(now, ev, pkt);
+}

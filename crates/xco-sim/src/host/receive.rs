@@ -1,0 +1,77 @@
+//! Host receive: a packet that reached its destination host goes to the
+//! transport or service it names.
+//!
+//! - TCP segments to their endpoint (a segment of a connection the endpoint
+//!   no longer runs is dropped here, as a closed socket's would be);
+//! - UDP fragments to their sink, which reassembles messages;
+//! - echo requests are answered at once, reusing the packet (the reply leaves
+//!   through the NIC queue without the coordinator, like the kernel's ICMP
+//!   reply would leave without a user-space agent's queue);
+//! - echo replies become a note for the ping application;
+//! - XCo control messages to the node's coordinator or controller;
+//! - PDN drop notifications (on a host with PDN on) to the socket their
+//!   4-tuple names, which retransmits the dropped segment at once.
+
+use crate::app::AppNote;
+use crate::host::egress::nic_send;
+use crate::net::packet::{Packet, PktKind};
+use crate::sim::Core;
+use crate::tcp::table::TcpTable;
+
+/// Hand `pkt`, which reached its destination host, to what it is for.
+#[inline]
+pub fn deliver(core: &mut Core, tcp: &mut TcpTable, pkt: u32) {
+    let p: Packet = core.net.pool[pkt];
+    match p.kind {
+        PktKind::Tcp => {
+            core.net.release(pkt);
+            let ep = &mut tcp.eps[p.dst_ep as usize];
+            if ep.rx_flow == p.flow {
+                ep.on_segment(core, pkt, &p);
+            }
+        }
+        PktKind::Udp => {
+            core.net.release(pkt);
+            core.udp_sinks[p.dst_ep as usize].on_fragment(&p, &mut core.net.flows);
+        }
+        PktKind::PingRequest => {
+            let q = &mut core.net.pool[pkt];
+            q.kind = PktKind::PingReply;
+            q.route = p.ping().reply_route;
+            q.hop = 0;
+            q.src = p.dst;
+            q.dst = p.src;
+            nic_send(core.now, &mut core.ev, &mut core.net, pkt);
+        }
+        PktKind::Control => {
+            core.net.release(pkt);
+            if let Some(x) = core.xco.as_mut() {
+                x.on_message(
+                    core.now,
+                    &mut core.ev,
+                    &mut core.net,
+                    &mut core.hosts,
+                    p.control_slot(),
+                );
+            }
+        }
+        PktKind::DropNotice => {
+            core.net.release(pkt);
+            if core.net.pdn().is_some_and(|d| d.host(p.dst)) {
+                let n = p.notice();
+                let ep = &mut tcp.eps[n.sender_ep as usize];
+                if ep.tx_flow == n.flow {
+                    ep.on_drop_notification(core, n.seq, n.len_bytes as u64);
+                }
+            }
+        }
+        PktKind::PingReply => {
+            core.net.release(pkt);
+            core.notes.push(AppNote::PingReply {
+                app: p.dst_ep,
+                seq: p.ping().probe,
+                rtt: core.now.saturating_since(p.ping().sent_at),
+            });
+        }
+    }
+}

@@ -1,0 +1,168 @@
+"""``pdn-fairness`` (../shared/spec/pdn.md): PDN and NewReno flows sharing one uplink.
+
+Five long TCP flows from rack 1 (hosts a0..a4 on switch ``sa``) to one server
+of rack 2 (``b0`` on ``sb``) share the 1 Gbps ``sa -> sb`` uplink and its
+300 KB drop-tail port. A flow starts every interval (2 s in the paper, the
+``--full`` run; 0.2 s in the quick run) until five run, then one is removed
+every interval, in the order they came. Flows 1 and 2 use PDN (their hosts and
+every switch run it), flows 3 to 5 are plain NewReno. The per-flow throughput
+over time shows whether the two kinds share the uplink fairly.
+
+The TCP settings are the PDN scenario file's profile (``--profile``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+
+from .. import plot, scenario
+from ..sim import run_raw
+from . import Options, Outcome, Reproduction, register, write_meta
+from .pdn import PROFILES, base_scenario, settings_text
+
+FLOWS = 5
+PDN_FLOWS = 2  # flows 1..PDN_FLOWS use PDN
+
+
+def interval_s(opts: Options) -> float:
+    """Time between one flow's arrival (or removal) and the next."""
+    return 2.0 if opts.full else 0.2
+
+
+def flow_label(i: int) -> str:
+    """Legend name of flow ``i`` (0-based)."""
+    return f"flow {i + 1} ({'PDN' if i < PDN_FLOWS else 'NewReno'})"
+
+
+def fairness_scenario(opts: Options) -> dict[str, Any]:
+    """The run: the PDN scenario's topology and TCP, five bulk flows, PDN on a0, a1."""
+    base = base_scenario(opts.profile)
+    t = interval_s(opts)
+    sc = scenario.with_changes(base, topology={"hosts_a": FLOWS, "hosts_b": 1})
+    sc["apps"] = [
+        {
+            "kind": "bulk",
+            "src": f"a{i}",
+            "dst": "b0",
+            "start_ms": round(i * t * 1e3, 6),
+            "stop_ms": round((FLOWS + i) * t * 1e3, 6),
+        }
+        for i in range(FLOWS)
+    ]
+    sc["pdn"] = {"hosts": [f"a{i}" for i in range(PDN_FLOWS)] + ["b0"]}
+    sc["output"] = {"timeseries_bin_us": round(t * 1e6 / 20, 3), "timeseries_ports": "none"}
+    sc["run"]["duration_ms"] = round(2 * FLOWS * t * 1e3, 6)
+    return sc
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index of ``xs`` (1: equal shares)."""
+    s = sum(xs)
+    q = sum(x * x for x in xs)
+    return s * s / (len(xs) * q) if q > 0 else float("nan")
+
+
+def phases(series: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """Per interval: the active flows and their mean throughput over the
+    interval's second half (after the newcomer's slow start), and Jain's index."""
+    t = interval_s(opts)
+    rows = []
+    for k in range(2 * FLOWS - 1):
+        lo, hi = k * t, (k + 1) * t
+        active = [i for i in range(FLOWS) if i <= k and k < FLOWS + i]
+        d = series[(series["t_s"] > lo + t / 2) & (series["t_s"] <= hi)]
+        means = {i: float(d[d["flow"] == i]["throughput_mbps"].mean()) for i in active}
+        rows.append(
+            {
+                "phase": k + 1,
+                "from_s": lo,
+                "to_s": hi,
+                "flows": len(active),
+                "jain": jain(list(means.values())) if len(active) > 1 else float("nan"),
+                **{f"flow{i + 1}_mbps": means.get(i, float("nan")) for i in range(FLOWS)},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run(opts: Options) -> Outcome:
+    """Run pdn-fairness and write its table, figure, summary and meta record."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    sc = fairness_scenario(opts)
+    raw = run_raw(sc, opts.seed)
+    ts = pd.read_csv(io.StringIO(raw["timeseries"]))
+    flows = pd.read_csv(io.StringIO(raw["flows"]))
+    # the data flow of app i is the one from a_i to b0
+    data = flows[(flows["role"] == "bulk")].reset_index(drop=True)
+    flow_of = {int(r.flow): int(r.src[1:]) for r in data.itertuples()}
+    series = ts[(ts["entity"] == "flow") & (ts["id"].isin(flow_of))].copy()
+    series["flow"] = series["id"].map(flow_of)
+    series["series"] = series["flow"].map(flow_label)
+    table = series[["t_s", "flow", "series", "throughput_mbps"]].sort_values(["t_s", "flow"])
+    csv = opts.out / "pdn-fairness.csv"
+    table.to_csv(csv, index=False)
+    ph = phases(series, opts)
+    ph.to_csv(opts.out / "pdn-fairness-phases.csv", index=False)
+    png = plot.lines(
+        table,
+        "t_s",
+        "throughput_mbps",
+        "series",
+        opts.out / "pdn-fairness.png",
+        title="Per-flow throughput on the rack-1 uplink: PDN and NewReno flows",
+        xlabel="time (s)",
+        ylabel="throughput (Mbit/s)",
+        note=f"pdn-fairness · xco, seed {opts.seed}, profile {opts.profile}; a flow every "
+        f"{interval_s(opts):g} s, 1 Gbps uplink, 300 KB port",
+        order=[flow_label(i) for i in range(FLOWS)],
+        marker=None,
+    )
+    shared = ph[ph["flows"] > 1]
+    worst = shared.loc[shared["jain"].idxmin()]
+    five = ph[ph["flows"] == FLOWS].iloc[0]
+    pdn_mean = sum(five[f"flow{i + 1}_mbps"] for i in range(PDN_FLOWS)) / PDN_FLOWS
+    nr_mean = sum(five[f"flow{i + 1}_mbps"] for i in range(PDN_FLOWS, FLOWS)) / (FLOWS - PDN_FLOWS)
+    verdict = "holds" if worst["jain"] >= 0.9 else ("partly" if worst["jain"] >= 0.75 else "does not hold")
+    lines = [
+        *settings_text(opts)[2:],
+        f"pdn-fairness: {FLOWS} bulk flows a0..a4 -> b0, one every {interval_s(opts):g} s, then removed"
+        f" every {interval_s(opts):g} s; flows 1-{PDN_FLOWS} PDN, {PDN_FLOWS + 1}-{FLOWS} NewReno",
+        "",
+        f"{'phase':>5} {'flows':>5} {'Jain':>6}  " + " ".join(f"{'f' + str(i + 1):>7}" for i in range(FLOWS)),
+        *(
+            f"{int(r.phase):>5} {int(r.flows):>5} {r.jain:>6.3f}  "
+            + " ".join(f"{getattr(r, f'flow{i + 1}_mbps'):>7.1f}" for i in range(FLOWS))
+            for r in ph.itertuples()
+        ),
+        "(Mbit/s: each flow's mean over the second half of the phase)",
+        "",
+        "claim: PDN and NewReno flows share fairly. ours: Jain's index at least "
+        f"{worst['jain']:.3f} in every phase with two or more flows (phase {int(worst['phase'])});"
+        f" with five flows a PDN flow averages {pdn_mean:.1f} Mbit/s, a NewReno flow {nr_mean:.1f}"
+        f" -> {verdict} (fair: Jain >= 0.9)",
+    ]
+    text = "\n".join(lines)
+    (opts.out / "pdn-fairness.txt").write_text(text + "\n")
+    meta = write_meta(
+        opts,
+        "pdn-fairness",
+        {"profile": opts.profile, "interval_s": interval_s(opts)},
+        base=base_scenario(opts.profile),
+        points=[{"labels": {}, "seed": opts.seed, "scenario": sc}],
+    )
+    files = [csv, opts.out / "pdn-fairness-phases.csv", png, opts.out / "pdn-fairness.txt", meta]
+    return Outcome(files=files, summary=text)
+
+
+register(
+    Reproduction(
+        id="pdn-fairness",
+        title="PDN and NewReno flows sharing an uplink, added and removed over time (PDN paper)",
+        source="pdn.md",
+        run=run,
+        profiles=PROFILES,
+    )
+)

@@ -1,0 +1,297 @@
+"""``real-incast``: TCP incast on real hosts (network namespaces, real kernel
+TCP) beside the same scenario in the simulator.
+
+N servers and one client on one Linux bridge; every link 100 Mbit/s (tbf), the
+switch port toward the client a 32 KB (32,768 B) drop-tail buffer; persistent
+connections; each round the client asks every server for a 16,000-byte
+response and waits for all of them (barrier) before the next; 30 rounds. The
+fan-in client and servers are :mod:`xco.testbed.fanin`. Per N the real run
+records goodput, round times (rounds that took at least the kernel's 200 ms
+minimum RTO are counted), the servers' TCP counters (RTOs, tail-loss probes,
+retransmitted segments) and the bottleneck port's drops.
+
+The simulator runs the same star (the same rates, buffer, response size,
+rounds; 25 us per link, about the namespaces' measured ping RTT of ~0.1 ms)
+with the TCP profile :data:`SIM_TCP_PROFILE` (a parameter of
+:func:`run_sim`: ``newreno`` today; the ``linux`` profile of the TCP work
+plugs in by name).
+
+Needs root (namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import scenario
+from ..testbed import fanin, netns, topo
+from . import Options, Outcome, Reproduction, register, write_meta
+
+RATE_MBPS = 100
+BUFFER_BYTES = 32768
+RESPONSE_BYTES = 16000
+ROUNDS = 30
+RTO_MIN_S = 0.200  # Linux's TCP_RTO_MIN: a round this long waited for a retransmission timeout
+QUICK_N = [2, 3, 4, 8, 16, 32]
+FULL_N = list(range(2, 33))
+PORT = 5500
+LINK_DELAY_US = 25.0
+SIM_TCP_PROFILE = "newreno"
+CLIENT = "h1"
+FANIN = Path(fanin.__file__)
+
+# the simulator's [tcp] per profile name; a name not listed is passed as `tcp.profile`
+SIM_TCP = {
+    "newreno": {
+        "cc": "newreno", "initial_cwnd_segments": 10, "rto_min_ms": 200, "rto_initial_ms": 1000,
+        "delayed_ack": True, "delayed_ack_timeout_ms": 40, "handshake": True, "timestamps": True,
+        "restart_after_idle": True,
+    },
+}  # fmt: skip
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise netns.TestbedError("real-incast needs root (network namespaces): run with sudo")
+
+
+def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
+    """The star: the client h1 and servers h2..h(n_max+1) on one bridge."""
+    path = workdir / "real-incast.toml"
+    path.write_text(topo.star_toml(n_max + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, prefix=prefix))
+    return topo.load(path)
+
+
+def _port_drops(tb: netns.Testbed, switch: str, port: str) -> int:
+    out = netns.sh("tc", "-s", "-j", "qdisc", "show", "dev", port, ns=tb.ns(switch)).stdout
+    return sum(int(q.get("drops", 0)) for q in json.loads(out or "[]"))
+
+
+def _real_point(tb: netns.Testbed, n: int, rounds: int, response_bytes: int, work: Path) -> dict[str, Any]:
+    t = tb.topo
+    servers = [t.hosts[i] for i in range(1, n + 1)]
+    client = t.host(CLIENT)
+    port = f"p-{CLIENT}"
+    drops0 = _port_drops(tb, client.switch, port)
+    procs = [
+        tb.spawn(s.name, [sys.executable, str(FANIN), "server", str(PORT)], work / f"n{n}-{s.name}.json",
+                 split_stderr=True)
+        for s in servers
+    ]  # fmt: skip
+    try:
+        addrs = ",".join(f"{s.addr}:{PORT}" for s in servers)
+        args = [sys.executable, str(FANIN), "client", "--servers", addrs,
+                "--response-bytes", str(response_bytes), "--rounds", str(rounds)]  # fmt: skip
+        r = subprocess.run(["ip", "netns", "exec", tb.ns(CLIENT), *args], capture_output=True, text=True,
+                           timeout=rounds * 60 + 30)  # fmt: skip
+        if r.returncode != 0:
+            raise netns.TestbedError(f"real-incast N={n}: the fan-in client failed: {r.stderr.strip()}")
+        res = json.loads(r.stdout)
+        counters: dict[str, int] = {}
+        for p in procs:
+            p.wait(timeout=30)
+            for k, v in json.loads(Path(p.log_path).read_text())["counters"].items():
+                counters[k] = counters.get(k, 0) + v
+    finally:
+        for p in procs:
+            tb.stop(p)
+        tb.procs.clear()
+    rs = res["round_s"]
+    return {
+        "n": n,
+        "goodput_mbps": res["goodput_mbps"],
+        "rounds": len(rs),
+        "round_ms_median": statistics.median(rs) * 1e3,
+        "round_ms_max": max(rs) * 1e3,
+        "rounds_over_rto_min": sum(1 for x in rs if x >= RTO_MIN_S),
+        "rto_timeouts": counters.get("TCPTimeouts", 0),
+        "tail_loss_probes": counters.get("TCPLossProbes", 0),
+        "fast_retransmits": counters.get("TCPFastRetrans", 0),
+        "retrans_segs": counters.get("RetransSegs", 0),
+        "port_drops": _port_drops(tb, client.switch, port) - drops0,
+    }
+
+
+def run_real(
+    ns: list[int], rounds: int = ROUNDS, response_bytes: int = RESPONSE_BYTES, prefix: str = "xri"
+) -> pd.DataFrame:
+    """The real sweep over ``ns`` on one testbed built for the largest N (and removed after)."""
+    _require_root()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="xco-incast-") as tmp:
+        work = Path(tmp)
+        t = _topology(work, max(ns), prefix)
+        tb = netns.up(t)
+        try:
+            for n in ns:
+                print(f"  real-incast: N={n} ({rounds} rounds)", flush=True)
+                rows.append(_real_point(tb, n, rounds, response_bytes, work))
+        finally:
+            tb.stop_all()
+            netns.down(t)
+    return pd.DataFrame(rows)
+
+
+def sim_scenario(n: int, rounds: int, response_bytes: int, tcp_profile: str, seed: int) -> dict[str, Any]:
+    """The real star as a scenario: client h0, servers h1..hN."""
+    tcp = dict(SIM_TCP.get(tcp_profile, {"profile": tcp_profile}))
+    return {
+        "name": "real-incast",
+        "run": {"seed": seed, "mtu_bytes": 1500},
+        "topology": {
+            "kind": "star", "hosts": n + 1, "host_rate": f"{RATE_MBPS}Mbps", "link_delay_us": LINK_DELAY_US,
+            "switch_buffer": f"{BUFFER_BYTES}B", "host_buffer": "262144B",
+        },
+        "tcp": tcp,
+        "apps": [{
+            "kind": "incast", "client": "h0", "servers": [f"h{i}" for i in range(1, n + 1)],
+            "sru": f"{response_bytes}B", "request": 8, "rounds": rounds, "reuse_connections": True,
+        }],
+        "output": {"timeseries_bin_us": 0},
+    }  # fmt: skip
+
+
+def run_sim(
+    ns: list[int], rounds: int = ROUNDS, response_bytes: int = RESPONSE_BYTES,
+    tcp_profile: str = SIM_TCP_PROFILE, seed: int = 1,
+) -> pd.DataFrame:  # fmt: skip
+    """The same sweep in the simulator with TCP profile ``tcp_profile``."""
+    from .. import sim
+    from ..sim import app_metrics
+
+    rows = []
+    for n in ns:
+        raw = sim.run_raw(scenario.with_changes(sim_scenario(n, rounds, response_bytes, tcp_profile, seed)),
+                          seed=seed)  # fmt: skip
+        m = app_metrics(raw)
+        rows.append({"n": n, "goodput_mbps": m["goodput_mbps"], "rto_timeouts": int(m["timeouts"]),
+                     "round_ms_mean": m["completion_ms_mean"]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def collapse_n(d: pd.DataFrame) -> int | None:
+    """The first N whose goodput is below half of the best goodput at a smaller or equal N."""
+    d = d.sort_values("n")
+    best = 0.0
+    for n, g in zip(d["n"], d["goodput_mbps"], strict=True):
+        best = max(best, g)
+        if g < 0.5 * best:
+            return int(n)
+    return None
+
+
+def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120, sharey=True)
+    for ax, src, label in (
+        (axes[0], "real", "real hosts (kernel TCP)"),
+        (axes[1], "sim", f"simulator ({profile})"),
+    ):
+        d = df[df["source"] == src].sort_values("n")
+        ax.plot(d["n"], d["goodput_mbps"], marker="o", markersize=3)
+        ax.axhline(RATE_MBPS, color="grey", linestyle="--", linewidth=1, label="link capacity")
+        c = collapse_n(d)
+        if c is not None:
+            ax.axvline(c, color="red", linestyle=":", linewidth=1, label=f"collapse at N={c}")
+        ax.set_title(label)
+        ax.set_xlabel("servers N")
+        ax.set_ylabel("goodput at the client (Mbit/s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(
+        f"real-incast: {RESPONSE_BYTES} B responses, {BUFFER_BYTES} B drop-tail port, {RATE_MBPS} Mbit/s"
+    )
+    fig.text(0.01, 0.01, note, fontsize=7)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
+    real, simd = df[df["source"] == "real"], df[df["source"] == "sim"]
+    lines = [
+        f"real-incast: N servers -> 1 client on one bridge, {RATE_MBPS} Mbit/s links,",
+        f"  a {BUFFER_BYTES} B drop-tail port toward the client, {RESPONSE_BYTES} B responses,",
+        f"  {rounds} barrier rounds, persistent connections",
+        f"  real: network namespaces, kernel TCP (this machine's defaults); sim: TCP profile {profile!r}",
+        "",
+    ]
+    for name, d in (("real", real), ("sim", simd)):
+        d = d.sort_values("n")
+        c = collapse_n(d)
+        after = d[d["n"] >= c]["goodput_mbps"].mean() if c is not None else float("nan")
+        lines.append(
+            f"{name:<5} N={int(d['n'].iloc[0])}: {d['goodput_mbps'].iloc[0]:6.1f} Mbit/s; collapse at "
+            + (f"N={c}; mean goodput from there {after:.1f} Mbit/s" if c is not None else "no N swept")
+        )
+    lines += [
+        "",
+        "per N: goodput (Mbit/s); real: the servers' kernels' RTOs, fast retransmits and tail-loss probes,",
+        "rounds that took >= 200 ms, drops at the client's port; sim: RTOs",
+    ]
+    lines.append(
+        f"{'N':>4} {'real':>8} {'sim':>8} {'RTOs':>6} {'fast rtx':>9} {'TLPs':>6} {'rounds>=200ms':>14} "
+        f"{'drops':>7} {'sim RTOs':>9}"
+    )
+    for n in sorted(set(df["n"])):
+        r = real[real["n"] == n]
+        s = simd[simd["n"] == n]
+        rv = lambda col, d=r: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
+        sv = lambda col, d=s: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
+        lines.append(
+            f"{n:>4} {rv('goodput_mbps'):>8.1f} {sv('goodput_mbps'):>8.1f} {rv('rto_timeouts'):>6.0f} "
+            f"{rv('fast_retransmits'):>9.0f} {rv('tail_loss_probes'):>6.0f} "
+            f"{rv('rounds_over_rto_min'):>14.0f} "
+            f"{rv('port_drops'):>7.0f} {sv('rto_timeouts'):>9.0f}"
+        )
+    return "\n".join(lines)
+
+
+def _real_incast(opts: Options) -> Outcome:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    ns = FULL_N if opts.full else QUICK_N
+    t0 = time.monotonic()
+    real = run_real(ns).assign(source="real")
+    t_real = time.monotonic() - t0
+    simd = run_sim(ns, tcp_profile=SIM_TCP_PROFILE, seed=opts.seed).assign(source="sim")
+    df = pd.concat([real, simd], ignore_index=True)
+    cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
+    df = df[cols]
+    counts = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",
+              "retrans_segs", "port_drops"]  # fmt: skip
+    df = df.astype({c: "Int64" for c in counts})  # counts stay integers beside the simulator's empty cells
+    csv = opts.out / "real-incast.csv"
+    df.to_csv(csv, index=False)
+    note = f"seed {opts.seed}; real: netns, kernel TCP, xco fan-in; sim: xco-sim, {LINK_DELAY_US:g} us/link"
+    png = _draw(df, opts.out / "real-incast.png", SIM_TCP_PROFILE, note)
+    text = summary(df, SIM_TCP_PROFILE, ROUNDS) + f"\n\nreal sweep wall time: {t_real:.0f} s\n"
+    (opts.out / "real-incast.txt").write_text(text)
+    meta = write_meta(
+        opts, "real-incast",
+        {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "response_bytes": RESPONSE_BYTES,
+         "rounds": ROUNDS, "ns": ns, "sim_tcp_profile": SIM_TCP_PROFILE, "link_delay_us": LINK_DELAY_US},
+        base=sim_scenario(ns[0], ROUNDS, RESPONSE_BYTES, SIM_TCP_PROFILE, opts.seed),
+    )  # fmt: skip
+    return Outcome(files=[csv, png, opts.out / "real-incast.txt", meta], summary=text.strip())
+
+
+register(
+    Reproduction(
+        id="real-incast",
+        title="TCP incast on real hosts (netns, kernel TCP, N = 2..32) beside the simulator",
+        source="xco issue 17 (real kernel vs simulator); incast as in the PDN/Vasudevan setups at 100 Mbit/s",
+        run=_real_incast,
+    )
+)

@@ -1,0 +1,60 @@
+"""``real-incast``: the fan-in client/server on real namespaces (root), and the
+simulator's side of the comparison (no root)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+
+import pandas as pd
+import pytest
+
+from xco import scenario
+from xco.reproduce import real_incast
+
+
+def _netns_names() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def test_real_hosts_collapse_between_small_and_larger_n(tmp_path):
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
+    present = _netns_names()
+    for _ in range(50):
+        prefix = "xi" + "".join(secrets.choice("0123456789") for _ in range(4))
+        if not any(n.startswith(f"{prefix}-") for n in present):
+            break
+    # 10 rounds each: N=2 fits the 32 KB port (2 x 16,000 B), N=16 overflows it every round
+    df = real_incast.run_real([2, 16], rounds=10, prefix=prefix)
+    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    small, large = df[df["n"] == 2].iloc[0], df[df["n"] == 16].iloc[0]
+    assert small["rounds"] == large["rounds"] == 10
+    assert small["port_drops"] == 0 and small["rto_timeouts"] == 0, small.to_dict()
+    assert large["port_drops"] > 0 and large["rto_timeouts"] > 0, large.to_dict()
+    assert large["rounds_over_rto_min"] > 0, large.to_dict()  # a round waited for a timeout
+    assert large["goodput_mbps"] < 0.5 * small["goodput_mbps"], df.to_string()
+    assert real_incast.collapse_n(df) == 16
+
+
+def test_the_simulators_star_is_the_real_setting_and_the_profile_is_a_parameter():
+    scn = real_incast.sim_scenario(4, 30, 16000, "newreno", seed=1)
+    scenario.validate(scn)
+    t, app = scn["topology"], scn["apps"][0]
+    assert (t["hosts"], t["host_rate"], t["switch_buffer"]) == (5, "100Mbps", "32768B")
+    assert (app["sru"], app["rounds"], app["reuse_connections"], len(app["servers"])) == (
+        "16000B",
+        30,
+        True,
+        4,
+    )
+    assert scn["tcp"]["cc"] == "newreno"
+    assert real_incast.sim_scenario(4, 30, 16000, "linux", seed=1)["tcp"] == {"profile": "linux"}
+
+
+def test_collapse_is_the_first_n_below_half_of_the_best_so_far():
+    d = pd.DataFrame({"n": [2, 3, 4, 8], "goodput_mbps": [80.0, 60.0, 30.0, 50.0]})
+    assert real_incast.collapse_n(d) == 4
+    assert real_incast.collapse_n(d.assign(goodput_mbps=[80.0, 70.0, 60.0, 50.0])) is None
