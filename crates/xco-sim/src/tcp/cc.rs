@@ -203,7 +203,7 @@ impl Cc {
 }
 
 impl CongestionControl for Cc {
-    #[inline]
+    #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         match self {
             Cc::NewReno(c) => c.on_ack(w, s),

@@ -92,6 +92,7 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
+    #[inline(never)]
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         if let Some(r) = s.rtt_sample {
             let r = r.as_secs_f64();

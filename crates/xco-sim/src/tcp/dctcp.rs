@@ -53,6 +53,7 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    #[inline(never)]
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         self.acked_bytes += s.bytes_acked;
         if s.ece {

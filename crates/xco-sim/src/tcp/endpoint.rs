@@ -669,16 +669,10 @@ impl TcpEndpoint {
         }
         while self.snd_nxt < self.app_limit {
             let mut len = mss.min(self.app_limit - self.snd_nxt);
-            if self.snd_nxt < self.snd_max {
-                if let Some(sb) = self.recovery.scoreboard() {
-                    // go-back-N after a timeout skips what the receiver SACKed (as Linux)
-                    if let Some(end) = sb.sacked_until(self.snd_nxt) {
-                        self.snd_nxt = end;
-                        continue;
-                    }
-                    if let Some((_, hole_end)) = sb.first_hole(self.snd_nxt, self.snd_max) {
-                        len = len.min(hole_end - self.snd_nxt);
-                    }
+            if self.snd_nxt < self.snd_max && self.sack_max_blocks > 0 {
+                match self.skip_sacked(len) {
+                    Some(l) => len = l,
+                    None => continue,
                 }
             }
             let in_flight = self.snd_nxt - self.snd_una;
@@ -715,7 +709,26 @@ impl TcpEndpoint {
         }
     }
 
+    /// Go-back-N after a timeout skips what the receiver SACKed (as Linux):
+    /// `None` if `snd_nxt` was SACKed (it moved past the range), else the
+    /// length to resend, `len` at most, up to the next SACKed range.
+    #[inline(never)]
+    fn skip_sacked(&mut self, len: u64) -> Option<u64> {
+        let Some(sb) = self.recovery.scoreboard() else {
+            return Some(len);
+        };
+        if let Some(end) = sb.sacked_until(self.snd_nxt) {
+            self.snd_nxt = end;
+            return None;
+        }
+        match sb.first_hole(self.snd_nxt, self.snd_max) {
+            Some((_, hole_end)) => Some(len.min(hole_end - self.snd_nxt)),
+            None => Some(len),
+        }
+    }
+
     /// RFC 6675 (C): while `cwnd - pipe >= 1 SMSS`, send what `NextSeg` picks.
+    #[inline(never)]
     fn sack_recovery_output(&mut self, core: &mut Core) {
         let mss = self.win.mss;
         let wnd = self.peer_wnd.max(mss);

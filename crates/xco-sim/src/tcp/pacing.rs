@@ -34,7 +34,7 @@ pub struct RatePacer {
 
 impl RatePacer {
     /// Set the rate from the window `cwnd_bytes`, `ssthresh_bytes` and `srtt`.
-    #[inline]
+    #[inline(never)]
     pub fn update(&mut self, cwnd_bytes: u64, ssthresh_bytes: u64, srtt: Option<Dur>) {
         let gain = if cwnd_bytes < ssthresh_bytes {
             SS_GAIN_PERCENT
@@ -46,6 +46,14 @@ impl RatePacer {
                 .min(u64::MAX as u128) as u64,
             _ => 0,
         };
+    }
+
+    /// A segment of `frame_bytes` left at `now`.
+    #[inline(never)]
+    pub fn on_send(&mut self, now: Time, frame_bytes: u32) {
+        if self.rate_bytes_per_s > 0 {
+            self.next_at = self.next_at.max(now) + self.gap(frame_bytes);
+        }
     }
 
     /// Time `frame_bytes` take at the rate.
@@ -101,11 +109,7 @@ impl Pacer {
     pub fn on_send(&mut self, now: Time, frame_bytes: u32) {
         match self {
             Pacer::Off => {}
-            Pacer::Rate(r) => {
-                if r.rate_bytes_per_s > 0 {
-                    r.next_at = r.next_at.max(now) + r.gap(frame_bytes);
-                }
-            }
+            Pacer::Rate(r) => r.on_send(now, frame_bytes),
             Pacer::Custom(p) => p.on_send(now, frame_bytes),
         }
     }
