@@ -96,8 +96,8 @@ pub struct TcpEndpoint {
     probe_armed: bool,
     /// Send tail loss probes.
     tlp_on: bool,
-    /// Tail loss probe state (RFC 8985 §7), boxed: NewReno's endpoints stay small.
-    pub tlp: Box<TlpState>,
+    /// Tail loss probe state (RFC 8985 §7).
+    pub tlp: TlpState,
     /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
     rto_recovery: bool,
     /// When the next segment may leave (no pacing by default).
@@ -129,7 +129,7 @@ pub struct TcpEndpoint {
     /// A CE mark arrived and no CWR since: ACKs carry ECE.
     ece_pending: bool,
     /// SACK blocks this receiver reports (RFC 2018).
-    sack_rx: Box<SackBlocks>,
+    sack_rx: SackBlocks,
     /// Most SACK blocks per segment; 0: SACK off.
     sack_max_blocks: u8,
     /// In-order data segments still to be ACKed at once (quick-ACK mode).
@@ -216,7 +216,7 @@ impl TcpEndpoint {
             rto_at: Time::NEVER,
             probe_armed: false,
             tlp_on: cfg.tlp,
-            tlp: Box::default(),
+            tlp: TlpState::default(),
             rto_recovery: false,
             pacer: if cfg.pacing {
                 Pacer::Rate(RatePacer::default())
@@ -240,7 +240,7 @@ impl TcpEndpoint {
             last_ack_sent: 0,
             ack_now: false,
             ece_pending: false,
-            sack_rx: Box::default(),
+            sack_rx: SackBlocks::default(),
             quickacks: cfg.quickack_segments,
             dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
@@ -789,7 +789,7 @@ impl TcpEndpoint {
             self.ecn.ece_sent += 1;
         }
         let mut ip_bytes = core.tcp_cfg.header_bytes;
-        if self.sack_max_blocks > 0 && !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
+        if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
         }
