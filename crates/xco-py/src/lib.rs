@@ -137,7 +137,7 @@ fn bench_fattree<'py>(py: Python<'py>, k: usize, sim_ms: f64, queue: &str) -> Py
         )));
     }
     let r = py
-        .detach(move || bench::fattree_permutation_with(k, sim_ms, queue))
+        .detach(move || bench::fattree_permutation_with(k, sim_ms, queue, ""))
         .map_err(PyRuntimeError::new_err)?;
     bench_dict(py, r)
 }

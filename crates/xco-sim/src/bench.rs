@@ -219,12 +219,23 @@ timeseries_bin_us = 0
 
 /// Run workload (b) for `k`.
 pub fn fattree_permutation(k: usize, sim_ms: f64) -> Result<BenchResult, String> {
-    fattree_permutation_with(k, sim_ms, BenchQueue::DropTail)
+    fattree_permutation_with(k, sim_ms, BenchQueue::DropTail, "")
 }
 
-/// Run workload (b) for `k` with switch ports running `queue`.
-pub fn fattree_permutation_with(k: usize, sim_ms: f64, queue: BenchQueue) -> Result<BenchResult, String> {
-    let text = fattree_scenario_with(k, sim_ms, 1, queue);
+/// Run workload (b) for `k` with switch ports running `queue` and extra
+/// `[tcp]` lines (e.g. `"sack = true"`) after its own, to measure what a
+/// discipline or a TCP feature costs.
+pub fn fattree_permutation_with(
+    k: usize,
+    sim_ms: f64,
+    queue: BenchQueue,
+    tcp_lines: &str,
+) -> Result<BenchResult, String> {
+    let text = fattree_scenario_with(k, sim_ms, 1, queue).replacen(
+        "handshake = false\n",
+        &format!("handshake = false\n{tcp_lines}\n"),
+        1,
+    );
     let t0 = Instant::now();
     let mut b = build(&text, None).map_err(|e| e.to_string())?;
     let st = b.sim.run().map_err(|e| e.0)?;

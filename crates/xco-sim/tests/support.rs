@@ -1,7 +1,7 @@
 //! Test helpers: a TCP sender in a named state, and scenario runners.
 
 use xco_core::{Dur, Time};
-use xco_sim::net::packet::{Packet, PktKind, FLAG_ACK};
+use xco_sim::net::packet::{Packet, PktKind, SackOption, FLAG_ACK, FLAG_SACK};
 use xco_sim::net::routing::RoutingMode;
 use xco_sim::net::topology::Topology;
 use xco_sim::net::{Framing, Net, NetConfig};
@@ -72,6 +72,17 @@ impl Sender {
             .map(|p| (p.seq, p.payload_bytes as u64))
             .collect()
     }
+    /// Data segments sent since the last call, as (seq, len, time TCP sent it).
+    pub fn drain_timed(&mut self) -> Vec<(u64, u64, Time)> {
+        self.sim
+            .core
+            .net
+            .take_packets(self.nic)
+            .into_iter()
+            .filter(|p| p.kind == PktKind::Tcp && p.payload_bytes > 0)
+            .map(|p| (p.seq, p.payload_bytes as u64, Time(p.ts_val)))
+            .collect()
+    }
     /// Deliver a cumulative ACK for `ack` (echoing `ts_ecr`, 0 for none).
     pub fn ack_with_ts(&mut self, ack: u64, ts_ecr: u64) {
         let e = &self.sim.tcp.eps[self.ep as usize];
@@ -87,7 +98,30 @@ impl Sender {
             ..Packet::EMPTY
         };
         let core = &mut self.sim.core;
-        self.sim.tcp.eps[self.ep as usize].on_segment(core, &p);
+        self.sim.tcp.eps[self.ep as usize].on_segment(core, u32::MAX, &p);
+    }
+    /// Deliver an ACK for `ack` carrying SACK `blocks` (as a receiver sends
+    /// it: through the packet pool's option table).
+    pub fn ack_sack(&mut self, ack: u64, blocks: &[(u64, u64)]) {
+        let e = &self.sim.tcp.eps[self.ep as usize];
+        let mut opt = SackOption::default();
+        opt.blocks[..blocks.len()].copy_from_slice(blocks);
+        opt.len = blocks.len() as u8;
+        let p = Packet {
+            ack,
+            flags: FLAG_ACK | FLAG_SACK,
+            wnd: 1 << 30,
+            flow: e.rx_flow,
+            dst_ep: self.ep,
+            src_ep: e.peer_ep,
+            ip_bytes: 52 + opt.wire_bytes(),
+            ..Packet::EMPTY
+        };
+        let core = &mut self.sim.core;
+        let id = core.net.alloc(p);
+        core.net.pool.set_sack(id, opt);
+        core.net.release(id);
+        self.sim.tcp.eps[self.ep as usize].on_segment(core, id, &p);
     }
     pub fn ack(&mut self, ack: u64) {
         self.ack_with_ts(ack, 0);

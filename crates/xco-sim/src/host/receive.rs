@@ -27,7 +27,7 @@ pub fn deliver(core: &mut Core, tcp: &mut TcpTable, pkt: u32) {
             core.net.release(pkt);
             let ep = &mut tcp.eps[p.dst_ep as usize];
             if ep.rx_flow == p.flow {
-                ep.on_segment(core, &p);
+                ep.on_segment(core, pkt, &p);
             }
         }
         PktKind::Udp => {

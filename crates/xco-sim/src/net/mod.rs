@@ -29,6 +29,7 @@ pub mod red;
 pub mod routing;
 pub mod scheduled;
 pub mod sfq;
+pub mod step_mark;
 pub mod topology;
 
 use crate::engine::{Event, EventQueue};

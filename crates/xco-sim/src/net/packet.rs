@@ -34,6 +34,9 @@ pub const FLAG_FIN: u8 = 4;
 pub const FLAG_ECE: u8 = 8;
 /// TCP flag: Congestion Window Reduced (RFC 3168: the sender answered ECE).
 pub const FLAG_CWR: u8 = 16;
+/// TCP option present: the segment carries SACK blocks (RFC 2018), kept
+/// beside the packet in [`PacketPool::sack`] so a packet stays 72 bytes.
+pub const FLAG_SACK: u8 = 32;
 /// The bits of [`Packet::flags`] that hold the IP header's ECN field (bits 6-7).
 const ECN_MASK: u8 = 0xC0;
 const ECN_SHIFT: u32 = 6;
@@ -81,7 +84,7 @@ pub struct Packet {
     pub hop: u16,
     /// Packet kind.
     pub kind: PktKind,
-    /// TCP flags (`FLAG_*`, bits 0-4) and the IP ECN field (bits 6-7: use
+    /// TCP flags (`FLAG_*`, bits 0-5) and the IP ECN field (bits 6-7: use
     /// [`Packet::ecn`] and [`Packet::set_ecn`]); one byte, so `Packet` keeps its size.
     pub flags: u8,
     /// IP datagram length in bytes (headers + payload).
@@ -232,11 +235,46 @@ pub struct PingHeader {
     pub reply_route: u32,
 }
 
+/// Most SACK blocks one segment carries (RFC 2018: four fit in 40 option
+/// bytes without timestamps, three beside the timestamps option).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// The SACK option of a segment (RFC 2018 §3): up to [`MAX_SACK_BLOCKS`]
+/// `[start, end)` byte ranges the receiver holds above its cumulative ACK,
+/// the most recently changed first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackOption {
+    /// The blocks; only the first `len` count.
+    pub blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    /// Blocks used.
+    pub len: u8,
+}
+
+impl SackOption {
+    /// The blocks in use.
+    #[inline]
+    pub fn used(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+
+    /// Option bytes on the wire: kind, length and 8 per block, after two
+    /// NOPs that align it (as Linux sends it).
+    #[inline]
+    pub fn wire_bytes(&self) -> u32 {
+        4 + 8 * self.len as u32
+    }
+}
+
 /// A free-list arena of packets: allocation on the packet path is a pop.
+///
+/// SACK options live in a side table indexed by packet id ([`PacketPool::sack`]),
+/// grown only when a segment first carries one, so runs without SACK never
+/// touch it and a packet stays 72 bytes.
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PktId>,
+    sack: Vec<SackOption>,
 }
 
 impl PacketPool {
@@ -262,6 +300,28 @@ impl PacketPool {
     pub fn release(&mut self, id: PktId) {
         debug_assert!(!self.free.contains(&id), "double release of packet {id}");
         self.free.push(id);
+    }
+
+    /// Attach SACK option `opt` to packet `id` (whose flags carry
+    /// [`FLAG_SACK`]). The side table grows to the pool's size the first
+    /// time, and after that only when the pool itself grows.
+    #[inline]
+    pub fn set_sack(&mut self, id: PktId, opt: SackOption) {
+        let i = id as usize;
+        if i >= self.sack.len() {
+            self.sack
+                .resize(self.slots.len().max(i + 1), SackOption::default());
+        }
+        self.sack[i] = opt;
+    }
+
+    /// The SACK option attached to packet `id` by [`PacketPool::set_sack`].
+    /// It stays readable after `id` is released until the slot carries a
+    /// new option, so a receiver may release a segment first and read its
+    /// option before it sends anything.
+    #[inline]
+    pub fn sack(&self, id: PktId) -> SackOption {
+        self.sack.get(id as usize).copied().unwrap_or_default()
     }
 
     /// Packets currently alive (allocated and not released).

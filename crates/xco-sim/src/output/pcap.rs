@@ -9,7 +9,7 @@
 //! header carries the packet's ECN field (ECT, CE) and the TCP header its
 //! ECE and CWR flags.
 
-use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SYN};
+use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SACK, FLAG_SYN};
 use crate::net::pdn::{EMPTY_FRAME_BYTES, ETHERTYPE_PDN_IPV4, NOTICE_BYTES};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
@@ -188,6 +188,10 @@ impl CaptureBuffer {
             PktKind::Tcp => {
                 let hdr_len = if p.flags & FLAG_SYN != 0 {
                     40
+                } else if p.flags & FLAG_SACK != 0 {
+                    // the SACK option's bytes are written as NOPs (the
+                    // blocks live beside the packet, not in it)
+                    p.ip_bytes - p.payload_bytes - 20
                 } else {
                     self.tcp_header_bytes - 20
                 };

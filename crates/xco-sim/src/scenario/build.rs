@@ -19,6 +19,7 @@ use crate::output::pcap::CaptureBuffer;
 use crate::output::tables;
 use crate::sim::{PortSampling, RunStats, Sim};
 use crate::tcp::cc::CcKind;
+use crate::tcp::profile::TcpProfile;
 use crate::tcp::TcpConfig;
 use crate::xco::{XcoConfig, XcoSim};
 use std::collections::HashMap;
@@ -231,7 +232,16 @@ fn host_settings(sc: &Scenario) -> Result<HostSettings, ScenarioError> {
 
 fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     let t = &sc.tcp;
-    let mut c = TcpConfig::for_mtu(mtu);
+    let profile = match &t.profile {
+        None => TcpProfile::NewReno,
+        Some(name) => TcpProfile::from_name(name).ok_or_else(|| {
+            ScenarioError::field(
+                "tcp.profile",
+                format!("unknown profile {name:?} (known: {})", TcpProfile::NAMES),
+            )
+        })?,
+    };
+    let mut c = profile.config(mtu);
     if t.timestamps == Some(false) {
         c.header_bytes = 40;
         c.mss_bytes = mtu - 40;
@@ -261,7 +271,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         ));
     }
     c.clock_granularity = limits::us(t.clock_granularity_us, "tcp.clock_granularity_us", 1.0, 0.0, 1e6)?;
-    c.delayed_ack = t.delayed_ack.unwrap_or(true);
+    c.delayed_ack = t.delayed_ack.unwrap_or(c.delayed_ack);
     c.delayed_ack_timeout = limits::ms(
         t.delayed_ack_timeout_ms,
         "tcp.delayed_ack_timeout_ms",
@@ -269,7 +279,7 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         0.0,
         60_000.0,
     )?;
-    c.handshake = t.handshake.unwrap_or(true);
+    c.handshake = t.handshake.unwrap_or(c.handshake);
     if let Some(b) = t.rcv_buf_bytes {
         if b < c.mss_bytes as u64 || b > 1 << 30 {
             return Err(ScenarioError::field(
@@ -279,12 +289,32 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         }
         c.rcv_buf_bytes = b;
     }
-    c.restart_after_idle = t.restart_after_idle.unwrap_or(true);
-    c.ecn = t.ecn.unwrap_or(false);
+    c.restart_after_idle = t.restart_after_idle.unwrap_or(c.restart_after_idle);
+    c.sack = t.sack.unwrap_or(c.sack);
+    c.tlp = t.tlp.unwrap_or(c.tlp);
+    c.pacing = t.pacing.unwrap_or(c.pacing);
+    if let Some(q) = t.quickack_segments {
+        if q > 1_000_000 {
+            return Err(ScenarioError::field(
+                "tcp.quickack_segments",
+                format!("must be at most 1000000, got {q}"),
+            ));
+        }
+        c.quickack_segments = q;
+    }
     if let Some(name) = t.cc {
         c.cc = match name {
             CcName::Newreno => CcKind::NewReno,
+            CcName::Cubic => CcKind::Cubic,
+            CcName::Dctcp => CcKind::Dctcp,
         };
+    }
+    c.ecn = t.ecn.unwrap_or(c.ecn || c.cc == CcKind::Dctcp);
+    if c.cc == CcKind::Dctcp && !c.ecn {
+        return Err(ScenarioError::field(
+            "tcp.ecn",
+            "DCTCP needs ECN: tcp.ecn = false contradicts tcp.cc = \"dctcp\"".into(),
+        ));
     }
     Ok(c)
 }

@@ -223,6 +223,9 @@ pub struct LinkEntry {
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// The settings to start from: `newreno` (default) or `linux`
+    /// (`docs/tcp-profiles.md`); every other key overrides one of them.
+    pub profile: Option<String>,
     /// Initial window, segments (default 10).
     pub initial_cwnd_segments: Option<u32>,
     /// RTO_min, ms (default 200).
@@ -245,11 +248,18 @@ pub struct TcpSpec {
     pub rcv_buf_bytes: Option<u64>,
     /// cwnd restart after idle (default true).
     pub restart_after_idle: Option<bool>,
-    /// `newreno` (default).
+    /// `newreno` (default), `cubic` or `dctcp`.
     pub cc: Option<CcName>,
-    /// ECN (RFC 3168): new data is sent ECN-capable and the sender answers
-    /// ECE once per window (default false).
+    /// ECN (RFC 3168): data ECT(0), receivers echo CE (default false; true with `dctcp`).
     pub ecn: Option<bool>,
+    /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) (default false).
+    pub sack: Option<bool>,
+    /// Tail loss probes (RFC 8985 §7) (default false).
+    pub tlp: Option<bool>,
+    /// Pace at gain x cwnd / SRTT, 200% in slow start, 120% after (default false).
+    pub pacing: Option<bool>,
+    /// Data segments ACKed at once at connection start (default 0).
+    pub quickack_segments: Option<u32>,
 }
 
 /// `[output]`
@@ -309,6 +319,10 @@ pub enum NodeKindSpec {
 pub enum CcName {
     /// NewReno (RFC 6582).
     Newreno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+    /// DCTCP (RFC 8257).
+    Dctcp,
 }
 
 /// `output.timeseries_ports`.

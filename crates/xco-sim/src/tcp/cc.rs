@@ -54,6 +54,11 @@ pub struct AckSample {
     /// Loss recovery owned the window when this ACK arrived (the algorithm
     /// should not grow it; recovery deflates it when it ends).
     pub in_recovery: bool,
+    /// The cumulative ACK point after this ACK (`snd_una`).
+    pub snd_una: u64,
+    /// One past the highest byte sent (`snd_max`): per-window bookkeeping
+    /// (DCTCP's alpha) ends a window when `snd_una` reaches a past `snd_max`.
+    pub snd_max: u64,
 }
 
 /// A congestion signal the sender acted on.
@@ -93,6 +98,10 @@ pub trait CongestionControl {
 pub enum CcKind {
     /// RFC 5681 slow start / congestion avoidance with RFC 6582 recovery.
     NewReno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+    /// DCTCP (RFC 8257); implies ECN.
+    Dctcp,
 }
 
 impl CcKind {
@@ -100,6 +109,8 @@ impl CcKind {
     pub fn from_name(s: &str) -> Option<CcKind> {
         match s {
             "newreno" => Some(CcKind::NewReno),
+            "cubic" => Some(CcKind::Cubic),
+            "dctcp" => Some(CcKind::Dctcp),
             _ => None,
         }
     }
@@ -159,6 +170,10 @@ impl CongestionControl for NewReno {
 pub enum Cc {
     /// NewReno.
     NewReno(NewReno),
+    /// CUBIC (RFC 9438).
+    Cubic(Box<super::cubic::Cubic>),
+    /// DCTCP (RFC 8257).
+    Dctcp(Box<super::dctcp::Dctcp>),
     /// Any other algorithm, boxed (experiments and tests; one branch away
     /// from the built-in ones).
     Custom(Box<dyn CongestionControl + Send>),
@@ -168,6 +183,8 @@ impl std::fmt::Debug for Cc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Cc::NewReno(c) => c.fmt(f),
+            Cc::Cubic(c) => c.fmt(f),
+            Cc::Dctcp(c) => c.fmt(f),
             Cc::Custom(_) => f.write_str("Custom"),
         }
     }
@@ -176,19 +193,22 @@ impl std::fmt::Debug for Cc {
 impl Cc {
     /// A fresh instance of the algorithm `cfg` names.
     pub fn new(cfg: &TcpConfig) -> Cc {
+        let abc_limit_bytes = cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64;
         match cfg.cc {
-            CcKind::NewReno => Cc::NewReno(NewReno {
-                abc_limit_bytes: cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64,
-            }),
+            CcKind::NewReno => Cc::NewReno(NewReno { abc_limit_bytes }),
+            CcKind::Cubic => Cc::Cubic(Box::new(super::cubic::Cubic::new(abc_limit_bytes))),
+            CcKind::Dctcp => Cc::Dctcp(Box::new(super::dctcp::Dctcp::new(abc_limit_bytes))),
         }
     }
 }
 
 impl CongestionControl for Cc {
-    #[inline]
+    #[inline(always)]
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         match self {
             Cc::NewReno(c) => c.on_ack(w, s),
+            Cc::Cubic(c) => c.on_ack(w, s),
+            Cc::Dctcp(c) => c.on_ack(w, s),
             Cc::Custom(c) => c.on_ack(w, s),
         }
     }
@@ -196,6 +216,8 @@ impl CongestionControl for Cc {
     fn on_congestion(&mut self, w: &mut Window, ev: CongestionEvent, s: &EventSample) {
         match self {
             Cc::NewReno(c) => c.on_congestion(w, ev, s),
+            Cc::Cubic(c) => c.on_congestion(w, ev, s),
+            Cc::Dctcp(c) => c.on_congestion(w, ev, s),
             Cc::Custom(c) => c.on_congestion(w, ev, s),
         }
     }
@@ -230,6 +252,8 @@ mod tests {
             ece: false,
             in_flight_bytes: 0,
             in_recovery: false,
+            snd_una: 0,
+            snd_max: 0,
         }
     }
 

@@ -13,14 +13,16 @@
 mod pdn;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
-use super::pacing::Pacer;
+use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
-use super::recovery::{LossCtx, Recovery, Segment};
+use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
 use super::rtt::RttEstimator;
+use super::sack::SackBlocks;
+use super::tlp::{Probe, TlpState};
 use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
-use crate::net::packet::{Ecn, Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SYN};
+use crate::net::packet::{Ecn, Packet, PktId, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN};
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -88,6 +90,16 @@ pub struct TcpEndpoint {
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
     rto_timer: Timer,
+    /// RFC 6298's RTO deadline; the timer may point at an earlier PTO.
+    rto_at: Time,
+    /// The timer holds a tail-loss-probe timeout, not the RTO.
+    probe_armed: bool,
+    /// Send tail loss probes.
+    tlp_on: bool,
+    /// Tail loss probe state (RFC 8985 §7).
+    pub tlp: TlpState,
+    /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
+    rto_recovery: bool,
     /// When the next segment may leave (no pacing by default).
     pub pacer: Pacer,
     pace_timer: Timer,
@@ -116,6 +128,15 @@ pub struct TcpEndpoint {
     ack_now: bool,
     /// A CE mark arrived and no CWR since: ACKs carry ECE.
     ece_pending: bool,
+    /// SACK blocks this receiver reports (RFC 2018).
+    sack_rx: SackBlocks,
+    /// Most SACK blocks per segment; 0: SACK off.
+    sack_max_blocks: u8,
+    /// In-order data segments still to be ACKed at once (quick-ACK mode).
+    quickacks: u32,
+    /// Echo CE as DCTCP receivers do (RFC 8257 §3.2) instead of RFC 3168's
+    /// ECE-until-CWR.
+    dctcp_echo: bool,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -181,14 +202,27 @@ impl TcpEndpoint {
                 bytes_acked: 0,
             },
             cc: Cc::new(cfg),
-            recovery: Recovery::new_reno(cfg.dupack_threshold),
+            recovery: if cfg.sack {
+                Recovery::sack(cfg.dupack_threshold)
+            } else {
+                Recovery::new_reno(cfg.dupack_threshold)
+            },
             in_recovery: false,
             recover: 0,
             pdn: false,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
-            pacer: Pacer::Off,
+            rto_at: Time::NEVER,
+            probe_armed: false,
+            tlp_on: cfg.tlp,
+            tlp: TlpState::default(),
+            rto_recovery: false,
+            pacer: if cfg.pacing {
+                Pacer::Rate(RatePacer::default())
+            } else {
+                Pacer::Off
+            },
             pace_timer: Timer::IDLE,
             syn_retransmitted: false,
             last_send: Time::ZERO,
@@ -206,6 +240,14 @@ impl TcpEndpoint {
             last_ack_sent: 0,
             ack_now: false,
             ece_pending: false,
+            sack_rx: SackBlocks::default(),
+            quickacks: cfg.quickack_segments,
+            dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
+            sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
+                (false, _) => 0,
+                (true, true) => 3, // beside the timestamps option
+                (true, false) => 4,
+            },
         }
     }
 
@@ -223,6 +265,11 @@ impl TcpEndpoint {
     /// Bytes sent and not yet acknowledged.
     pub fn flight_bytes(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// The congestion control (to read its state).
+    pub fn congestion_control(&self) -> &Cc {
+        &self.cc
     }
 
     /// Replace the congestion control (before the connection carries data).
@@ -285,8 +332,10 @@ impl TcpEndpoint {
     // ------------------------------------------------------------------
     // segment arrival
 
-    /// Process a segment that arrived for this endpoint. The packet is not released here.
-    pub fn on_segment(&mut self, core: &mut Core, p: &Packet) {
+    /// Process segment `p` that arrived for this endpoint as packet `pkt`.
+    /// The packet is not released here; it may have been released already,
+    /// as its SACK option is read before anything is sent.
+    pub fn on_segment(&mut self, core: &mut Core, pkt: PktId, p: &Packet) {
         match self.state {
             TcpState::Closed => return,
             TcpState::Listen => {
@@ -336,7 +385,12 @@ impl TcpEndpoint {
             self.on_ecn_signals(core, p);
         }
         if p.flags & FLAG_ACK != 0 {
-            self.process_ack(core, p);
+            let newly_sacked = if p.flags & FLAG_SACK != 0 {
+                self.on_sack_option(core, pkt, p.ack)
+            } else {
+                0
+            };
+            self.process_ack(core, p, newly_sacked);
         }
         if p.payload_bytes > 0 {
             self.process_data(core, p);
@@ -350,8 +404,21 @@ impl TcpEndpoint {
     /// RFC 3168 §6.1.2-6.1.3: CWR ends the echo, CE (re)starts it, ECE asks for CWR.
     #[cold]
     #[inline(never)]
-    fn on_ecn_signals(&mut self, core: &Core, p: &Packet) {
-        if p.payload_bytes > 0 {
+    fn on_ecn_signals(&mut self, core: &mut Core, p: &Packet) {
+        if self.dctcp_echo && p.payload_bytes > 0 && p.is_ect() {
+            // RFC 8257 §3.2: ECE tells exactly which data was CE-marked; when
+            // the CE state changes, first ACK what is held with the old state
+            let ce = p.ecn() == Ecn::Ce;
+            if ce {
+                self.ecn.ce_received += 1;
+            }
+            if ce != self.ece_pending {
+                if self.unacked_segs > 0 {
+                    self.send_control(core, FLAG_ACK);
+                }
+                self.ece_pending = ce;
+            }
+        } else if p.payload_bytes > 0 {
             if p.flags & FLAG_CWR != 0 {
                 self.ece_pending = false;
             }
@@ -396,7 +463,23 @@ impl TcpEndpoint {
         });
     }
 
-    fn process_ack(&mut self, core: &mut Core, p: &Packet) {
+    /// Record the SACK option of packet `pkt` (acknowledging `ack`) on the
+    /// scoreboard: the bytes newly SACKed.
+    #[cold]
+    #[inline(never)]
+    fn on_sack_option(&mut self, core: &Core, pkt: PktId, ack: u64) -> u64 {
+        if ack > self.snd_max {
+            return 0;
+        }
+        let (una, max) = (ack.max(self.snd_una), self.snd_max);
+        match self.recovery.as_sack() {
+            Some(r) => r.on_sack(&core.net.pool.sack(pkt), una, max),
+            None => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn process_ack(&mut self, core: &mut Core, p: &Packet, newly_sacked: u64) {
         let ack = p.ack;
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
@@ -420,6 +503,9 @@ impl TcpEndpoint {
             if let Some(seg) = step.retransmit {
                 self.retransmit(core, seg);
             }
+            if self.tlp_on {
+                self.tlp_on_ack(core.now, was_in_recovery);
+            }
             let sample = AckSample {
                 now: core.now,
                 bytes_acked: acked,
@@ -427,6 +513,8 @@ impl TcpEndpoint {
                 ece: p.flags & FLAG_ECE != 0,
                 in_flight_bytes: self.snd_max - self.snd_una,
                 in_recovery: was_in_recovery,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
             };
             self.cc.on_ack(&mut self.win, &sample);
             if self.snd_una == self.snd_max {
@@ -447,7 +535,7 @@ impl TcpEndpoint {
         {
             // a duplicate ACK (RFC 5681 §2)
             let (recovery, cx) = self.loss_ctx();
-            if recovery.on_dup_ack(cx, ack) {
+            if recovery.on_dup_ack(cx, ack, newly_sacked) {
                 self.enter_fast_recovery(core);
             }
         }
@@ -457,6 +545,11 @@ impl TcpEndpoint {
         let s = self.event_sample(core.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        self.tlp.abandon();
+        if self.sack_max_blocks > 0 {
+            // RFC 6675 picks every segment from here on: no go-back-N left over
+            self.snd_nxt = self.snd_max;
+        }
         let (recovery, cx) = self.loss_ctx();
         let seg = recovery.enter(cx);
         core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
@@ -487,6 +580,9 @@ impl TcpEndpoint {
                 self.ooo_bytes -= e - s;
                 self.rcv_nxt = self.rcv_nxt.max(e);
             }
+            if filled_hole && self.sack_max_blocks > 0 {
+                self.sack_rx.on_advance(self.rcv_nxt);
+            }
             let delivered = self.rcv_nxt - before;
             let f = &mut core.net.flows[self.rx_flow as usize];
             f.delivered(delivered);
@@ -500,6 +596,9 @@ impl TcpEndpoint {
             });
             if filled_hole || !core.tcp_cfg.delayed_ack {
                 self.ack_now = true;
+            } else if self.quickacks > 0 {
+                self.quickacks -= 1;
+                self.ack_now = true;
             } else {
                 self.unacked_segs += 1;
                 if self.unacked_segs >= core.tcp_cfg.delayed_ack_segments {
@@ -509,24 +608,35 @@ impl TcpEndpoint {
                 }
             }
         } else {
-            self.insert_ooo(seq, end);
+            let held = self.insert_ooo(seq, end);
+            if self.sack_max_blocks > 0 {
+                self.sack_rx.on_arrival(held);
+            }
             self.ack_now = true; // out of order: duplicate ACK at once
         }
     }
 
-    fn insert_ooo(&mut self, seq: u64, end: u64) {
-        let i = self.ooo.partition_point(|&(s, _)| s < seq);
-        self.ooo.insert(i, (seq, end));
-        // merge overlapping neighbours and recount
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ooo.len());
-        for &(s, e) in &self.ooo {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+    /// Hold `[seq, end)` out of order, merged with the ranges it overlaps or
+    /// touches (in place: nothing allocated once the list has grown); returns
+    /// the merged range that holds it.
+    fn insert_ooo(&mut self, seq: u64, end: u64) -> (u64, u64) {
+        // ranges [i, j) overlap or touch [seq, end)
+        let i = self.ooo.partition_point(|&(_, e)| e < seq);
+        let j = self.ooo.partition_point(|&(s, _)| s <= end);
+        let (mut s, mut e) = (seq, end);
+        for &(rs, re) in &self.ooo[i..j] {
+            s = s.min(rs);
+            e = e.max(re);
+            self.ooo_bytes -= re - rs;
         }
-        self.ooo_bytes = merged.iter().map(|&(s, e)| e - s).sum();
-        self.ooo = merged;
+        self.ooo_bytes += e - s;
+        if i == j {
+            self.ooo.insert(i, (s, e));
+        } else {
+            self.ooo[i] = (s, e);
+            self.ooo.drain(i + 1..j);
+        }
+        (s, e)
     }
 
     // ------------------------------------------------------------------
@@ -535,6 +645,10 @@ impl TcpEndpoint {
     /// Send new (or go-back-N) data while the window allows.
     pub fn output(&mut self, core: &mut Core) {
         if self.state != TcpState::Established {
+            return;
+        }
+        if self.in_recovery && self.sack_max_blocks > 0 {
+            self.sack_recovery_output(core);
             return;
         }
         let cfg = &core.tcp_cfg;
@@ -550,8 +664,17 @@ impl TcpEndpoint {
             self.win.cwnd = self.win.cwnd.min(iw);
         }
         let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
+        if let Pacer::Rate(r) = &mut self.pacer {
+            r.update(self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
+        }
         while self.snd_nxt < self.app_limit {
-            let len = mss.min(self.app_limit - self.snd_nxt);
+            let mut len = mss.min(self.app_limit - self.snd_nxt);
+            if self.snd_nxt < self.snd_max && self.sack_max_blocks > 0 {
+                match self.skip_sacked(len) {
+                    Some(l) => len = l,
+                    None => continue,
+                }
+            }
             let in_flight = self.snd_nxt - self.snd_una;
             if in_flight + len > wnd {
                 break;
@@ -578,7 +701,71 @@ impl TcpEndpoint {
             }
             if !self.rto_armed() {
                 self.arm_rto(core); // RFC 6298 (5.1)
+            } else if self.tlp_on {
+                // RFC 8985 §7.2: restart the PTO after new data
+                let at = self.rto_at;
+                self.set_loss_timer(core, at);
             }
+        }
+    }
+
+    /// Go-back-N after a timeout skips what the receiver SACKed (as Linux):
+    /// `None` if `snd_nxt` was SACKed (it moved past the range), else the
+    /// length to resend, `len` at most, up to the next SACKed range.
+    #[inline(never)]
+    fn skip_sacked(&mut self, len: u64) -> Option<u64> {
+        let Some(sb) = self.recovery.scoreboard() else {
+            return Some(len);
+        };
+        if let Some(end) = sb.sacked_until(self.snd_nxt) {
+            self.snd_nxt = end;
+            return None;
+        }
+        match sb.first_hole(self.snd_nxt, self.snd_max) {
+            Some((_, hole_end)) => Some(len.min(hole_end - self.snd_nxt)),
+            None => Some(len),
+        }
+    }
+
+    /// RFC 6675 (C): while `cwnd - pipe >= 1 SMSS`, send what `NextSeg` picks.
+    #[inline(never)]
+    fn sack_recovery_output(&mut self, core: &mut Core) {
+        let mss = self.win.mss;
+        let wnd = self.peer_wnd.max(mss);
+        {
+            let (r, cx) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").set_pipe(&cx); // (B.2)
+        }
+        loop {
+            let new_len = mss.min(self.app_limit.saturating_sub(self.snd_max));
+            let new_data = new_len > 0 && self.snd_max + new_len - self.snd_una <= wnd;
+            let (r, cx) = self.loss_ctx();
+            let r = r.as_sack().expect("SACK recovery");
+            let Some(next) = r.next_seg(&cx, new_data) else {
+                break;
+            };
+            let (seq, len) = match next {
+                NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
+                NextSeg::NewData => (self.snd_max, new_len),
+            };
+            let frame =
+                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if !core.egress_has_room(self.host, self.peer_host, frame) {
+                core.egress_block(self.host, self.id);
+                break;
+            }
+            if next == NextSeg::NewData {
+                self.send_data(core, seq, len);
+                self.snd_max += len;
+                self.snd_nxt = self.snd_max;
+            } else {
+                self.retransmit(core, Segment { seq, len_bytes: len });
+            }
+            let (r, cx) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").on_sent(&cx, next, len);
+        }
+        if !self.rto_armed() {
+            self.arm_rto(core);
         }
     }
 
@@ -601,6 +788,11 @@ impl TcpEndpoint {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
+        let mut ip_bytes = core.tcp_cfg.header_bytes;
+        if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
+            flags |= FLAG_SACK;
+            ip_bytes += self.sack_option_bytes();
+        }
         Packet {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
@@ -610,7 +802,7 @@ impl TcpEndpoint {
             hop: 0,
             kind: PktKind::Tcp,
             flags,
-            ip_bytes: core.tcp_cfg.header_bytes,
+            ip_bytes,
             payload_bytes: 0,
             flow: self.tx_flow,
             dst_ep: self.peer_ep,
@@ -619,6 +811,12 @@ impl TcpEndpoint {
             dst: self.peer_host,
             wnd: self.advertised_window(core.now, &core.tcp_cfg),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sack_option_bytes(&self) -> u32 {
+        self.sack_rx.option(self.sack_max_blocks as usize).wire_bytes()
     }
 
     fn acked_now(&mut self) {
@@ -644,8 +842,25 @@ impl TcpEndpoint {
         }
         self.acked_now();
         self.last_send = core.now;
+        self.emit(core, p);
+    }
+
+    /// Hand `p` to the host's egress, with its SACK option if it has one.
+    #[inline(always)]
+    fn emit(&mut self, core: &mut Core, p: Packet) {
+        let sacked = p.flags & FLAG_SACK != 0;
         let id = core.net.alloc(p);
+        if sacked {
+            self.attach_sack(core, id);
+        }
         core.send(id);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn attach_sack(&self, core: &mut Core, id: PktId) {
+        let opt = self.sack_rx.option(self.sack_max_blocks as usize);
+        core.net.pool.set_sack(id, opt);
     }
 
     fn send_control(&mut self, core: &mut Core, flags: u8) {
@@ -658,8 +873,7 @@ impl TcpEndpoint {
             }
         }
         self.acked_now();
-        let id = core.net.alloc(p);
-        core.send(id);
+        self.emit(core, p);
     }
 
     // ------------------------------------------------------------------
@@ -667,7 +881,88 @@ impl TcpEndpoint {
 
     fn arm_rto(&mut self, core: &mut Core) {
         let at = core.now + self.current_rto(&core.tcp_cfg);
+        self.set_loss_timer(core, at);
+    }
+
+    /// RFC 6298's timer is due at `rto_at`; with tail loss probes the one
+    /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
+    #[inline(always)]
+    fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
+        if self.tlp_on {
+            self.set_loss_timer_tlp(core, rto_at);
+        } else {
+            self.rto_timer.arm(&mut core.ev, rto_at, Event::TcpRto(self.id));
+        }
+    }
+
+    #[inline(never)]
+    fn set_loss_timer_tlp(&mut self, core: &mut Core, rto_at: Time) {
+        self.rto_at = rto_at;
+        self.probe_armed = false;
+        let mut at = rto_at;
+        if self.probe_allowed() {
+            let flight = self.snd_max - self.snd_una;
+            let max_ack_delay = if core.tcp_cfg.delayed_ack {
+                core.tcp_cfg.delayed_ack_timeout
+            } else {
+                Dur::ZERO
+            };
+            let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
+            let pto_at = core.now + pto;
+            if pto_at < rto_at {
+                at = pto_at;
+                self.probe_armed = true;
+            }
+        }
         self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
+    }
+
+    /// RFC 8985 §7.2: a PTO only in the open state with data outstanding, no
+    /// probe outstanding and nothing SACKed above `snd_una`.
+    fn probe_allowed(&self) -> bool {
+        self.state == TcpState::Established
+            && self.snd_max > self.snd_una
+            && !self.in_recovery
+            && !self.rto_recovery
+            && self.tlp.end_seq.is_none()
+            && self.recovery.scoreboard().is_none_or(|sb| sb.is_empty())
+    }
+
+    /// The PTO fired: send the probe (RFC 8985 §7.3) and arm the RTO.
+    fn send_probe(&mut self, core: &mut Core) {
+        let mss = self.win.mss;
+        let flight = self.snd_max - self.snd_una;
+        let probe = TlpState::choose(self.snd_una, self.snd_max, self.app_limit, self.peer_wnd, mss);
+        match probe {
+            Probe::NewData(len) => {
+                let seq = self.snd_max;
+                self.send_data(core, seq, len);
+                self.snd_max += len;
+                self.snd_nxt = self.snd_max;
+            }
+            Probe::Retransmit(seg) => self.retransmit(core, seg),
+        }
+        let is_retrans = matches!(probe, Probe::Retransmit(_));
+        self.tlp.on_probe(core.now, self.snd_max, is_retrans, flight);
+        self.arm_rto(core);
+    }
+
+    /// RFC 8985 §7.4 on an ACK of new data: a probe that retransmitted data
+    /// and is now acknowledged repaired a loss: respond as fast recovery
+    /// would (once; not when recovery already did). A timeout's go-back-N
+    /// ends at its `recover`.
+    fn tlp_on_ack(&mut self, now: Time, was_in_recovery: bool) {
+        if self.rto_recovery && self.snd_una >= self.recover {
+            self.rto_recovery = false;
+        }
+        if self.tlp.on_ack(self.snd_una) && !was_in_recovery {
+            let s = EventSample {
+                now,
+                in_flight_bytes: self.tlp.flight_at_probe,
+            };
+            self.cc
+                .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
+        }
     }
 
     fn arm_delack(&mut self, core: &mut Core) {
@@ -681,7 +976,12 @@ impl TcpEndpoint {
     pub fn on_rto_event(&mut self, core: &mut Core) {
         let ev = Event::TcpRto(self.id);
         if self.rto_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
-            self.on_timeout(core);
+            if self.probe_armed {
+                self.probe_armed = false;
+                self.send_probe(core);
+            } else {
+                self.on_timeout(core);
+            }
         }
     }
 
@@ -715,6 +1015,8 @@ impl TcpEndpoint {
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
         let (recovery, cx) = self.loss_ctx();
         recovery.on_rto(cx);
+        self.tlp.abandon();
+        self.rto_recovery = self.tlp_on;
         // go back N: resend from the first unacknowledged byte
         self.snd_nxt = self.snd_una;
         self.output(core);

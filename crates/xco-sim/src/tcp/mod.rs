@@ -1,23 +1,30 @@
 //! TCP: connection set-up, slow start and congestion avoidance (RFC 5681),
-//! NewReno fast retransmit and fast recovery (RFC 6582), the retransmission
+//! NewReno fast retransmit and fast recovery (RFC 6582) or SACK (RFC 2018)
+//! with SACK-based loss recovery (RFC 6675), the retransmission
 //! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
 //! and a receive window — over 64-bit byte sequence numbers that never wrap.
 //!
 //! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
 //! two seams, split as in Linux, decide the rest. Loss recovery
-//! ([`recovery`]: NewReno now, SACK and RACK-TLP next) finds losses and picks
-//! what to retransmit; congestion control ([`cc`]: NewReno now, CUBIC and
-//! DCTCP next) grows the window from an ACK sample and answers congestion
+//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; tail loss probes in [`tlp`]) finds losses and picks
+//! what to retransmit; congestion control ([`cc`]: NewReno, CUBIC in [`cubic`],
+//! DCTCP in [`dctcp`]) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
 //! ([`rcv_window`]) and pacing ([`pacing`]).
 
 pub mod cc;
+pub mod cubic;
+pub mod dctcp;
 pub mod endpoint;
 pub mod pacing;
+pub mod profile;
 pub mod rcv_window;
 pub mod recovery;
 pub mod rtt;
+pub mod sack;
+pub mod sack_recovery;
 pub mod table;
+pub mod tlp;
 
 use xco_core::Dur;
 
@@ -65,6 +72,19 @@ pub struct TcpConfig {
     /// ECE; senders answer ECE with CWR and, once per window, with the
     /// congestion control's `EcnEcho` response (NewReno halves the window).
     pub ecn: bool,
+    /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
+    /// (RFC 6675) instead of NewReno's; both ends assume it (no SYN
+    /// negotiation). Receivers report three blocks beside the timestamps
+    /// option, four without it.
+    pub sack: bool,
+    /// Tail loss probes (RFC 8985 §7): a probe after about two RTTs instead
+    /// of waiting for the RTO when the tail of a flight is lost.
+    pub tlp: bool,
+    /// Receivers ACK the first this many data segments of a connection at
+    /// once, without delaying (Linux's quick-ACK mode at start: 16); 0: off.
+    pub quickack_segments: u32,
+    /// Pace new data at `gain x cwnd / SRTT` (200% in slow start, 120% after), as Linux.
+    pub pacing: bool,
 }
 
 impl TcpConfig {
@@ -92,6 +112,10 @@ impl TcpConfig {
             abc_limit_segments: 2,
             cc: cc::CcKind::NewReno,
             ecn: false,
+            sack: false,
+            tlp: false,
+            quickack_segments: 0,
+            pacing: false,
         }
     }
 }

@@ -19,9 +19,12 @@
 //!
 //! [`NewRenoRecovery`] is RFC 5681 §3.2 fast retransmit / fast recovery with
 //! RFC 6582's partial ACKs ("impatient" timer: re-armed on the first partial
-//! ACK only). SACK (RFC 6675) and RACK-TLP (RFC 8985) become further variants.
+//! ACK only). [`SackRecovery`] is RFC 6675's SACK-based recovery (its own
+//! file); RACK-TLP (RFC 8985) becomes a further variant.
 
 use super::cc::Window;
+use super::sack::Scoreboard;
+pub use super::sack_recovery::{NextSeg, SackRecovery};
 
 /// A segment to (re)send: `len_bytes` from byte `seq`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +148,8 @@ impl NewRenoRecovery {
 pub enum Recovery {
     /// RFC 6582 NewReno.
     NewReno(NewRenoRecovery),
+    /// RFC 6675 SACK-based recovery.
+    Sack(Box<SackRecovery>),
 }
 
 impl Recovery {
@@ -156,20 +161,46 @@ impl Recovery {
         })
     }
 
+    /// RFC 6675 SACK-based recovery with `dupack_threshold` (DupThresh).
+    pub fn sack(dupack_threshold: u32) -> Recovery {
+        Recovery::Sack(Box::new(SackRecovery::new(dupack_threshold)))
+    }
+
+    /// The SACK variant, if this is it.
+    #[inline]
+    pub fn as_sack(&mut self) -> Option<&mut SackRecovery> {
+        match self {
+            Recovery::Sack(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The SACK scoreboard, if this variant keeps one.
+    #[inline]
+    pub fn scoreboard(&self) -> Option<&Scoreboard> {
+        match self {
+            Recovery::Sack(r) => Some(&r.scoreboard),
+            _ => None,
+        }
+    }
+
     /// An ACK advanced `snd_una` (already in `cx`) by `acked_bytes`.
     #[inline]
     pub fn on_new_ack(&mut self, cx: LossCtx, acked_bytes: u64) -> NewAckStep {
         match self {
             Recovery::NewReno(r) => r.on_new_ack(cx, acked_bytes),
+            Recovery::Sack(r) => r.on_new_ack(cx, acked_bytes),
         }
     }
 
-    /// A duplicate ACK of `ack` (RFC 5681 §2) arrived: true if it reveals a
-    /// loss (the endpoint then raises `DupAckLoss` and calls [`Recovery::enter`]).
+    /// A duplicate ACK of `ack` (RFC 5681 §2) arrived that SACKed
+    /// `newly_sacked` new bytes: true if it reveals a loss (the endpoint then
+    /// raises `DupAckLoss` and calls [`Recovery::enter`]).
     #[inline]
-    pub fn on_dup_ack(&mut self, cx: LossCtx, ack: u64) -> bool {
+    pub fn on_dup_ack(&mut self, cx: LossCtx, ack: u64, newly_sacked: u64) -> bool {
         match self {
             Recovery::NewReno(r) => r.on_dup_ack(cx, ack),
+            Recovery::Sack(r) => r.on_dup_ack(cx, ack, newly_sacked),
         }
     }
 
@@ -177,6 +208,7 @@ impl Recovery {
     pub fn enter(&mut self, cx: LossCtx) -> Option<Segment> {
         match self {
             Recovery::NewReno(r) => r.enter(cx),
+            Recovery::Sack(r) => r.enter(cx),
         }
     }
 
@@ -184,6 +216,7 @@ impl Recovery {
     pub fn on_rto(&mut self, cx: LossCtx) {
         match self {
             Recovery::NewReno(r) => r.on_rto(cx),
+            Recovery::Sack(r) => r.on_rto(cx),
         }
     }
 }
@@ -233,9 +266,9 @@ mod tests {
     fn the_third_duplicate_ack_reveals_the_loss_once() {
         let mut st = St::new();
         let mut r = Recovery::new_reno(3);
-        assert!(!r.on_dup_ack(st.cx(), 0));
-        assert!(!r.on_dup_ack(st.cx(), 0));
-        assert!(r.on_dup_ack(st.cx(), 0));
+        assert!(!r.on_dup_ack(st.cx(), 0, 0));
+        assert!(!r.on_dup_ack(st.cx(), 0, 0));
+        assert!(r.on_dup_ack(st.cx(), 0, 0));
         st.win.ssthresh = 5 * MSS; // what the congestion control decided
         let seg = r.enter(st.cx());
         assert_eq!(
@@ -247,7 +280,7 @@ mod tests {
         );
         assert!(st.in_recovery);
         assert_eq!((st.recover, st.win.cwnd), (10 * MSS, 8 * MSS), "ssthresh + 3 MSS");
-        assert!(!r.on_dup_ack(st.cx(), 0), "inflates, no second loss");
+        assert!(!r.on_dup_ack(st.cx(), 0, 0), "inflates, no second loss");
         assert_eq!(st.win.cwnd, 9 * MSS);
     }
 
@@ -299,7 +332,7 @@ mod tests {
         r.on_rto(st.cx());
         assert_eq!(st.recover, 10 * MSS);
         for _ in 0..3 {
-            assert!(!r.on_dup_ack(st.cx(), 0), "RFC 6582 §4: ack below recover");
+            assert!(!r.on_dup_ack(st.cx(), 0, 0), "RFC 6582 §4: ack below recover");
         }
     }
 }

@@ -1,0 +1,188 @@
+//! SACK-based loss recovery (RFC 6675), the [`super::recovery::Recovery::Sack`] variant.
+//!
+//! The scoreboard ([`Scoreboard`]) records what the receiver SACKed. A
+//! duplicate ACK is one that SACKs new data (RFC 6675 §2); recovery starts
+//! on the DupThresh-th of them or as soon as the first unacknowledged
+//! segment counts as lost (`IsLost(HighACK + 1)`, §5 step 3(b)). It then
+//! keeps `cwnd` at ssthresh (no inflation) and sends while
+//! `cwnd - pipe >= 1 SMSS`, choosing each segment by `NextSeg` (§4): a lost
+//! hole first, new data next, then any unSACKed hole below the highest SACK,
+//! and once per episode a rescue retransmission of the highest unSACKed
+//! segment. Several holes are repaired in one episode, each by one
+//! retransmission, and recovery ends when the cumulative ACK reaches
+//! `RecoveryPoint` (the endpoint's `recover`).
+//!
+//! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
+//! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
+//! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
+//! Not modelled: D-SACK (RFC 2883), Limited Transmit (RFC 3042) and
+//! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
+//! the whole episode, as RFC 6675 writes it).
+
+use super::recovery::{LossCtx, NewAckStep, Segment};
+use super::sack::Scoreboard;
+use crate::net::packet::SackOption;
+
+/// What `NextSeg` chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextSeg {
+    /// Retransmit this segment (rules 1 and 3).
+    Retransmit(Segment),
+    /// Send one segment of new data (rule 2).
+    NewData,
+    /// The rescue retransmission (rule 4): does not move HighRxt.
+    Rescue(Segment),
+}
+
+/// RFC 6675 recovery state.
+#[derive(Clone, Debug, Default)]
+pub struct SackRecovery {
+    /// The SACKed ranges.
+    pub scoreboard: Scoreboard,
+    /// Duplicate ACKs (ACKs with new SACK information) counted.
+    pub dupacks: u32,
+    /// DupThresh (3).
+    pub dupack_threshold: u32,
+    /// One past the highest byte retransmitted in this episode (HighRxt + 1).
+    pub high_rxt: u64,
+    /// RescueRxt + 1: a rescue retransmission is allowed while `snd_una` is above it.
+    pub rescue_rxt: u64,
+    /// The pipe estimate (RFC 6675 `SetPipe`, then plus what was sent).
+    pub pipe: u64,
+}
+
+impl SackRecovery {
+    /// A new instance with `dupack_threshold`.
+    pub fn new(dupack_threshold: u32) -> SackRecovery {
+        SackRecovery {
+            dupack_threshold,
+            ..SackRecovery::default()
+        }
+    }
+
+    /// Record an ACK's SACK blocks; returns the bytes newly SACKed.
+    pub fn on_sack(&mut self, opt: &SackOption, snd_una: u64, snd_max: u64) -> u64 {
+        let mut newly = 0;
+        for &(s, e) in opt.used() {
+            newly += self.scoreboard.add(s, e, snd_una, snd_max);
+        }
+        newly
+    }
+
+    /// The lost boundary of RFC 6675's `IsLost` for this sender.
+    #[inline]
+    fn lost_below(&self, cx: &LossCtx) -> u64 {
+        self.scoreboard
+            .lost_below(cx.snd_una, cx.win.mss, self.dupack_threshold)
+    }
+
+    pub(super) fn on_new_ack(&mut self, cx: LossCtx, _acked_bytes: u64) -> NewAckStep {
+        self.scoreboard.advance(cx.snd_una);
+        self.dupacks = 0;
+        if *cx.in_recovery && cx.snd_una >= *cx.recover {
+            // (A): the episode ends; cwnd stays at ssthresh
+            *cx.in_recovery = false;
+            cx.win.cwnd = cx.win.ssthresh;
+        }
+        NewAckStep {
+            retransmit: None,
+            restart_rto: true,
+        }
+    }
+
+    pub(super) fn on_dup_ack(&mut self, cx: LossCtx, ack: u64, newly_sacked: u64) -> bool {
+        if newly_sacked == 0 || *cx.in_recovery {
+            return false; // not a duplicate by RFC 6675 §2, or (B) handles it
+        }
+        self.dupacks += 1;
+        // RFC 6582 §3.2 step 1 as in NewReno: not again for the same window
+        (self.dupacks >= self.dupack_threshold || self.lost_below(&cx) > cx.snd_una) && ack >= *cx.recover
+    }
+
+    pub(super) fn enter(&mut self, cx: LossCtx) -> Option<Segment> {
+        // (4.1) RecoveryPoint = HighData; (4.2) the congestion control set cwnd = ssthresh
+        *cx.recover = cx.snd_max;
+        *cx.in_recovery = true;
+        // (4.3) retransmit the segment from HighACK + 1
+        let (s, e) = self.scoreboard.first_hole(cx.snd_una, cx.snd_max)?;
+        let seg = Segment {
+            seq: s,
+            len_bytes: (e - s).min(cx.win.mss),
+        };
+        self.high_rxt = s + seg.len_bytes;
+        self.rescue_rxt = self.high_rxt;
+        Some(seg)
+    }
+
+    pub(super) fn on_rto(&mut self, cx: LossCtx) {
+        *cx.in_recovery = false;
+        self.dupacks = 0;
+        self.high_rxt = cx.snd_una;
+        *cx.recover = cx.snd_max;
+    }
+
+    /// RFC 6675 `SetPipe`.
+    pub fn set_pipe(&mut self, cx: &LossCtx) {
+        let lb = self.lost_below(cx);
+        self.pipe = self.scoreboard.pipe(cx.snd_una, cx.snd_max, self.high_rxt, lb);
+    }
+
+    /// RFC 6675 `NextSeg`, if `cwnd - pipe >= 1 SMSS`; `new_data` says
+    /// whether unsent data exists that the receiver's window allows.
+    pub fn next_seg(&self, cx: &LossCtx, new_data: bool) -> Option<NextSeg> {
+        let mss = cx.win.mss;
+        if cx.win.cwnd < self.pipe + mss {
+            return None;
+        }
+        let from = self.high_rxt.max(cx.snd_una);
+        let seg = |(s, e): (u64, u64)| Segment {
+            seq: s,
+            len_bytes: (e - s).min(mss),
+        };
+        // (1) the first lost unSACKed segment above HighRxt
+        if let Some(h) = self.scoreboard.first_hole(from, self.lost_below(cx)) {
+            return Some(NextSeg::Retransmit(seg(h)));
+        }
+        // (2) new data
+        if new_data {
+            return Some(NextSeg::NewData);
+        }
+        // (3) any unSACKed segment above HighRxt below the highest SACK
+        let top = self.scoreboard.highest_sacked(cx.snd_una);
+        if let Some(h) = self.scoreboard.first_hole(from, top) {
+            return Some(NextSeg::Retransmit(seg(h)));
+        }
+        // (4) once per episode: the segment ending at the highest unSACKed byte
+        if cx.snd_una > self.rescue_rxt {
+            let ranges = self.scoreboard.ranges();
+            let hi = match ranges.last() {
+                Some(&(s, e)) if e == cx.snd_max => s,
+                _ => cx.snd_max,
+            };
+            if hi > cx.snd_una {
+                let below = ranges
+                    .iter()
+                    .rev()
+                    .find(|r| r.1 <= hi)
+                    .map_or(cx.snd_una, |r| r.1);
+                let s = hi.saturating_sub(mss).max(below).max(cx.snd_una);
+                return Some(NextSeg::Rescue(Segment {
+                    seq: s,
+                    len_bytes: hi - s,
+                }));
+            }
+        }
+        None
+    }
+
+    /// `len_bytes` left as chosen by `next` (C.2-C.4): update HighRxt,
+    /// RescueRxt and the pipe.
+    pub fn on_sent(&mut self, cx: &LossCtx, next: NextSeg, len_bytes: u64) {
+        match next {
+            NextSeg::Retransmit(s) => self.high_rxt = self.high_rxt.max(s.seq + s.len_bytes),
+            NextSeg::Rescue(_) => self.rescue_rxt = *cx.recover,
+            NextSeg::NewData => {}
+        }
+        self.pipe += len_bytes;
+    }
+}

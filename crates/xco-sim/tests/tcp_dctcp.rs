@@ -1,0 +1,110 @@
+//! DCTCP (RFC 8257) against a K-threshold marking port: the queue stays
+//! near K, alpha converges to the marked fraction, the link stays busy.
+
+use std::sync::{Arc, Mutex};
+use xco_core::Time;
+use xco_sim::net::packet::Packet;
+use xco_sim::net::qdisc::{Arrival, ArrivalHook, Qdisc, Verdict};
+use xco_sim::net::step_mark::StepMark;
+use xco_sim::scenario::build;
+use xco_sim::tcp::cc::Cc;
+
+/// What the bottleneck saw after the warm-up.
+#[derive(Default)]
+struct Seen {
+    backlog_sum: f64,
+    arrivals: u64,
+    max_backlog: u64,
+    ect: u64,
+    marked: u64,
+}
+
+/// The step marker, recording the queue at each data arrival after `from`.
+struct Watched {
+    inner: StepMark,
+    from: Time,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl ArrivalHook for Watched {
+    fn on_arrival(&mut self, a: &Arrival, pkt: &mut Packet) -> Verdict {
+        let v = self.inner.on_arrival(a, pkt);
+        if a.now >= self.from && pkt.payload_bytes > 0 {
+            let mut s = self.seen.lock().unwrap();
+            s.backlog_sum += a.backlog_bytes as f64;
+            s.arrivals += 1;
+            s.max_backlog = s.max_backlog.max(a.backlog_bytes);
+            s.ect += u64::from(pkt.is_ect());
+            s.marked += u64::from(v == Verdict::AdmitMarked);
+        }
+        v
+    }
+    fn limit_bytes(&self) -> u64 {
+        self.inner.limit_bytes
+    }
+}
+
+const SENDERS: usize = 4;
+const K_BYTES: u64 = 30_000;
+
+#[test]
+fn dctcp_holds_the_queue_near_k_with_alpha_at_the_marked_fraction() {
+    let mut text = String::from(
+        "[run]\nduration_ms = 120\n[topology]\nkind = \"star\"\nhosts = 5\nlink_delay_us = 10\nswitch_buffer = \"300KB\"\n\
+         [tcp]\ncc = \"dctcp\"\n[output]\ntimeseries_bin_us = 0\n",
+    );
+    for i in 0..SENDERS {
+        text.push_str(&format!(
+            "[[apps]]\nkind = \"bulk\"\nsrc = \"h{i}\"\ndst = \"h4\"\n"
+        ));
+    }
+    let mut sim = build(&text, None).unwrap().sim;
+    assert!(sim.core.tcp_cfg.ecn, "dctcp implies ECN");
+    let warm = Time::ZERO + xco_core::Dur::from_ms(20);
+    let end = Time::ZERO + xco_core::Dur::from_ms(120);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let net = &mut sim.core.net;
+    let port = net
+        .port_between(net.node("s0").unwrap(), net.node("h4").unwrap())
+        .unwrap();
+    let hook = Watched {
+        inner: StepMark::new(K_BYTES, 300_000),
+        from: warm,
+        seen: seen.clone(),
+    };
+    net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
+    sim.run_until(warm).unwrap();
+    let wire0 = sim.core.net.ports[port as usize].stats.delivered_bytes;
+    sim.run_until(end).unwrap();
+    let wire1 = sim.core.net.ports[port as usize].stats.delivered_bytes;
+    let s = seen.lock().unwrap();
+    let mean_backlog = s.backlog_sum / s.arrivals as f64;
+    let f = s.marked as f64 / s.ect as f64;
+    let utilisation = (wire1 - wire0) as f64 * 8.0 / (1e9 * 0.1);
+    let alphas: Vec<f64> = (0..SENDERS)
+        .map(|i| match sim.tcp.eps[2 * i].congestion_control() {
+            Cc::Dctcp(d) => d.alpha,
+            other => panic!("not DCTCP: {other:?}"),
+        })
+        .collect();
+    let mean_alpha = alphas.iter().sum::<f64>() / SENDERS as f64;
+    let drops: u64 = sim
+        .core
+        .net
+        .flows
+        .iter()
+        .map(|fl| fl.timeouts + fl.fast_retransmits)
+        .sum();
+    assert_eq!(drops, 0, "marking, not loss, controls the queue");
+    assert!(
+        (0.5 * K_BYTES as f64..1.5 * K_BYTES as f64).contains(&mean_backlog),
+        "mean queue {mean_backlog:.0} B, K {K_BYTES} B"
+    );
+    assert!(s.max_backlog < 3 * K_BYTES, "max queue {} B", s.max_backlog);
+    assert!(f > 0.01 && f < 0.9, "packets marked, not all: {f:.4}");
+    assert!(
+        (mean_alpha - f).abs() < 0.5 * f,
+        "alpha {mean_alpha:.4} vs marked fraction {f:.4}"
+    );
+    assert!(utilisation > 0.9, "bottleneck busy {utilisation:.3} of the time");
+}
