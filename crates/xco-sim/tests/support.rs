@@ -191,3 +191,19 @@ pub fn xco_metric(sim: &Sim, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no XCo metric {name}"))
         .1
 }
+
+/// One 1 MB TCP transfer h0 -> h1 on a two-host star (10 us links, 1 MB buffer).
+pub const TRANSFER_1MB: &str = r#"
+[topology]
+kind = "star"
+hosts = 2
+link_delay_us = 10
+switch_buffer = "1MB"
+[[apps]]
+kind = "transfer"
+src = "h0"
+dst = "h1"
+bytes = "1MB"
+[output]
+timeseries_bin_us = 0
+"#;

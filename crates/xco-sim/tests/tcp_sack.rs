@@ -87,20 +87,7 @@ fn two_holes_are_repaired_in_one_episode_and_the_pipe_follows_rfc_6675() {
 
 /// One 1 MB transfer h0 -> h1 over a star, the switch port to h1 dropping
 /// the first transmissions of two data segments of the same window.
-const TRANSFER: &str = r#"
-[topology]
-kind = "star"
-hosts = 2
-link_delay_us = 10
-switch_buffer = "1MB"
-[[apps]]
-kind = "transfer"
-src = "h0"
-dst = "h1"
-bytes = "1MB"
-[output]
-timeseries_bin_us = 0
-"#;
+use crate::support::TRANSFER_1MB as TRANSFER;
 
 /// Drops the first copy of the segments starting at `lose`, records when
 /// each later copy of them passed.

@@ -17,20 +17,7 @@ use xco_sim::tcp::rcv_window::RcvWindow;
 use xco_sim::tcp::TcpConfig;
 
 /// One 1 MB transfer h0 -> h1 over a star of 10 us links.
-const TRANSFER: &str = r#"
-[topology]
-kind = "star"
-hosts = 2
-link_delay_us = 10
-switch_buffer = "1MB"
-[[apps]]
-kind = "transfer"
-src = "h0"
-dst = "h1"
-bytes = "1MB"
-[output]
-timeseries_bin_us = 0
-"#;
+use crate::support::TRANSFER_1MB as TRANSFER;
 
 fn transfer() -> Sim {
     build(TRANSFER, None).unwrap().sim

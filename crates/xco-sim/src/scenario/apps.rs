@@ -109,16 +109,7 @@ pub fn read_apps(text: &str) -> Result<Vec<AppSpec>, ScenarioError> {
             ));
         };
         let kind_field = format!("apps[{i}].kind");
-        let kind = match table.get("kind").map(|k| k.get_ref()) {
-            Some(DeValue::String(s)) => s.to_string(),
-            Some(_) => return Err(ScenarioError::field(&kind_field, "must be a string".into())),
-            None => {
-                return Err(ScenarioError::field(
-                    &kind_field,
-                    format!("is required: one of {}", KINDS.join(", ")),
-                ))
-            }
-        };
+        let kind = tagged_kind(table, &kind_field, KINDS)?;
         let rest: DeTable = table
             .iter()
             .filter(|(k, _)| k.get_ref() != "kind")
@@ -196,5 +187,22 @@ impl AppCx<'_> {
             out.push((n, d));
         }
         Ok(out)
+    }
+}
+
+/// The `kind` of a tagged table (an `[[apps]]` entry, a port discipline):
+/// a string, required; `kind_field` names it in errors, `kinds` lists the choices.
+pub(crate) fn tagged_kind(
+    t: &DeTable<'_>,
+    kind_field: &str,
+    kinds: &[&str],
+) -> Result<String, ScenarioError> {
+    match t.get("kind").map(|k| k.get_ref()) {
+        Some(DeValue::String(s)) => Ok(s.to_string()),
+        Some(_) => Err(ScenarioError::field(kind_field, "must be a string".into())),
+        None => Err(ScenarioError::field(
+            kind_field,
+            format!("is required: one of {}", kinds.join(", ")),
+        )),
     }
 }

@@ -227,16 +227,7 @@ fn read_spec(
     skip: &[&str],
 ) -> Result<QueueSpec, ScenarioError> {
     let kind_field = format!("{path}.kind");
-    let kind = match t.get("kind").map(|k| k.get_ref()) {
-        Some(DeValue::String(s)) => s.to_string(),
-        Some(_) => return Err(ScenarioError::field(&kind_field, "must be a string".into())),
-        None => {
-            return Err(ScenarioError::field(
-                &kind_field,
-                format!("is required: one of {}", KINDS.join(", ")),
-            ))
-        }
-    };
+    let kind = super::apps::tagged_kind(t, &kind_field, KINDS)?;
     let rest: DeTable = t
         .iter()
         .filter(|(k, _)| {
