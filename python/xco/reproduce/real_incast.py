@@ -13,8 +13,9 @@ retransmitted segments) and the bottleneck port's drops.
 The simulator runs the same star (the same rates, buffer, response size,
 rounds; 25 us per link, about the namespaces' measured ping RTT of ~0.1 ms)
 with the TCP profile :data:`SIM_TCP_PROFILE` (a parameter of
-:func:`run_sim`: ``newreno`` today; the ``linux`` profile of the TCP work
-plugs in by name).
+:func:`run_sim`: the simulator's ``linux`` TCP profile — CUBIC, SACK,
+tail-loss probes, quick ACKs, docs/tcp-profiles.md; ``newreno`` gives the
+1999 TCP).
 
 Needs root (namespaces).
 """
@@ -46,7 +47,7 @@ QUICK_N = [2, 3, 4, 8, 16, 32]
 FULL_N = list(range(2, 33))
 PORT = 5500
 LINK_DELAY_US = 25.0
-SIM_TCP_PROFILE = "newreno"
+SIM_TCP_PROFILE = "linux"
 CLIENT = "h1"
 FANIN = Path(fanin.__file__)
 
