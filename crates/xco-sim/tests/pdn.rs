@@ -225,3 +225,24 @@ fn frames_that_carry_a_notification_are_ethertype_0xa800_in_the_capture() {
     assert_eq!(pdn_frames, s.piggybacked + s.empty_frames, "{s:?}");
     assert!(pdn_len > 0);
 }
+
+#[test]
+fn sack_acks_in_a_capture_stay_plain_ipv4_frames() {
+    // SACK blocks use a packet flag bit; only PDN carriers may be 0xA800 frames
+    let text = incast(64, 3, "100KB", 200.0)
+        .replace("[tcp]\n", "[tcp]\nsack = true\n")
+        .replace("[output]\n", "[output]\ncapture = [\"sb->sa\"]\n");
+    let sim = built(&text);
+    let cap = &sim.core.net.captures[0];
+    let sacks = cap
+        .records()
+        .iter()
+        .filter(|(_, p)| p.flags & xco_sim::net::packet::FLAG_SACK != 0)
+        .count();
+    assert!(sacks > 0, "the receiver sent SACK blocks toward the senders");
+    let pcap = cap.to_pcap();
+    let mut r = pcap_file::pcap::PcapReader::new(&pcap[..]).unwrap();
+    while let Some(pkt) = r.next_packet() {
+        assert_eq!(pkt.unwrap().data[12..14], [0x08, 0x00], "no PDN in this run");
+    }
+}

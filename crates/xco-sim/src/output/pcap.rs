@@ -24,11 +24,9 @@ pub struct CaptureBuffer {
     mtu: u32,
     tcp_header_bytes: u32,
     records: Vec<(Time, Packet)>,
+    /// Per record: the frame carried a PDN notification (EtherType 0xA800).
+    carries_notice: Vec<bool>,
 }
-
-/// In a recorded copy only: the frame carried a PDN notification (flag bit 5,
-/// unused by the packet itself).
-const RECORD_CARRIES_NOTICE: u8 = 0x20;
 
 /// IPv4 address of node `n` (10.x.y.z).
 pub fn node_ip(n: u32) -> [u8; 4] {
@@ -100,25 +98,27 @@ impl CaptureBuffer {
             mtu,
             tcp_header_bytes,
             records: Vec::new(),
+            carries_notice: Vec::new(),
         }
     }
 
     /// Record `p` leaving the port at `t`.
     pub fn record(&mut self, t: Time, p: &Packet) {
         self.records.push((t, *p));
+        self.carries_notice.push(false);
     }
 
     /// Record `p` leaving the port at `t` with a PDN notification appended
     /// (EtherType 0xA800, 20 bytes more on the wire).
     pub fn record_carrier(&mut self, t: Time, p: &Packet) {
-        let mut r = *p;
-        r.flags |= RECORD_CARRIES_NOTICE;
-        self.records.push((t, r));
+        self.records.push((t, *p));
+        self.carries_notice.push(true);
     }
 
     /// Record an otherwise-empty frame that carries PDN notification `n`.
     pub fn record_empty_frame(&mut self, t: Time, n: &Packet) {
         self.records.push((t, *n));
+        self.carries_notice.push(false);
     }
 
     /// Every record: when the packet left the port, and its headers.
@@ -137,7 +137,7 @@ impl CaptureBuffer {
     }
 
     /// Headers of `p` as on the wire (Ethernet header, no FCS).
-    fn frame(&self, p: &Packet) -> Vec<u8> {
+    fn frame(&self, p: &Packet, carrier: bool) -> Vec<u8> {
         let mut f = Vec::with_capacity(14 + 60);
         f.extend_from_slice(&node_mac(p.dst));
         f.extend_from_slice(&node_mac(p.src));
@@ -147,7 +147,6 @@ impl CaptureBuffer {
             f.extend_from_slice(&notice_bytes(p));
             return f;
         }
-        let carrier = p.flags & RECORD_CARRIES_NOTICE != 0;
         let ethertype = if carrier { ETHERTYPE_PDN_IPV4 } else { 0x0800u16 };
         f.extend_from_slice(&ethertype.to_be_bytes());
         let (proto, frag_field) = match p.kind {
@@ -296,11 +295,11 @@ impl CaptureBuffer {
             ..PcapHeader::default()
         };
         let mut w = PcapWriter::with_header(Vec::new(), header).expect("writing to memory");
-        for (t, p) in &self.records {
-            let mut frame = self.frame(p);
+        for ((t, p), &carrier) in self.records.iter().zip(&self.carries_notice) {
+            let mut frame = self.frame(p, carrier);
             let orig_len = if p.kind == PktKind::DropNotice {
                 EMPTY_FRAME_BYTES - 4 // no FCS in captures
-            } else if p.flags & RECORD_CARRIES_NOTICE != 0 {
+            } else if carrier {
                 p.ip_bytes + 14 + NOTICE_BYTES
             } else {
                 p.ip_bytes + 14
