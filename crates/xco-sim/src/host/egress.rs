@@ -4,11 +4,8 @@
 //! The coordinator stage is `crate::xco` (the core's `HostCoordinator`, the
 //! code the real agent runs); the NIC queue is the host's output port.
 
-use crate::engine::EventQueue;
 use crate::host::Hosts;
-use crate::net::Net;
 use crate::sim::Core;
-use xco_core::Time;
 
 impl Core {
     /// A packet leaves its transport. With XCo the host's local coordinator
@@ -20,7 +17,7 @@ impl Core {
                 self.net.count_sent(pkt);
                 x.offer(self.now, &mut self.ev, &mut self.net, &mut self.hosts, pkt);
             }
-            _ => nic_send(self.now, &mut self.ev, &mut self.net, pkt),
+            _ => self.net.host_send(self.now, &mut self.ev, pkt),
         }
     }
 
@@ -50,11 +47,4 @@ impl Core {
             x.on_nic_room(self.now, &mut self.ev, &mut self.net, &mut self.hosts, host);
         }
     }
-}
-
-/// Put a packet a host built straight into its NIC queue (no coordinator),
-/// counted as sent by its flow.
-#[inline]
-pub fn nic_send(now: Time, ev: &mut EventQueue, net: &mut Net, pkt: u32) {
-    net.host_send(now, ev, pkt);
 }

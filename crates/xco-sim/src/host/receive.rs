@@ -13,7 +13,6 @@
 //!   4-tuple names, which retransmits the dropped segment at once.
 
 use crate::app::AppNote;
-use crate::host::egress::nic_send;
 use crate::net::packet::{Packet, PktKind};
 use crate::sim::Core;
 use crate::tcp::table::TcpTable;
@@ -41,7 +40,7 @@ pub fn deliver(core: &mut Core, tcp: &mut TcpTable, pkt: u32) {
             q.hop = 0;
             q.src = p.dst;
             q.dst = p.src;
-            nic_send(core.now, &mut core.ev, &mut core.net, pkt);
+            core.net.host_send(core.now, &mut core.ev, pkt);
         }
         PktKind::Control => {
             core.net.release(pkt);
@@ -57,12 +56,11 @@ pub fn deliver(core: &mut Core, tcp: &mut TcpTable, pkt: u32) {
         }
         PktKind::DropNotice => {
             core.net.release(pkt);
-            if core.net.pdn().is_some_and(|d| d.host(p.dst)) {
-                let n = p.notice();
-                let ep = &mut tcp.eps[n.sender_ep as usize];
-                if ep.tx_flow == n.flow {
-                    ep.on_drop_notification(core, n.seq, n.len_bytes as u64);
-                }
+            // the socket answers only if it runs PDN (its own flag)
+            let n = p.notice();
+            let ep = &mut tcp.eps[n.sender_ep as usize];
+            if ep.tx_flow == n.flow {
+                ep.on_drop_notification(core, n.seq, n.len_bytes as u64);
             }
         }
         PktKind::PingReply => {
