@@ -29,7 +29,9 @@
 
 pub mod gate;
 mod metrics;
+mod nfnetlink;
 pub mod nfqueue;
+pub mod verdict;
 
 use crate::channel::{Channel, Received};
 use crate::config::Topology;
@@ -47,6 +49,8 @@ use xco_core::{Dur, Time};
 
 /// Joins at most this often.
 pub const JOIN_EVERY: Duration = Duration::from_millis(50);
+/// Packets read per wake-up at most (then timers and directives get their turn).
+const PACKETS_PER_WAKE: usize = 4096;
 /// Rejection counts go to the controller at most this often (when they changed).
 const REJECTIONS_EVERY: Duration = Duration::from_secs(1);
 
@@ -211,7 +215,7 @@ impl<G: PacketGate> Agent<G> {
 
     fn on_packets(&mut self) {
         let now = self.clock.now();
-        loop {
+        for _ in 0..PACKETS_PER_WAKE {
             let (p, info) = match self.gate.recv() {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
@@ -266,6 +270,10 @@ impl<G: PacketGate> Agent<G> {
         };
         if self.core.pump(now, &mut nic).released {
             if let Some(t0) = self.pending_directive.take() {
+                // a directive's releases go to the kernel at once, and the sample ends there
+                if self.gate.flush().is_err() {
+                    self.stats.release_errors += 1;
+                }
                 push_sample(&mut self.first_release_ns, t0.elapsed().as_nanos() as u64);
             }
         }
@@ -395,6 +403,7 @@ impl<G: PacketGate> Agent<G> {
         let s = &self.stats;
         let k = &self.core.stats;
         let c = &self.chan.stats;
+        let g = self.gate.counters();
         self.log.info(
             event,
             &[
@@ -408,7 +417,12 @@ impl<G: PacketGate> Agent<G> {
                 ("reports", &k.reports),
                 ("givebacks", &k.givebacks),
                 ("fail_opens", &k.fail_opens),
-                ("release_errors", &s.release_errors),
+                ("release_errors", &(s.release_errors + g.verdict_errors)),
+                ("gso_packets", &g.gso_packets),
+                ("batch_verdicts", &g.batch_verdicts),
+                ("single_verdicts", &g.single_verdicts),
+                ("kernel_bypassed", &g.kernel_bypassed),
+                ("kernel_dropped", &g.kernel_dropped),
                 ("rejected_auth", &c.rejected.auth),
                 ("rejected_replay", &c.rejected.replay),
                 ("rejected_malformed", &c.rejected.malformed),
@@ -527,6 +541,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         } else {
             Duration::from_millis(100)
         };
+        // every release so far reaches the kernel before the loop sleeps
+        if a.gate.flush().is_err() {
+            a.stats.release_errors += 1;
+        }
         poller
             .wait(max_wait, &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
