@@ -38,6 +38,10 @@ pub struct GateCounters {
     pub kernel_bypassed: u64,
     /// Packets the kernel dropped at the queue (full without fail-open, or undeliverable).
     pub kernel_dropped: u64,
+    /// Packets awaiting a verdict in the kernel now (held, and on their way to the agent).
+    pub kernel_queued: u64,
+    /// At most this many may await a verdict; beyond it the kernel passes packets (fail-open).
+    pub kernel_queue_max: u64,
 }
 
 /// A packet interception mechanism.

@@ -139,6 +139,18 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         "Packets the kernel dropped at the agent's queue (its queue_dropped + queue_user_dropped).",
         &one(g.kernel_dropped),
     );
+    p.metric(
+        "xco_agent_kernel_queue_packets",
+        "gauge",
+        "Packets awaiting the agent's verdict in the kernel now (held, and on their way).",
+        &one(g.kernel_queued),
+    );
+    p.metric(
+        "xco_agent_kernel_queue_max_packets",
+        "gauge",
+        "The kernel queue's length: at this many, further packets pass uncoordinated (fail-open).",
+        &one(g.kernel_queue_max),
+    );
     let r = &a.chan.stats.rejected;
     let rej: Vec<(String, String)> = [
         ("auth", r.auth),

@@ -172,22 +172,34 @@ impl NfQueueGate {
         self.sock.rcvbuf_bytes()
     }
 
-    /// The kernel's drop counters of this queue (`queue_dropped + queue_user_dropped` of
-    /// `/proc/net/netfilter/nfnetlink_queue`; 0 if unreadable).
-    fn kernel_dropped(&self) -> u64 {
+    /// The kernel's counters of this queue: packets awaiting a verdict, and drops
+    /// (`queue_dropped + queue_user_dropped`) from `/proc/net/netfilter/nfnetlink_queue`
+    /// (zeros if unreadable).
+    fn kernel_queue(&self) -> KernelQueue {
         let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").unwrap_or_default();
-        kernel_dropped(&text, self.num)
+        kernel_queue(&text, self.num)
     }
 }
 
-/// Drops of queue `num` in the text of `/proc/net/netfilter/nfnetlink_queue` (fields: queue,
+/// A queue's line of `/proc/net/netfilter/nfnetlink_queue`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct KernelQueue {
+    /// Packets awaiting a verdict.
+    queued: u64,
+    /// Packets dropped (queue full without fail-open, or undeliverable).
+    dropped: u64,
+}
+
+/// Queue `num`'s counters in the text of `/proc/net/netfilter/nfnetlink_queue` (fields: queue,
 /// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped, ...).
-fn kernel_dropped(text: &str, num: u16) -> u64 {
+fn kernel_queue(text: &str, num: u16) -> KernelQueue {
+    let field = |f: &[&str], i: usize| f[i].parse::<u64>().unwrap_or(0);
     text.lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .find(|f| f.len() >= 7 && f[0].parse() == Ok(num))
-        .map_or(0, |f| {
-            f[5].parse::<u64>().unwrap_or(0) + f[6].parse::<u64>().unwrap_or(0)
+        .map_or(KernelQueue::default(), |f| KernelQueue {
+            queued: field(&f, 2),
+            dropped: field(&f, 5) + field(&f, 6),
         })
 }
 
@@ -245,6 +257,7 @@ impl PacketGate for NfQueueGate {
     }
 
     fn counters(&self) -> GateCounters {
+        let q = self.kernel_queue();
         GateCounters {
             verdict_errors: self.verdict_errors,
             batch_verdicts: self.batch_verdicts,
@@ -253,7 +266,9 @@ impl PacketGate for NfQueueGate {
             recv_calls: self.sock.recv_calls,
             send_calls: self.sock.send_calls,
             kernel_bypassed: self.batcher.gaps(),
-            kernel_dropped: self.kernel_dropped(),
+            kernel_dropped: q.dropped,
+            kernel_queued: q.queued,
+            kernel_queue_max: u64::from(QUEUE_MAXLEN),
         }
     }
 
@@ -283,11 +298,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_kernels_drop_counters_of_its_own_queue() {
+    fn reads_the_kernels_counters_of_its_own_queue() {
         let text = "    3  12345     0 2    64     5     1       99  1\n    7  23456     4 2    64     0     2     1000  1\n";
-        assert_eq!(kernel_dropped(text, 7), 2);
-        assert_eq!(kernel_dropped(text, 3), 6);
-        assert_eq!(kernel_dropped(text, 9), 0);
-        assert_eq!(kernel_dropped("", 7), 0);
+        let q = |queued, dropped| KernelQueue { queued, dropped };
+        assert_eq!(kernel_queue(text, 7), q(4, 2));
+        assert_eq!(kernel_queue(text, 3), q(0, 6));
+        assert_eq!(kernel_queue(text, 9), q(0, 0));
+        assert_eq!(kernel_queue("", 7), q(0, 0));
     }
 }
