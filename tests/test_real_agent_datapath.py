@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+import urllib.request
 
 import pytest
 
@@ -44,11 +46,18 @@ print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
 # a source: N bytes of a seeded pseudo-random stream (each 1-MiB block different), as fast as
 # TCP takes them; prints what it sent and its SHA-256
 SOURCE = """
-import hashlib, json, random, socket, sys
+import hashlib, json, random, socket, sys, time
 dst, n = sys.argv[1], int(sys.argv[2])
 rnd = random.Random(19)
 block = bytearray(rnd.randbytes(1 << 20))
-s = socket.create_connection((dst, 5410), timeout=30)
+for _ in range(200):  # the sink may not listen yet: retry for up to 10 s
+    try:
+        s = socket.create_connection((dst, 5410), timeout=30)
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.05)
+else:
+    sys.exit("the sink never listened")
 h = hashlib.sha256(); left = n; k = 0
 while left:
     block[:8] = k.to_bytes(8, "little"); k += 1
@@ -81,14 +90,44 @@ def fast_pair(tmp_path):
         assert netns.leftovers(t) == []
 
 
+def _metric(text: str, name_and_labels: str) -> float:
+    for line in text.splitlines():
+        if line.startswith(name_and_labels + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name_and_labels} not in metrics:\n{text}")
+
+
 def test_a_tcp_transfer_through_the_agent_at_full_speed_delivers_every_byte(fast_pair, tmp_path):
     tb = fast_pair
-    with daemons.Xco(tb, tmp_path / "run", agents=["h1"]) as x:
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    metrics = f"{tb.topo.mgmt_net.network_address + 10}:9471"  # h1's management address
+    x.start_controller()
+    x.start_agent("h1", "--metrics", metrics)
+    try:
+        x.wait_ready()
         sink = tb.spawn("h2", ["python3", "-c", SINK], tmp_path / "sink.json", split_stderr=True)
         src = tb.spawn("h1", ["python3", "-c", SOURCE, tb.topo.host("h2").addr, str(SIZE)],
                        tmp_path / "src.json", split_stderr=True)  # fmt: skip
         assert src.wait(60) == 0, (tmp_path / "src.json.err").read_text()
         assert sink.wait(60) == 0, (tmp_path / "sink.json.err").read_text()
+        # the agent's /metrics (a snapshot every 100 ms): everything held was released
+        deadline = time.monotonic() + 10
+        while True:
+            m = urllib.request.urlopen(f"http://{metrics}/metrics", timeout=5).read().decode()
+            h1 = '{host="h1",dest="h2"}'
+            held = _metric(m, "xco_agent_held_packets_total" + h1)
+            if held > 0 and held == _metric(m, "xco_agent_released_packets_total" + h1):
+                break
+            assert time.monotonic() < deadline, m
+            time.sleep(0.1)
+    finally:
+        x.__exit__(None, None, None)
+    one = '{host="h1"}'
+    assert _metric(m, "xco_agent_gso_packets_total" + one) > 0, m
+    assert _metric(m, 'xco_agent_verdict_messages_total{host="h1",kind="batch"}') > 0, m
+    assert _metric(m, "xco_agent_kernel_dropped_packets_total" + one) == 0, m
+    assert _metric(m, "xco_agent_kernel_bypassed_packets_total" + one) == 0, m
+    assert _metric(m, "xco_agent_kernel_queue_max_packets" + one) == 262_144, m
     got = json.loads((tmp_path / "sink.json").read_text())
     sent = json.loads((tmp_path / "src.json").read_text())
     assert got["bytes"] == SIZE, f"received {got['bytes']} of {SIZE} bytes"
