@@ -49,8 +49,6 @@ use xco_core::{Dur, Time};
 
 /// Joins at most this often.
 pub const JOIN_EVERY: Duration = Duration::from_millis(50);
-/// Packets read per wake-up at most (then timers and directives get their turn).
-const PACKETS_PER_WAKE: usize = 4096;
 /// Rejection counts go to the controller at most this often (when they changed).
 const REJECTIONS_EVERY: Duration = Duration::from_secs(1);
 
@@ -224,7 +222,9 @@ impl<G: PacketGate> Agent<G> {
 
     fn on_packets(&mut self) {
         let now = self.clock.now();
-        for _ in 0..PACKETS_PER_WAKE {
+        // until the gate has nothing: it may hold packets already read from its socket,
+        // which would not wake the loop again
+        loop {
             let (p, info) = match self.gate.recv() {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
