@@ -80,16 +80,23 @@ def test_each_summary_states_claims_with_a_verdict_and_why(results, rid):
 
 
 def test_meta_json_records_what_ran_not_the_file(results):
-    # the scenario file reads 64 MB; quick mode reads 32 MB, and the record says so
+    from xco import reproduce
+    from xco.reproduce.experiment import EXPERIMENTS
+
     meta = json.loads((results[0] / "xco-incast.meta.json").read_text())
-    assert meta["base_scenario"]["apps"][0]["total"] == "64MB"
+    assert meta["mode"] == "quick"
     for p in meta["points"]:
         assert 'total = "32MB"' in p["scenario"]
-        assert p["overrides"]["apps[0].total"] == "32MB"
     n16 = next(p for p in meta["points"] if p["labels"] == {"series": "ratelimit", "servers": 16})
     assert "hosts = 18" in n16["scenario"] and 'mode = "ratelimit"' in n16["scenario"]
+    assert n16["overrides"]["xco.mode"] == "ratelimit"
     udp = json.loads((results[0] / "xco-udp-1g.meta.json").read_text())
     assert all("duration_ms = 1500" in p["scenario"] for p in udp["points"])
+    # --full: the record of a point says what --full changes (built, not run, here)
+    exp = EXPERIMENTS["xco-incast"]
+    full = exp.points(reproduce.Options(out=results[0], full=True))
+    rec = reproduce.point_record(exp.base(), full[-1].labels, full[-1].scenario, full[-1].seed)
+    assert 'total = "1GB"' in rec["scenario"] and rec["overrides"]["apps[0].total"] == "1GB"
 
 
 @pytest.mark.parametrize("rid", ["xco-workconserve", "xco-incast"])

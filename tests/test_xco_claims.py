@@ -106,3 +106,13 @@ def test_ping_verdict_is_the_ratio_of_the_maxima():
     assert verdicts(xco_claims.ping(table(10_000.0))) == [HOLDS]
     assert verdicts(xco_claims.ping(table(3_000.0))) == [PARTLY]
     assert verdicts(xco_claims.ping(table(1_500.0))) == [FAILS]
+
+
+def test_fattree_holds_only_where_the_fabric_stops_losing_packets():
+    rows = []
+    for s, drops, good in (("none", 10_000, 400.0), ("ratelimit", 600, 700.0), ("ratelimit-5%", 0, 800.0)):
+        rows.append({"series": s, "k": 8, "switch_drops": drops, "goodput_gbps": good})
+    text = xco_claims.fattree(pd.DataFrame(rows), {"ratelimit": "XCo rate limits"})
+    # 6% of the drops left is fewer, not stopped: partly; none left: holds
+    assert verdicts(text) == [PARTLY, HOLDS]
+    assert "XCo rate limits" in text and "600 drops that remain" in text
