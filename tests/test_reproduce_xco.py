@@ -99,7 +99,19 @@ def test_meta_json_records_what_ran_not_the_file(results):
     assert 'total = "1GB"' in rec["scenario"] and rec["overrides"]["apps[0].total"] == "1GB"
 
 
-@pytest.mark.parametrize("rid", ["xco-workconserve", "xco-incast"])
+# the cheaper ones (xco-migration, xco-udp-10g and xco-fattree take a minute each again)
+@pytest.mark.parametrize(
+    "rid",
+    [
+        "xco-workconserve",
+        "xco-incast",
+        "xco-udp-1g",
+        "xco-fairness",
+        "xco-ping",
+        "xco-shorttcp",
+        "xco-responsive",
+    ],
+)
 def test_rerunning_the_scenarios_in_meta_json_gives_the_same_csv(results, rid):
     from xco.reproduce.experiment import EXPERIMENTS, replay_csv
 
