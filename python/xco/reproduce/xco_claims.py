@@ -301,7 +301,9 @@ def migration(df: pd.DataFrame) -> str:
         + (
             ""
             if sharp("+tcp")
-            else "; TCP competitors share the link about fairly here, so that growth is close to linear"
+            else f"; with TCP competitors the growth ({t['+tcp'][nmax] / t['+tcp'][n1]:.1f}x) stays below"
+            f" twice the fair share's ({2 * fair_growth:.1f}x): TCP competitors back off, so the transfer"
+            " keeps a share"
         ),
     )
 
