@@ -306,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a scenario and write its tables",
         description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
-        "ports.csv, port_inputs.csv, drop_runs.csv, queue_timeline.csv, hosts.csv, meta.json (and pcaps of captured links) into --out.",
+        "ports.csv, port_inputs.csv, drop_runs.csv, queue_timeline.csv, hosts.csv, meta.json "
+        "(and pcaps of captured links) into --out.",
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
