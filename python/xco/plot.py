@@ -74,8 +74,10 @@ def bars(
     xlabel: str,
     ylabel: str,
     note: str = "",
+    integer_y: bool = False,
 ) -> Path:
-    """Grouped bars: one group per value of ``x``, one bar per ``series``."""
+    """Grouped bars: one group per value of ``x``, one bar per ``series``
+    (``integer_y``: the y axis counts things, integer ticks only)."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
     groups = list(dict.fromkeys(df[x]))
     names = list(dict.fromkeys(df[series]))
@@ -86,5 +88,9 @@ def bars(
         ax.bar([j + i * width for j in range(len(groups))], vals, width=width, label=str(name))
     ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(groups))])
     ax.set_xticklabels([str(g) for g in groups])
+    if integer_y:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, axis="y", alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)
