@@ -17,7 +17,9 @@ Reproductions: ``outcast-base`` (15 senders), ``outcast-ratio`` (1 vs 2, 6,
 12 six-hop flows over time), ``outcast-remedies`` (taildrop, RED, SFQ, pacing,
 equal-length routing random per flow / per packet and deterministic),
 ``outcast-blackout`` (episodes of k consecutive drops per input port and the
-queue timeline) and ``outcast-dropmodel`` (the ON/OFF blackout model).
+queue timeline), ``outcast-multiflow`` (10/20/30 flows per host),
+``outcast-stagger`` (staggered starts) and ``outcast-dropmodel`` (the ON/OFF
+blackout model).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Setup:
     pacing: bool = False
     timeseries_bin_us: float = 0.0
     timeline: bool = False
+    flows_per_host: int = 1
+    start_ms: dict[str, float] | None = None
 
 
 def scenario(s: Setup, opts: Options) -> dict[str, Any]:
@@ -77,7 +81,11 @@ def scenario(s: Setup, opts: Options) -> dict[str, Any]:
             "routing": s.routing,
         },
         "tcp": {"rto_min_ms": 2},
-        "apps": [{"kind": "bulk", "src": src, "dst": DEST} for src in s.senders],
+        "apps": [
+            {"kind": "bulk", "src": src, "dst": DEST, "start_ms": (s.start_ms or {}).get(src, 0)}
+            for src in s.senders
+            for _ in range(s.flows_per_host)
+        ],
         "output": {"timeseries_bin_us": s.timeseries_bin_us, "timeseries_ports": "none"},
     }
     if s.pacing:
@@ -580,11 +588,134 @@ def run_dropmodel(opts: Options) -> Outcome:
     return _finish(opts, "outcast-dropmodel", lines, [csv, *figs], {"off_mean_ms": 5}, points)
 
 
+# ---------------------------------------------------------------------------
+# outcast-multiflow and outcast-stagger
+
+
+def per_host(raw: dict[str, Any]) -> pd.DataFrame:
+    """Goodput per sending host (its flows summed), with the host's hop count."""
+    f = flows_of(raw)
+    g = f.groupby("src", as_index=False)["goodput_mbps"].sum()
+    g["hops"] = g["src"].map(hops)
+    return g
+
+
+def run_multiflow(opts: Options) -> Outcome:
+    """10, 20, 30 flows per host, h1 against the twelve 6-hop hosts (ratio 1:12)."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    rows, points, finals = [], [], []
+    for n in (10, 20, 30):
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP], flows_per_host=n), opts)
+        raw = run_raw(sc, opts.seed)
+        points.append({"labels": {"flows_per_host": n}, "seed": opts.seed, "scenario": sc})
+        h = per_host(raw)
+        two = float(h[h["hops"] == 2]["goodput_mbps"].mean())
+        six = float(h[h["hops"] == 6]["goodput_mbps"].mean())
+        finals.append((n, two, six, two / six if six > 0 else float("inf")))
+        rows += [
+            {"flows_per_host": n, "series": "2-hop host (h1)", "throughput_mbps": two},
+            {"flows_per_host": n, "series": "6-hop hosts (mean)", "throughput_mbps": six},
+        ]
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-multiflow.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-multiflow.png",
+        df=table,
+        x="flows_per_host",
+        y="throughput_mbps",
+        series="series",
+        title="Per-host throughput with many flows per host (1 : 12 hosts)",
+        xlabel="flows per host",
+        ylabel="throughput per host (Mbit/s)",
+        note=_note(opts, "outcast-multiflow"),
+    )
+    vs = [verdict_of(r) for *_, r in finals]
+    v = vs[0] if len(set(vs)) == 1 else "partly"
+    lines = [
+        "outcast-multiflow: h1 and h4..h15 each open n bulk flows to Dest, n = 10, 20, 30",
+        "",
+        f"{'n':>3} {'h1 Mbit/s':>10} {'6-hop host mean':>16} {'2-hop/6-hop':>12}",
+        *(f"{n:>3} {two:>10.1f} {six:>16.1f} {r:>12.2f}" for n, two, six, r in finals),
+        "",
+        "claim: the unfairness persists with more flows per host (per host, 2-hop several times less).",
+        "ours: 2-hop / 6-hop per host = "
+        + ", ".join(f"{r:.2f} (n={n})" for n, _, _, r in finals)
+        + f" -> {v}",
+    ]
+    return _finish(opts, "outcast-multiflow", lines, [csv, *figs], {}, points)
+
+
+STAGGER_MS = (-100, 100, 200)
+
+
+def run_stagger(opts: Options) -> Outcome:
+    """The 2-hop flow starts 100 ms before, or 100 / 200 ms after, the twelve 6-hop flows."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    bin_us = 10_000.0
+    rows, points, finals = [], [], []
+    for d in STAGGER_MS:
+        starts = {TWO_HOP: max(d, 0), **{h: max(-d, 0) for h in SIX_HOP}}
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeseries_bin_us=bin_us, start_ms=starts), opts)
+        raw = run_raw(sc, opts.seed)
+        points.append({"labels": {"two_hop_start_offset_ms": d}, "seed": opts.seed, "scenario": sc})
+        flows = pd.read_csv(io.StringIO(raw["flows"]))
+        src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
+        ts = pd.read_csv(io.StringIO(raw["timeseries"]))
+        ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
+        ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+        for (t, h), g in ts.groupby(["t_s", "hops"]):
+            rows.append(
+                {
+                    "offset_ms": d,
+                    "t_s": t,
+                    "series": f"{h}-hop{' (mean)' if h == 6 else ''}, 2-hop starts {d:+d} ms",
+                    "throughput_mbps": float(g["throughput_mbps"].mean()),
+                }
+            )
+        # both kinds running: from the later start to the end
+        both = ts[ts["t_s"] > max(starts.values()) / 1e3]
+        two = float(both[both["hops"] == 2]["throughput_mbps"].mean())
+        six = float(both[both["hops"] == 6]["throughput_mbps"].mean())
+        finals.append((d, two, six, two / six if six > 0 else float("inf")))
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-stagger.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.lines,
+        opts.out / "outcast-stagger.png",
+        df=table,
+        x="t_s",
+        y="throughput_mbps",
+        series="series",
+        title="Staggered starts: 2-hop flow against 12 six-hop flows (10 ms bins)",
+        xlabel="time (s)",
+        ylabel="throughput per flow (Mbit/s)",
+        note=_note(opts, "outcast-stagger"),
+        marker=None,
+    )
+    vs = [verdict_of(r) for *_, r in finals]
+    v = vs[0] if len(set(vs)) == 1 else "partly"
+    lines = [
+        "outcast-stagger: h1 starts 100 ms before, 100 ms after or 200 ms after the 12 six-hop flows",
+        "",
+        f"{'offset':>7} {'2-hop Mbit/s':>13} {'6-hop mean':>11} {'2-hop/6-hop':>12}   (while both run)",
+        *(f"{d:>+7d} {two:>13.1f} {six:>11.1f} {r:>12.2f}" for d, two, six, r in finals),
+        "",
+        "claim: the unfairness persists with staggered starts, even when the 2-hop flow starts first.",
+        "ours: 2-hop / 6-hop = " + ", ".join(f"{r:.2f} ({d:+d} ms)" for d, _, _, r in finals) + f" -> {v}",
+    ]
+    return _finish(opts, "outcast-stagger", lines, [csv, *figs], {"bin_us": bin_us}, points)
+
+
 for rid, title, fn in [
     ("outcast-base", "15 senders into one receiver on a k=4 fat-tree: per-flow throughput by hops", run_base),
     ("outcast-ratio", "one 2-hop flow against 2, 6, 12 six-hop flows over time", run_ratio),
     ("outcast-remedies", "1 vs 12 under taildrop, RED, SFQ, pacing, equal-length routing", run_remedies),
     ("outcast-blackout", "episodes of k consecutive drops per input port, queue timeline", run_blackout),
+    ("outcast-multiflow", "10, 20, 30 flows per host, 1 : 12 hosts: per-host throughput", run_multiflow),
+    ("outcast-stagger", "2-hop flow starting 100 ms before / 100, 200 ms after the 6-hop flows", run_stagger),
     (
         "outcast-dropmodel",
         "ON/OFF blackout model: throughput of f flows against m dropped packets",
