@@ -268,13 +268,14 @@ def bars(
     total: str | None = None,
     hline: tuple[float, str] | None = None,
     fmt: str = "{:.0f}",
+    integer_y: bool = False,
 ) -> Path:
     """Grouped bars: one group per value of ``x``, one bar per ``series``.
 
     ``values``: each bar carries its value, and a bar at zero gets a marker on
     the axis, so a zero is seen as a measured zero, not a missing bar.
     ``total``: a last group with this name holding each series' sum (drawn
-    apart, hatched)."""
+    apart, hatched). ``integer_y``: the y axis counts things, integer ticks only."""
     groups = list(dict.fromkeys(df[x]))
     names = list(dict.fromkeys(df[series]))
     sums = {name: float(df[df[series] == name][y].sum()) for name in names}
@@ -309,5 +310,7 @@ def bars(
         hline_inside(ax, hline[0], hline[1], top)
     else:
         ax.set_ylim(bottom=0, top=max(1e-9, top) * 1.12)
+    if integer_y:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, axis="y", alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)

@@ -5,6 +5,7 @@ mod support;
 mod apps;
 mod conservation;
 mod determinism;
+mod drop_runs;
 mod engine;
 mod golden;
 mod host_model;

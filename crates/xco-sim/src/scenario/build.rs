@@ -52,6 +52,10 @@ pub struct RunOutput {
     pub ports_csv: String,
     /// Per port and input: arrivals and drops.
     pub port_inputs_csv: String,
+    /// Per switch port and input: episodes of k consecutive drops.
+    pub drop_runs_csv: String,
+    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
+    pub queue_timeline_csv: String,
     /// Node addresses and endpoint ports as they appear in pcaps.
     pub hosts_csv: String,
     /// Scenario, seed, version, run statistics.
@@ -468,28 +472,36 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     for (i, c) in o.capture.iter().enumerate() {
         let field = format!("output.capture[{i}]");
-        let (from, to) = c
-            .split_once("->")
-            .ok_or_else(|| ScenarioError::field(&field, format!("{c:?} is not a link like \"sa->sb\"")))?;
         let net = &mut sim.core.net;
-        let (f, t) = (net.node(from.trim()), net.node(to.trim()));
-        let (Some(f), Some(t)) = (f, t) else {
-            return Err(ScenarioError::field(
-                &field,
-                format!("{c:?} names an unknown node"),
-            ));
-        };
-        let port = net
-            .port_between(f, t)
-            .ok_or_else(|| ScenarioError::field(&field, format!("{c:?}: the two nodes are not linked")))?;
-        let name = format!("{}-{}.pcap", from.trim(), to.trim());
-        net.ports[port as usize].capture = Some(net.captures.len() as u32);
+        let port = link_port(net, c, &field)?;
+        let pt = &net.ports[port as usize];
+        let name = format!("{}-{}.pcap", net.name(pt.from), net.name(pt.to));
+        let timeline = net.ports[port as usize].timeline;
+        net.ports[port as usize].set_taps(net.captures.len() as u32, timeline);
         net.captures.push(CaptureBuffer::new(
             name,
             o.capture_snaplen,
             mtu,
             sim.core.tcp_cfg.header_bytes,
         ));
+    }
+    let max_rows = count(
+        o.queue_timeline_max_rows.unwrap_or(100_000),
+        "output.queue_timeline_max_rows",
+        1,
+        limits::MAX_TIMELINE_ROWS,
+    )?;
+    for (i, c) in o.queue_timeline.iter().enumerate() {
+        let field = format!("output.queue_timeline[{i}]");
+        let net = &mut sim.core.net;
+        let port = link_port(net, c, &field)?;
+        if net.ports[port as usize].timeline != crate::net::port::NO_TAP {
+            return Err(ScenarioError::field(&field, format!("{c:?} is listed twice")));
+        }
+        let capture = net.ports[port as usize].capture;
+        net.ports[port as usize].set_taps(capture, net.timelines.len() as u32);
+        net.timelines
+            .push(crate::net::timeline::QueueTimeline::new(port, max_rows as usize));
     }
     let record = RunRecord::new(text, &sc, &topo, seed, seed_source);
     Ok(Built {
@@ -617,4 +629,19 @@ pub fn run_scenario_with(
     let Built { mut sim, record, .. } = build(text, seed)?;
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
     Ok(tables::collect(&sim, stats, &record, source_commit))
+}
+
+/// The output port of link `c`, written "from->to" in scenario `field`.
+fn link_port(net: &Net, c: &str, field: &str) -> Result<u32, ScenarioError> {
+    let (from, to) = c
+        .split_once("->")
+        .ok_or_else(|| ScenarioError::field(field, format!("{c:?} is not a link like \"sa->sb\"")))?;
+    let (Some(f), Some(t)) = (net.node(from.trim()), net.node(to.trim())) else {
+        return Err(ScenarioError::field(
+            field,
+            format!("{c:?} names an unknown node"),
+        ));
+    };
+    net.port_between(f, t)
+        .ok_or_else(|| ScenarioError::field(field, format!("{c:?}: the two nodes are not linked")))
 }

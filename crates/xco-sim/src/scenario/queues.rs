@@ -25,6 +25,7 @@
 use super::limits::{self, MAX_QUEUE_BUCKETS};
 use super::units::{bytes, Quantity};
 use super::{located, ScenarioError};
+use crate::net::onoff::OnOff;
 use crate::net::qdisc::{DropTail, Qdisc};
 use crate::net::red::{Red, RedConfig};
 use crate::net::sfq::Sfq;
@@ -85,6 +86,18 @@ pub struct SfqSpec {
     pub perturb_ms: Option<f64>,
 }
 
+/// `kind = "onoff"`: the TCP Outcast paper's ON/OFF blackout model (`net::onoff`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffSpec {
+    /// The drop-tail buffer behind the model (default: the port's).
+    pub buffer: Option<Quantity>,
+    /// Mean OFF time, ms (exponential; default 5, as the paper).
+    pub off_mean_ms: Option<f64>,
+    /// Data frames dropped in a row in each ON period, m (required).
+    pub on_packets: u32,
+}
+
 /// One discipline's settings, by `kind`.
 #[derive(Clone, Debug)]
 pub enum QueueSpec {
@@ -94,10 +107,12 @@ pub enum QueueSpec {
     Red(RedSpec),
     /// `sfq`.
     Sfq(SfqSpec),
+    /// `onoff`.
+    OnOff(OnOffSpec),
 }
 
 /// The kinds, as written in `kind = "..."`.
-pub const KINDS: &[&str] = &["droptail", "red", "sfq"];
+pub const KINDS: &[&str] = &["droptail", "red", "sfq", "onoff"];
 
 /// What a `[[topology.queues]]` entry applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,11 +150,12 @@ impl Queues {
     /// The random draws these disciplines make, one sentence each.
     pub fn random_draws(&self) -> Vec<String> {
         let specs = self.default.iter().chain(self.entries.iter().map(|e| &e.spec));
-        let (mut red, mut sfq) = (false, false);
+        let (mut red, mut sfq, mut onoff) = (false, false, false);
         for s in specs {
             match s {
                 QueueSpec::Red(_) => red = true,
                 QueueSpec::Sfq(_) => sfq = true,
+                QueueSpec::OnOff(_) => onoff = true,
                 QueueSpec::DropTail(_) => {}
             }
         }
@@ -151,6 +167,12 @@ impl Queues {
         }
         if sfq {
             out.push("SFQ: each SFQ port's flow hash (each period's, when perturbed) is a hash of the seed and the port".into());
+        }
+        if onoff {
+            out.push(
+                "ON/OFF: each ON/OFF port draws its exponential OFF times from its own stream of the seed"
+                    .into(),
+            );
         }
         out
     }
@@ -259,6 +281,7 @@ fn read_spec(
         "droptail" => QueueSpec::DropTail(read(text, path, de())?),
         "red" => QueueSpec::Red(read(text, path, de())?),
         "sfq" => QueueSpec::Sfq(read(text, path, de())?),
+        "onoff" => QueueSpec::OnOff(read(text, path, de())?),
         other => {
             return Err(ScenarioError::field(
                 &kind_field,
@@ -284,6 +307,11 @@ enum Resolved {
         quantum_bytes: u32,
         depth_packets: u32,
         perturb: Dur,
+    },
+    OnOff {
+        buffer: Option<u64>,
+        off_mean: Dur,
+        on_packets: u32,
     },
 }
 
@@ -357,12 +385,28 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
                 perturb: limits::sim_ms(s.perturb_ms, &f("perturb_ms"), 0.0)?,
             }
         }
+        QueueSpec::OnOff(o) => {
+            let off_mean = limits::sim_ms(o.off_mean_ms, &f("off_mean_ms"), 5.0)?;
+            if off_mean == Dur::ZERO {
+                return Err(ScenarioError::field(&f("off_mean_ms"), "must be positive".into()));
+            }
+            Resolved::OnOff {
+                buffer: buffer(&o.buffer)?,
+                off_mean,
+                on_packets: limits::count(o.on_packets, &f("on_packets"), 1, limits::MAX_ONOFF_ON_PACKETS)?,
+            }
+        }
     })
 }
 
 /// Random stream of RED draws at port `p` (one per port).
 fn red_stream(seed: u64, p: u32) -> Rng {
     Rng::stream(seed, 0x5ED0_0000_0000 + p as u64)
+}
+
+/// Random stream of the ON/OFF model's OFF times at port `p`.
+fn onoff_stream(seed: u64, p: u32) -> Rng {
+    Rng::stream(seed, 0x0F0F_0000_0000 + p as u64)
 }
 
 /// Seed of SFQ's hash at port `p`.
@@ -463,6 +507,16 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                 .with_depth(*depth_packets)
                 .with_perturbation(*perturb),
             )),
+            Resolved::OnOff {
+                buffer,
+                off_mean,
+                on_packets,
+            } => Qdisc::Fifo(Box::new(OnOff::new(
+                buffer.unwrap_or(own_buffer),
+                *off_mean,
+                *on_packets,
+                onoff_stream(seed, p),
+            ))),
         };
         net.set_qdisc(p, qdisc)
             .map_err(|e| ScenarioError::field(&resolved[*j].0, e.0))?;

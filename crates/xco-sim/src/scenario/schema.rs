@@ -275,6 +275,11 @@ pub struct OutputSpec {
     pub capture: Vec<String>,
     /// Bytes of each captured frame kept (default: headers only).
     pub capture_snaplen: Option<u32>,
+    /// Ports whose queue timeline is recorded, as "from->to" node names.
+    #[serde(default)]
+    pub queue_timeline: Vec<String>,
+    /// Rows each queue timeline keeps at most (default 100,000).
+    pub queue_timeline_max_rows: Option<u32>,
 }
 
 /// `topology.kind`.
