@@ -19,6 +19,7 @@ mod sharing;
 mod tcp_dctcp;
 mod tcp_pacing;
 mod tcp_profiles;
+mod tcp_rack;
 mod tcp_reactions;
 mod tcp_sack;
 mod tcp_seams;

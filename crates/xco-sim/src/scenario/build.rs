@@ -292,6 +292,16 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     c.restart_after_idle = t.restart_after_idle.unwrap_or(c.restart_after_idle);
     c.sack = t.sack.unwrap_or(c.sack);
     c.tlp = t.tlp.unwrap_or(c.tlp);
+    c.rack = match t.rack {
+        Some(true) if !c.sack => {
+            return Err(ScenarioError::field(
+                "tcp.rack",
+                "RACK needs SACK: set tcp.sack = true (or a profile with it)".into(),
+            ))
+        }
+        Some(r) => r,
+        None => c.rack && c.sack,
+    };
     c.pacing = t.pacing.unwrap_or(c.pacing);
     if let Some(q) = t.quickack_segments {
         if q > 1_000_000 {

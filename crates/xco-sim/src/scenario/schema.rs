@@ -256,6 +256,8 @@ pub struct TcpSpec {
     pub sack: Option<bool>,
     /// Tail loss probes (RFC 8985 §7) (default false).
     pub tlp: Option<bool>,
+    /// RACK time-based loss detection (RFC 8985 §6; needs `sack`) (default false).
+    pub rack: Option<bool>,
     /// Pace at gain x cwnd / SRTT, 200% in slow start, 120% after (default false).
     pub pacing: Option<bool>,
     /// Data segments ACKed at once at connection start (default 0).

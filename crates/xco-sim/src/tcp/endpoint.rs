@@ -94,8 +94,12 @@ pub struct TcpEndpoint {
     rto_at: Time,
     /// The timer holds a tail-loss-probe timeout, not the RTO.
     probe_armed: bool,
+    /// The timer holds RACK's reordering timeout, not the RTO.
+    reo_armed: bool,
     /// Send tail loss probes.
     tlp_on: bool,
+    /// RACK's time-based loss detection (in SACK recovery) is on.
+    rack_on: bool,
     /// Tail loss probe state (RFC 8985 §7).
     pub tlp: TlpState,
     /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
@@ -203,7 +207,7 @@ impl TcpEndpoint {
             },
             cc: Cc::new(cfg),
             recovery: if cfg.sack {
-                Recovery::sack(cfg.dupack_threshold)
+                Recovery::sack(cfg.dupack_threshold, cfg.rack)
             } else {
                 Recovery::new_reno(cfg.dupack_threshold)
             },
@@ -215,7 +219,9 @@ impl TcpEndpoint {
             rto_timer: Timer::IDLE,
             rto_at: Time::NEVER,
             probe_armed: false,
+            reo_armed: false,
             tlp_on: cfg.tlp,
+            rack_on: cfg.sack && cfg.rack,
             tlp: TlpState::default(),
             rto_recovery: false,
             pacer: if cfg.pacing {
@@ -386,11 +392,14 @@ impl TcpEndpoint {
         }
         if p.flags & FLAG_ACK != 0 {
             let newly_sacked = if p.flags & FLAG_SACK != 0 {
-                self.on_sack_option(core, pkt, p.ack)
+                self.on_sack_option(core, pkt, p)
             } else {
                 0
             };
             self.process_ack(core, p, newly_sacked);
+            if self.rack_on {
+                self.rack_after_ack(core, p);
+            }
         }
         if p.payload_bytes > 0 {
             self.process_data(core, p);
@@ -467,14 +476,75 @@ impl TcpEndpoint {
     /// scoreboard: the bytes newly SACKed.
     #[cold]
     #[inline(never)]
-    fn on_sack_option(&mut self, core: &Core, pkt: PktId, ack: u64) -> u64 {
-        if ack > self.snd_max {
+    fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
+        if p.ack > self.snd_max {
             return 0;
         }
-        let (una, max) = (ack.max(self.snd_una), self.snd_max);
-        match self.recovery.as_sack() {
-            Some(r) => r.on_sack(&core.net.pool.sack(pkt), una, max),
-            None => 0,
+        let (una, max) = (p.ack.max(self.snd_una), self.snd_max);
+        let Some(r) = self.recovery.as_sack() else {
+            return 0;
+        };
+        let opt = core.net.pool.sack(pkt);
+        let newly = r.on_sack(&opt, una, max);
+        if let Some(rack) = r.rack.as_mut() {
+            for &(s, e) in opt.used() {
+                rack.on_sacked(s.max(una), e.min(max), core.now, p.ts_ecr);
+            }
+        }
+        newly
+    }
+
+    /// RACK after an ACK (RFC 8985 §6.2): the cumulatively ACKed segments
+    /// are delivered, then the detection runs; a loss it finds starts
+    /// recovery as a third duplicate ACK would.
+    #[cold]
+    #[inline(never)]
+    fn rack_after_ack(&mut self, core: &mut Core, p: &Packet) {
+        let (una, now) = (self.snd_una, core.now);
+        if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
+            rack.on_cum_ack(una, now, p.ts_ecr);
+        }
+        self.rack_detect_and_recover(core);
+    }
+
+    /// Run RACK's detection; enter recovery if it found the first
+    /// unacknowledged segment lost (once per window, as RFC 6582 guards
+    /// fast retransmit) and point the loss timer at the RACK timer.
+    fn rack_detect_and_recover(&mut self, core: &mut Core) {
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        let (now, srtt) = (core.now, self.rtt.srtt());
+        let (r, cx) = self.loss_ctx();
+        let Some(r) = r.as_sack() else {
+            return;
+        };
+        let lost = r.rack_detect(&cx, now, srtt);
+        if lost && !self.in_recovery && self.snd_una >= self.recover {
+            self.enter_fast_recovery(core);
+        }
+        if self.rto_armed() {
+            let at = self.rto_at;
+            self.set_loss_timer(core, at);
+        }
+    }
+
+    /// RACK's record of what left when (the records of RFC 8985 §6.1).
+    #[cold]
+    #[inline(never)]
+    fn rack_on_send(&mut self, seq: u64, len: u64, now: Time) {
+        if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
+            rack.on_send(seq, len, now);
+        }
+    }
+
+    /// The RACK timer fired: detect again, recover, send.
+    fn on_reo_timeout(&mut self, core: &mut Core) {
+        self.rack_detect_and_recover(core);
+        self.output(core);
+        if !self.rto_armed() && self.snd_una < self.snd_max {
+            let at = self.rto_at;
+            self.set_loss_timer(core, at);
         }
     }
 
@@ -842,6 +912,9 @@ impl TcpEndpoint {
         }
         self.acked_now();
         self.last_send = core.now;
+        if self.rack_on {
+            self.rack_on_send(seq, len, core.now);
+        }
         self.emit(core, p);
     }
 
@@ -888,7 +961,7 @@ impl TcpEndpoint {
     /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
     #[inline(always)]
     fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
-        if self.tlp_on {
+        if self.tlp_on | self.rack_on {
             self.set_loss_timer_tlp(core, rto_at);
         } else {
             self.rto_timer.arm(&mut core.ev, rto_at, Event::TcpRto(self.id));
@@ -899,8 +972,9 @@ impl TcpEndpoint {
     fn set_loss_timer_tlp(&mut self, core: &mut Core, rto_at: Time) {
         self.rto_at = rto_at;
         self.probe_armed = false;
+        self.reo_armed = false;
         let mut at = rto_at;
-        if self.probe_allowed() {
+        if self.tlp_on && self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
             let max_ack_delay = if core.tcp_cfg.delayed_ack {
                 core.tcp_cfg.delayed_ack_timeout
@@ -914,7 +988,26 @@ impl TcpEndpoint {
                 self.probe_armed = true;
             }
         }
+        if self.rack_on {
+            let reo_at = match self.recovery.scoreboard() {
+                Some(_) => self.rack_reo_at(),
+                None => Time::NEVER,
+            };
+            if reo_at < at {
+                at = reo_at;
+                self.probe_armed = false;
+                self.reo_armed = true;
+            }
+        }
         self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
+    }
+
+    /// When RACK's timer is due (`Time::NEVER`: not armed).
+    fn rack_reo_at(&mut self) -> Time {
+        self.recovery
+            .as_sack()
+            .and_then(|r| r.rack.as_ref())
+            .map_or(Time::NEVER, |r| r.reo_at)
     }
 
     /// RFC 8985 §7.2: a PTO only in the open state with data outstanding, no
@@ -979,6 +1072,9 @@ impl TcpEndpoint {
             if self.probe_armed {
                 self.probe_armed = false;
                 self.send_probe(core);
+            } else if self.reo_armed {
+                self.reo_armed = false;
+                self.on_reo_timeout(core);
             } else {
                 self.on_timeout(core);
             }
