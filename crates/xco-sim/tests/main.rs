@@ -23,5 +23,6 @@ mod tcp_rack;
 mod tcp_reactions;
 mod tcp_sack;
 mod tcp_seams;
+mod tcp_select;
 mod tcp_tlp;
 mod xco;

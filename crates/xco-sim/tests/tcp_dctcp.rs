@@ -136,7 +136,7 @@ fn the_step_queue_key_marks_at_k_and_dctcp_keeps_the_queue_there() {
         };
         let warm = Time::ZERO + xco_core::Dur::from_ms(20);
         sim.run_until(warm).unwrap();
-        let before = sim.core.net.ports[port as usize].stats.clone();
+        let before = sim.core.net.ports[port as usize].stats;
         sim.core.net.ports[port as usize].stats.max_backlog_bytes = 0;
         sim.run_until(Time::ZERO + xco_core::Dur::from_ms(120)).unwrap();
         let after = &sim.core.net.ports[port as usize].stats;

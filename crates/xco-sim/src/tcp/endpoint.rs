@@ -64,6 +64,8 @@ pub struct TcpEndpoint {
     pub rx_flow: u32,
     /// Connection state.
     pub state: TcpState,
+    /// Which TCP settings this endpoint runs ([`Core::tcp_cfg_of`]; 0: the run's).
+    pub cfg: u8,
 
     // ---- sender ----
     /// Oldest unacknowledged byte.
@@ -178,6 +180,8 @@ pub struct EndpointInit {
     pub rx_flow: u32,
     /// Initial state.
     pub state: TcpState,
+    /// The settings' index ([`Core::tcp_cfg_of`]); `cfg` below must be them.
+    pub cfg: u8,
 }
 
 impl TcpEndpoint {
@@ -195,6 +199,7 @@ impl TcpEndpoint {
             tx_flow: init.tx_flow,
             rx_flow: init.rx_flow,
             state: init.state,
+            cfg: init.cfg,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -438,7 +443,7 @@ impl TcpEndpoint {
         }
         if p.flags & FLAG_ECE != 0 {
             self.ecn.ece_received += 1;
-            if core.tcp_cfg.ecn && p.ack > self.ecn_recover {
+            if core.tcp_cfg_of(self.cfg).ecn && p.ack > self.ecn_recover {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
                 if !self.in_recovery {
@@ -450,7 +455,7 @@ impl TcpEndpoint {
     }
 
     fn handshake_done(&mut self, core: &mut Core, ts_ecr: u64) {
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
         self.state = TcpState::Established;
         if !self.syn_retransmitted && ts_ecr > 0 {
             self.rtt.sample(
@@ -554,7 +559,7 @@ impl TcpEndpoint {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
@@ -664,14 +669,14 @@ impl TcpEndpoint {
                 ep: self.id,
                 bytes: delivered,
             });
-            if filled_hole || !core.tcp_cfg.delayed_ack {
+            if filled_hole || !core.tcp_cfg_of(self.cfg).delayed_ack {
                 self.ack_now = true;
             } else if self.quickacks > 0 {
                 self.quickacks -= 1;
                 self.ack_now = true;
             } else {
                 self.unacked_segs += 1;
-                if self.unacked_segs >= core.tcp_cfg.delayed_ack_segments {
+                if self.unacked_segs >= core.tcp_cfg_of(self.cfg).delayed_ack_segments {
                     self.ack_now = true;
                 } else {
                     self.arm_delack(core);
@@ -721,7 +726,7 @@ impl TcpEndpoint {
             self.sack_recovery_output(core);
             return;
         }
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
         let mss = self.win.mss;
         if cfg.restart_after_idle
             && self.snd_una == self.snd_max
@@ -749,8 +754,8 @@ impl TcpEndpoint {
             if in_flight + len > wnd {
                 break;
             }
-            let frame =
-                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            let frame = (core.tcp_cfg_of(self.cfg).header_bytes as u64 + len) as u32
+                + core.net.framing.frame_overhead_bytes;
             if let Some(at) = self.pacer.hold_until(core.now, frame) {
                 self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
                 break;
@@ -818,8 +823,8 @@ impl TcpEndpoint {
                 NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
                 NextSeg::NewData => (self.snd_max, new_len),
             };
-            let frame =
-                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            let frame = (core.tcp_cfg_of(self.cfg).header_bytes as u64 + len) as u32
+                + core.net.framing.frame_overhead_bytes;
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -858,7 +863,7 @@ impl TcpEndpoint {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
-        let mut ip_bytes = core.tcp_cfg.header_bytes;
+        let mut ip_bytes = core.tcp_cfg_of(self.cfg).header_bytes;
         if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
@@ -879,7 +884,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(core.now, &core.tcp_cfg),
+            wnd: self.advertised_window(core.now, core.tcp_cfg_of(self.cfg)),
         }
     }
 
@@ -901,7 +906,7 @@ impl TcpEndpoint {
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
-        if core.tcp_cfg.ecn && seq >= self.snd_max {
+        if core.tcp_cfg_of(self.cfg).ecn && seq >= self.snd_max {
             // new data only: RFC 3168 §6.1.5 keeps retransmissions not-ECT
             p.set_ecn(Ecn::Ect0);
             if self.cwr_pending {
@@ -939,7 +944,7 @@ impl TcpEndpoint {
     fn send_control(&mut self, core: &mut Core, flags: u8) {
         let mut p = self.stamp(core, flags);
         if flags & FLAG_SYN != 0 {
-            p.ip_bytes = core.tcp_cfg.syn_bytes;
+            p.ip_bytes = core.tcp_cfg_of(self.cfg).syn_bytes;
             p.seq = 0;
             if flags & FLAG_ACK == 0 {
                 p.ack = 0;
@@ -953,7 +958,7 @@ impl TcpEndpoint {
     // timers
 
     fn arm_rto(&mut self, core: &mut Core) {
-        let at = core.now + self.current_rto(&core.tcp_cfg);
+        let at = core.now + self.current_rto(core.tcp_cfg_of(self.cfg));
         self.set_loss_timer(core, at);
     }
 
@@ -976,8 +981,8 @@ impl TcpEndpoint {
         let mut at = rto_at;
         if self.tlp_on && self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
-            let max_ack_delay = if core.tcp_cfg.delayed_ack {
-                core.tcp_cfg.delayed_ack_timeout
+            let max_ack_delay = if core.tcp_cfg_of(self.cfg).delayed_ack {
+                core.tcp_cfg_of(self.cfg).delayed_ack_timeout
             } else {
                 Dur::ZERO
             };
@@ -1060,7 +1065,7 @@ impl TcpEndpoint {
 
     fn arm_delack(&mut self, core: &mut Core) {
         if !self.delack_timer.is_armed() {
-            let at = core.now + core.tcp_cfg.delayed_ack_timeout;
+            let at = core.now + core.tcp_cfg_of(self.cfg).delayed_ack_timeout;
             self.delack_timer.arm(&mut core.ev, at, Event::TcpDelack(self.id));
         }
     }

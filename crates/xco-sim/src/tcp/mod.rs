@@ -24,13 +24,14 @@ pub mod recovery;
 pub mod rtt;
 pub mod sack;
 pub mod sack_recovery;
+pub mod select;
 pub mod table;
 pub mod tlp;
 
 use xco_core::Dur;
 
 /// Every TCP setting a result can depend on.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     /// Payload bytes per full segment (MSS).
     pub mss_bytes: u32,
