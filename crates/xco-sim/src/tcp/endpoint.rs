@@ -727,6 +727,7 @@ impl TcpEndpoint {
             return;
         }
         let cfg = core.tcp_cfg_of(self.cfg);
+        let header_bytes = cfg.header_bytes as u64;
         let mss = self.win.mss;
         if cfg.restart_after_idle
             && self.snd_una == self.snd_max
@@ -754,8 +755,7 @@ impl TcpEndpoint {
             if in_flight + len > wnd {
                 break;
             }
-            let frame = (core.tcp_cfg_of(self.cfg).header_bytes as u64 + len) as u32
-                + core.net.framing.frame_overhead_bytes;
+            let frame = (header_bytes + len) as u32 + core.net.framing.frame_overhead_bytes;
             if let Some(at) = self.pacer.hold_until(core.now, frame) {
                 self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
                 break;
@@ -858,6 +858,7 @@ impl TcpEndpoint {
         self.rcv_window.advertised_bytes(&s).min(u32::MAX as u64) as u32
     }
 
+    #[inline(always)]
     fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
         if self.ece_pending && flags & FLAG_ACK != 0 {
             flags |= FLAG_ECE;
