@@ -669,14 +669,16 @@ impl TcpEndpoint {
                 ep: self.id,
                 bytes: delivered,
             });
-            if filled_hole || !core.tcp_cfg_of(self.cfg).delayed_ack {
+            let cfg = core.tcp_cfg_of(self.cfg);
+            let (delayed_ack, delack_segments) = (cfg.delayed_ack, cfg.delayed_ack_segments);
+            if filled_hole || !delayed_ack {
                 self.ack_now = true;
             } else if self.quickacks > 0 {
                 self.quickacks -= 1;
                 self.ack_now = true;
             } else {
                 self.unacked_segs += 1;
-                if self.unacked_segs >= core.tcp_cfg_of(self.cfg).delayed_ack_segments {
+                if self.unacked_segs >= delack_segments {
                     self.ack_now = true;
                 } else {
                     self.arm_delack(core);
@@ -864,7 +866,8 @@ impl TcpEndpoint {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
-        let mut ip_bytes = core.tcp_cfg_of(self.cfg).header_bytes;
+        let cfg = core.tcp_cfg_of(self.cfg);
+        let mut ip_bytes = cfg.header_bytes;
         if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
@@ -885,7 +888,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(core.now, core.tcp_cfg_of(self.cfg)),
+            wnd: self.advertised_window(core.now, cfg),
         }
     }
 
