@@ -143,6 +143,8 @@ pub struct TcpEndpoint {
     /// Echo CE as DCTCP receivers do (RFC 8257 §3.2) instead of RFC 3168's
     /// ECE-until-CWR.
     dctcp_echo: bool,
+    /// ACKs sent with a D-SACK block (RFC 2883; SACK receivers only).
+    pub dsacks_sent: u64,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -254,6 +256,7 @@ impl TcpEndpoint {
             sack_rx: SackBlocks::default(),
             quickacks: cfg.quickack_segments,
             dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
+            dsacks_sent: 0,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -641,7 +644,13 @@ impl TcpEndpoint {
         }
         if end <= self.rcv_nxt {
             self.ack_now = true; // old duplicate
+            if self.sack_max_blocks > 0 {
+                self.sack_rx.on_duplicate(seq, end); // RFC 2883
+            }
             return;
+        }
+        if seq < self.rcv_nxt && self.sack_max_blocks > 0 {
+            self.sack_rx.on_duplicate(seq, self.rcv_nxt); // partly old
         }
         if seq <= self.rcv_nxt {
             let before = self.rcv_nxt;
@@ -685,6 +694,9 @@ impl TcpEndpoint {
                 }
             }
         } else {
+            if self.sack_max_blocks > 0 && self.ooo.iter().any(|&(s, e)| s <= seq && end <= e) {
+                self.sack_rx.on_duplicate(seq, end); // held already
+            }
             let held = self.insert_ooo(seq, end);
             if self.sack_max_blocks > 0 {
                 self.sack_rx.on_arrival(held);
@@ -940,9 +952,12 @@ impl TcpEndpoint {
 
     #[cold]
     #[inline(never)]
-    fn attach_sack(&self, core: &mut Core, id: PktId) {
+    fn attach_sack(&mut self, core: &mut Core, id: PktId) {
         let opt = self.sack_rx.option(self.sack_max_blocks as usize);
         core.net.pool.set_sack(id, opt);
+        if self.sack_rx.dsack_sent() {
+            self.dsacks_sent += 1;
+        }
     }
 
     fn send_control(&mut self, core: &mut Core, flags: u8) {

@@ -15,7 +15,8 @@
 //! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
 //! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
-//! Not modelled: D-SACK (RFC 2883), Limited Transmit (RFC 3042) and
+//! Not modelled: the sender's use of D-SACK (RFC 2883; receivers send it,
+//! `super::sack`), Limited Transmit (RFC 3042) and
 //! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
 //! the whole episode, as RFC 6675 writes it).
 
