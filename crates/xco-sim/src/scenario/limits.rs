@@ -79,6 +79,8 @@ pub const MAX_SFQ_DEPTH_PACKETS: u64 = 100_000;
 pub const MAX_TIMELINE_ROWS: u64 = 10_000_000;
 /// Data frames one ON period of the ON/OFF drop model may drop.
 pub const MAX_ONOFF_ON_PACKETS: u64 = 1_000_000;
+/// Largest step-marking threshold, full frames.
+pub const MAX_STEP_K_PACKETS: u64 = 1_000_000;
 
 /// A time in ms within `[min_ms, max_ms]` (default `default_ms`), as a [`Dur`].
 pub fn ms(

@@ -29,6 +29,7 @@ use crate::net::onoff::OnOff;
 use crate::net::qdisc::{DropTail, Qdisc};
 use crate::net::red::{Red, RedConfig};
 use crate::net::sfq::Sfq;
+use crate::net::step_mark::StepMark;
 use crate::net::topology::NodeKind;
 use crate::net::Net;
 use serde::Deserialize;
@@ -98,6 +99,20 @@ pub struct OnOffSpec {
     pub on_packets: u32,
 }
 
+/// `kind = "step"`: DCTCP's K-threshold marking (`net::step_mark`): an
+/// ECN-capable arrival is marked CE while more than K bytes wait; the rest
+/// is drop-tail.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// The buffer (default: the port's).
+    pub buffer: Option<Quantity>,
+    /// K in bytes (`"30KB"`); exactly one of `k` and `k_packets`.
+    pub k: Option<Quantity>,
+    /// K in full frames (MTU + 18 bytes each), as DCTCP's papers give it.
+    pub k_packets: Option<u32>,
+}
+
 /// One discipline's settings, by `kind`.
 #[derive(Clone, Debug)]
 pub enum QueueSpec {
@@ -109,10 +124,12 @@ pub enum QueueSpec {
     Sfq(SfqSpec),
     /// `onoff`.
     OnOff(OnOffSpec),
+    /// `step`.
+    Step(StepSpec),
 }
 
 /// The kinds, as written in `kind = "..."`.
-pub const KINDS: &[&str] = &["droptail", "red", "sfq", "onoff"];
+pub const KINDS: &[&str] = &["droptail", "red", "sfq", "onoff", "step"];
 
 /// What a `[[topology.queues]]` entry applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,7 +173,7 @@ impl Queues {
                 QueueSpec::Red(_) => red = true,
                 QueueSpec::Sfq(_) => sfq = true,
                 QueueSpec::OnOff(_) => onoff = true,
-                QueueSpec::DropTail(_) => {}
+                QueueSpec::DropTail(_) | QueueSpec::Step(_) => {}
             }
         }
         let mut out = Vec::new();
@@ -282,6 +299,7 @@ fn read_spec(
         "red" => QueueSpec::Red(read(text, path, de())?),
         "sfq" => QueueSpec::Sfq(read(text, path, de())?),
         "onoff" => QueueSpec::OnOff(read(text, path, de())?),
+        "step" => QueueSpec::Step(read(text, path, de())?),
         other => {
             return Err(ScenarioError::field(
                 &kind_field,
@@ -300,6 +318,10 @@ enum Resolved {
     Red {
         buffer: Option<u64>,
         cfg: RedConfig,
+    },
+    Step {
+        buffer: Option<u64>,
+        k_bytes: u64,
     },
     Sfq {
         buffer: Option<u64>,
@@ -357,6 +379,25 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
             Resolved::Red {
                 buffer: buffer(&r.buffer)?,
                 cfg,
+            }
+        }
+        QueueSpec::Step(st) => {
+            let k_bytes = match (&st.k, st.k_packets) {
+                (Some(k), None) => bytes(k, &f("k"))?,
+                (None, Some(n)) => {
+                    limits::count(n as u64, &f("k_packets"), 1, limits::MAX_STEP_K_PACKETS)?
+                        * (mtu as u64 + 18)
+                }
+                _ => {
+                    return Err(ScenarioError::field(
+                        &f("k"),
+                        "needs exactly one of k = \"BYTES\" and k_packets = N".into(),
+                    ))
+                }
+            };
+            Resolved::Step {
+                buffer: buffer(&st.buffer)?,
+                k_bytes,
             }
         }
         QueueSpec::Sfq(s) => {
@@ -490,6 +531,19 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                     ..cfg.clone()
                 };
                 Qdisc::Fifo(Box::new(Red::new(cfg, rate_bps, red_stream(seed, p))))
+            }
+            Resolved::Step { buffer, k_bytes } => {
+                let limit = buffer.unwrap_or(own_buffer);
+                if *k_bytes >= limit {
+                    return Err(ScenarioError::field(
+                        &format!("{}.k", resolved[*j].0),
+                        format!(
+                            "K ({k_bytes} B) must be below the buffer ({limit} B) of port {}",
+                            port_name(net, p)
+                        ),
+                    ));
+                }
+                Qdisc::Fifo(Box::new(StepMark::new(*k_bytes, limit)))
             }
             Resolved::Sfq {
                 buffer,
