@@ -22,6 +22,7 @@ examples:
   sudo xco testbed down testbeds/star3.toml  remove them (always safe to run)
   sudo xco testbed up testbeds/fattree4.toml a routed k=4 fat-tree (routes = the controller's paths)
   sudo xco reproduce real-incast --out r/    incast on real hosts beside the simulator
+  sudo xco reproduce real-outcast --out r/   Outcast 1-vs-12 on the real fat-tree, none vs XCo
   xco controller --help / xco agent --help   the real XCo daemons (xco-daemon)
 
 Scenario files are TOML; see scenarios/ in the repository for commented
@@ -253,7 +254,7 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast")
+    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast", "real-outcast")
     if args.experiment not in known:
         raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment

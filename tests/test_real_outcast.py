@@ -1,0 +1,77 @@
+"""``real-outcast``: the Outcast 1-vs-12 case on the routed k = 4 fat-tree of
+real namespaces (root), and the simulator's side (no root)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+
+import pandas as pd
+import pytest
+
+from xco import scenario
+from xco.reproduce import real_outcast
+
+
+def _netns_names() -> set[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def test_real_fat_tree_runs_both_series_with_the_papers_min_rto_and_is_removed(tmp_path):
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
+    present = _netns_names()
+    for _ in range(50):
+        prefix = "xo" + "".join(secrets.choice("0123456789") for _ in range(4))
+        if not any(n.startswith(f"{prefix}-") for n in present):
+            break
+    df, route = real_outcast.run_real(2.0, prefix=prefix, work=tmp_path)
+    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    # every sender's route to Dest carries the paper's minimum RTO
+    assert "rto_min" in route and "2ms" in route, route
+    for series in real_outcast.SERIES:
+        d = df[df["series"] == series]
+        assert sorted(d["src"]) == sorted(real_outcast.SENDERS), d.to_string()
+        assert (d["goodput_mbps"] > 0).all(), d.to_string()  # every flow moved data in both series
+    # 13 bulk flows into one 100 Mbit/s port with a 16 KB drop-tail buffer: the port drops
+    assert int(df[df["series"] == "none"]["bottleneck_drops"].iloc[0]) > 0, df.to_string()
+    # the XCo series really ran its daemons (their logs are in the work directory)
+    assert (tmp_path / "timeslice" / "controller.log").exists()
+    assert all((tmp_path / "timeslice" / f"agent-{h}.log").exists() for h in real_outcast.SENDERS)
+
+
+def test_the_simulators_case_is_the_testbeds_with_hosts_numbered_from_zero():
+    for series in real_outcast.SERIES:
+        scn = real_outcast.sim_scenario(series, 1.0, seed=1)
+        scenario.validate(scn)
+        t = scn["topology"]
+        assert (t["kind"], t["k"], t["host_rate"], t["switch_buffer"], t["routing"]) == (
+            "fat_tree",
+            4,
+            "100Mbps",
+            "16384B",
+            "address-bits",
+        )
+        # testbed h2 (Dest's edge neighbour) is the simulator's h1; h5..h16 are h4..h15
+        assert sorted({a["src"] for a in scn["apps"]}) == sorted(["h1", *[f"h{i}" for i in range(4, 16)]])
+        assert {a["dst"] for a in scn["apps"]} == {"h0"}
+        assert scn["tcp"]["rto_min_ms"] == real_outcast.RTO_MIN_MS
+        assert ("xco" in scn) == (series == "timeslice")
+
+
+def test_headline_and_verdicts_follow_the_measured_figures():
+    rows = [
+        {"source": "sim", "series": "none", "src": "h2", "hops": 2, "goodput_mbps": 2.0,
+         "bottleneck_drops": 9, "drops_from_two_hop": 5},
+        {"source": "sim", "series": "none", "src": "h5", "hops": 6, "goodput_mbps": 8.0,
+         "bottleneck_drops": 9, "drops_from_two_hop": 5},
+    ]  # fmt: skip
+    h = real_outcast.headline(pd.DataFrame(rows))
+    assert h.iloc[0]["ratio"] == pytest.approx(0.25)
+    assert h.iloc[0]["total_mbps"] == pytest.approx(10.0)
+    assert real_outcast.xco_verdict(1.0, 90.0) == "holds"
+    assert real_outcast.xco_verdict(0.27, 90.0) == "partly"
+    assert real_outcast.xco_verdict(1.0, 50.0) == "partly"
+    assert real_outcast.xco_verdict(0.1, 50.0) == "does not hold"
