@@ -323,6 +323,14 @@ mod tests {
         assert_eq!(s.fail_open_after, Dur::from_ms(10), "5 slices");
         assert_eq!(s.report_interval, Dur::from_ms(8), "4 slices");
         assert_eq!(s.feedback_timeout, Dur::from_ms(1000));
+        assert_eq!(s.directive_lead, Dur::from_us(500));
+        assert_eq!(s.sched_config().lead, Dur::from_us(500));
+        let short = Settings::resolve(&SettingsSpec {
+            slice_ms: Some(0.5),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(short.directive_lead, Dur::from_us(375), "at most 3/4 of a slice");
         let s = Settings::resolve(&SettingsSpec {
             slice_ms: Some(10.0),
             work_conservation: Some(false),
@@ -375,6 +383,22 @@ mod tests {
             })
             .key,
             "feedback_timeout_ms"
+        );
+        let e = bad(SettingsSpec {
+            directive_lead_us: Some(1501.0),
+            ..Default::default()
+        });
+        assert_eq!(e.key, "directive_lead_us");
+        assert!(e.problem.contains("outside 0 to 1500"), "{}", e.problem);
+        assert_eq!(
+            Settings::resolve(&SettingsSpec {
+                directive_lead_us: Some(0.0),
+                ..Default::default()
+            })
+            .unwrap()
+            .directive_lead,
+            Dur::ZERO,
+            "0: decide at the boundary, apply on receipt"
         );
         assert_eq!(
             bad(SettingsSpec {
