@@ -12,7 +12,7 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(tmp_path / "pdn-goodput.csv")
     assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
-    assert set(df["series"]) == {"newreno", "delay400", "delay800", "pdn"}
+    assert set(df["series"]) == {"newreno", "delay400", "delay800", "pdn", "rto1ms", "linux", "dctcp"}
     assert sorted(set(df["n"])) == pdn.QUICK_N
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -51,6 +51,19 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     assert p["notifications"][150] > 0
     assert "claim: with PDN goodput stays high" in r.stdout
     assert "TCP with PDN" in r.stdout and "-> holds" in r.stdout
+    # the known remedies beside PDN (issue 17): each series' figures are in the summary
+    for s in ("rto1ms", "linux", "dctcp"):
+        assert pdn.SERIES_LABEL[s] in r.stdout, s
+    # an RTO_min of 1 ms turns the 200 ms stalls into 1 ms ones: goodput stays far above NewReno's
+    rto1 = df[df["series"] == "rto1ms"].set_index("n")
+    assert rto1["goodput_mbps"][150] > 5 * nr[150]
+    # SACK/RACK-TLP and DCTCP repair most losses without a timeout: far fewer timeouts than NewReno
+    big = df[df["n"] >= n_collapse]
+    timeouts = big.groupby("series")["timeouts"].sum()
+    assert timeouts["linux"] < 0.5 * timeouts["newreno"]
+    assert timeouts["dctcp"] < 0.5 * timeouts["newreno"]
+    dc = df[df["series"] == "dctcp"].set_index("n")
+    assert dc["goodput_mbps"][150] > nr[150]
 
 
 def test_pdn_theory_and_queue_state_the_claim_beside_the_measurement(tmp_path, cli):

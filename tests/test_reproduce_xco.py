@@ -1,19 +1,30 @@
-"""The XCo paper's reproductions: files and columns, and the effects the spec names."""
+"""The XCo paper's reproductions: files and columns, the effects the spec names,
+the claims and verdicts each summary prints, and a meta record true to what ran."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
 
+UDP = [
+    "series",
+    "udp_senders",
+    "total_mbps",
+    "tcp_per_flow_mbps",
+    "link_util",
+    "bottleneck_drops",
+    "total_mbps_whole_run",
+]
 COLUMNS = {
-    "xco-udp-1g": ["series", "udp_senders", "total_mbps", "tcp_per_flow_mbps", "link_util"],
-    "xco-udp-10g": ["series", "udp_senders", "total_mbps", "tcp_per_flow_mbps", "link_util"],
+    "xco-udp-1g": UDP,
+    "xco-udp-10g": UDP,
     "xco-incast": ["series", "servers", "throughput_mbps"],
     "xco-shorttcp": ["series", "parallel", "long_mbps", "short_mbps", "total_mbps"],
     "xco-ping": ["series", "t_s", "rtt_us"],
-    "xco-migration": ["series", "competitors", "completion_s", "completed"],
-    "xco-fairness": ["series", "flow", "throughput_mbps"],
-    "xco-workconserve": ["series", "flow", "throughput_mbps"],
+    "xco-migration": ["series", "competitors", "completion_s", "completed", "useful_util"],
+    "xco-fairness": ["series", "flow", "throughput_mbps", "wire_share"],
+    "xco-workconserve": ["series", "flow", "throughput_mbps", "wire_share"],
     "xco-responsive": ["series", "t_s", "aggregate_mbps"],
     "xco-fattree": [
         "series",
@@ -41,14 +52,72 @@ def results(tmp_path_factory):
 
 
 @pytest.mark.parametrize("rid", list(COLUMNS))
-def test_each_reproduction_writes_csv_png_summary_and_seed(results, rid):
+def test_each_reproduction_writes_csv_png_svg_summary_and_seed(results, rid):
     out, summaries = results
     df = pd.read_csv(out / f"{rid}.csv")
     assert list(df.columns) == COLUMNS[rid]
     assert len(df) > 0
     assert (out / f"{rid}.png").read_bytes()[:4] == b"\x89PNG"
-    assert json.loads((out / f"{rid}.meta.json").read_text())["seed"] == 1
-    assert "seed 1" in summaries[rid]
+    assert b"<svg" in (out / f"{rid}.svg").read_bytes()[:2000]
+    meta = json.loads((out / f"{rid}.meta.json").read_text())
+    assert meta["seed"] == 1 and meta["mode"] == "quick" and meta["full"] is False
+    # every point records the scenario text it ran and its seed
+    assert len(meta["points"]) > 0
+    for p in meta["points"]:
+        assert p["seed"] == 1 and "[run]" in p["scenario"]
+    assert "seed 1" in summaries[rid] and "quick mode" in summaries[rid]
+
+
+@pytest.mark.parametrize("rid", list(COLUMNS))
+def test_each_summary_states_claims_with_a_verdict_and_why(results, rid):
+    _, summaries = results
+    text = summaries[rid]
+    claims = re.findall(r"^claim: .+$", text, re.M)
+    verdicts = re.findall(r"^  -> (holds|partly|does not hold) \(rule: .+\)$", text, re.M)
+    assert claims and len(verdicts) == len(claims), text
+    assert len(re.findall(r"^  ours: .*\d", text, re.M)) == len(claims), "our figures beside each claim"
+    assert len(re.findall(r"^  why: \w.+$", text, re.M)) == len(claims)
+
+
+def test_meta_json_records_what_ran_not_the_file(results):
+    from xco import reproduce
+    from xco.reproduce.experiment import EXPERIMENTS
+
+    meta = json.loads((results[0] / "xco-incast.meta.json").read_text())
+    assert meta["mode"] == "quick"
+    for p in meta["points"]:
+        assert 'total = "32MB"' in p["scenario"]
+    n16 = next(p for p in meta["points"] if p["labels"] == {"series": "ratelimit", "servers": 16})
+    assert "hosts = 18" in n16["scenario"] and 'mode = "ratelimit"' in n16["scenario"]
+    assert n16["overrides"]["xco.mode"] == "ratelimit"
+    udp = json.loads((results[0] / "xco-udp-1g.meta.json").read_text())
+    assert all("duration_ms = 1500" in p["scenario"] for p in udp["points"])
+    # --full: the record of a point says what --full changes (built, not run, here)
+    exp = EXPERIMENTS["xco-incast"]
+    full = exp.points(reproduce.Options(out=results[0], full=True))
+    rec = reproduce.point_record(exp.base(), full[-1].labels, full[-1].scenario, full[-1].seed)
+    assert 'total = "1GB"' in rec["scenario"] and rec["overrides"]["apps[0].total"] == "1GB"
+
+
+# the cheaper ones (xco-migration, xco-udp-10g and xco-fattree take a minute each again)
+@pytest.mark.parametrize(
+    "rid",
+    [
+        "xco-workconserve",
+        "xco-incast",
+        "xco-udp-1g",
+        "xco-fairness",
+        "xco-ping",
+        "xco-shorttcp",
+        "xco-responsive",
+    ],
+)
+def test_rerunning_the_scenarios_in_meta_json_gives_the_same_csv(results, rid):
+    from xco.reproduce.experiment import EXPERIMENTS, replay_csv
+
+    out, _ = results
+    again = replay_csv(EXPERIMENTS[rid], out / f"{rid}.meta.json")
+    assert again == (out / f"{rid}.csv").read_text()
 
 
 def test_udp_1g_timeslices_keep_throughput_and_tcp_while_none_starves_tcp(results):

@@ -103,6 +103,8 @@ def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
             "samples.csv",
             "ports.csv",
             "port_inputs.csv",
+            "drop_runs.csv",
+            "queue_timeline.csv",
             "hosts.csv",
             "meta.json",
             "sa-sb.pcap",

@@ -61,6 +61,13 @@ def _check_out(out: str) -> Path:
     return p
 
 
+def _catalogue_epilog() -> str:
+    """The experiment ids, one a line, for ``xco reproduce --help``."""
+    from .reproduce import REGISTRY
+
+    return "experiments:\n" + "\n".join(f"  {rid}" for rid in sorted(REGISTRY))
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from .reproduce import REGISTRY
 
@@ -275,7 +282,9 @@ def _reproduce_options(sp: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
+    """The CLI's parser; ``catalogue`` False leaves the experiment list out of
+    ``xco reproduce --help`` (it imports every reproduction and matplotlib)."""
     p = argparse.ArgumentParser(
         prog="xco",
         description="Simulate and reproduce data-center congestion control: XCo, PDN, TCP Outcast, SICC.",
@@ -294,6 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a paper experiment: CSV + PNG + summary",
         description="Run one experiment of the catalogue (xco list) and write DIR/ID.csv, "
         "DIR/ID.png, DIR/ID.txt and DIR/ID.meta.json.",
+        epilog=_catalogue_epilog() if catalogue else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sp.add_argument("id", help="experiment id, e.g. pdn-goodput (see xco list)")
     _reproduce_options(sp)
@@ -306,7 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a scenario and write its tables",
         description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
-        "ports.csv, port_inputs.csv, hosts.csv, meta.json (and pcaps of captured links) into --out.",
+        "ports.csv, port_inputs.csv, drop_runs.csv, queue_timeline.csv, hosts.csv, meta.json "
+        "(and pcaps of captured links) into --out.",
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
@@ -402,8 +414,10 @@ def main(argv: list[str] | None = None) -> int:
     from .scenario import ScenarioError
     from .testbed import TestbedError
 
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(
+        catalogue=bool(argv) and argv[0] == "reproduce" and ("-h" in argv or "--help" in argv)
+    )
     if argv and argv[0] in ("controller", "agent"):
         # everything after the word belongs to xco-daemon (argparse would take --help itself)
         try:

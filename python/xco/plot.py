@@ -1,7 +1,18 @@
-"""Plots for reproductions: PNG files with labelled axes and units."""
+"""Plots for reproductions: labelled axes with units, PNG plus SVG.
+
+Every figure is saved twice: ``NAME.png`` (for a quick look) and ``NAME.svg``
+(vector, for a paper). The helpers share the habits a reader relies on: an
+axis whose values are whole numbers (servers, senders, k) gets whole-number
+ticks only; legends name series in words (``labels`` maps a series key such
+as ``timeslice`` to ``XCo timeslices``); a reference line (link capacity) is
+kept inside the frame; a value that is a bound rather than a measurement (a
+run that hit its time cap) is drawn hollow with an arrow, and the figure says
+so.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -9,21 +20,133 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+
+# SVG output that does not depend on the time or a random id: same data, same bytes
+matplotlib.rcParams["svg.hashsalt"] = "xco"
+matplotlib.rcParams["svg.fonttype"] = "none"
 
 
-def _finish(fig, ax, path: Path, title: str, xlabel: str, ylabel: str, note: str) -> Path:
-    """Label, annotate and save a figure as PNG."""
+def save(fig, path: Path) -> Path:
+    """Save ``fig`` as ``path`` (PNG) and beside it as SVG; close it; return ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    fig.savefig(path.with_suffix(".svg"), metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+def vector_path(path: Path) -> Path:
+    """The SVG written beside the PNG ``path``."""
+    return path.with_suffix(".svg")
+
+
+def integer_ticks(ax, *, x: bool = False, y: bool = False) -> None:
+    """Whole-number ticks on the x and/or y axis (for counts: servers, senders, k)."""
+    if x:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if y:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def is_integer(col: pd.Series) -> bool:
+    """True if ``col`` holds whole numbers only (booleans are not numbers here)."""
+    if col.dtype == bool or not pd.api.types.is_numeric_dtype(col):
+        return False
+    v = col.dropna()
+    return len(v) > 0 and bool((v == v.round()).all())
+
+
+def _finish(
+    fig, ax, path: Path, title: str, xlabel: str, ylabel: str, note: str, legend: bool = True
+) -> Path:
+    """Label, annotate and save a figure (PNG and SVG)."""
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend()
+    if legend:
+        ax.legend(fontsize=8)
     if note:
         fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, path)
+
+
+def hline_inside(ax, value: float, label: str, top_of_data: float, logy: bool = False) -> None:
+    """A dashed reference line at ``value`` with the y limit raised so the line
+    is never drawn on the frame."""
+    ax.axhline(value, color="black", linestyle="--", linewidth=1, label=label, zorder=1)
+    top = max(value, top_of_data)
+    if logy:
+        ax.set_ylim(top=top * 1.5)
+    else:
+        ax.set_ylim(bottom=min(0.0, ax.get_ylim()[0]), top=top * 1.1)
+
+
+def draw_lines(
+    ax,
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    series: str,
+    *,
+    labels: dict[str, str] | None = None,
+    order: list[str] | None = None,
+    marker: str | None = "o",
+    censored: str | None = None,
+    linestyles: dict[str, str] | None = None,
+) -> bool:
+    """One line per value of ``series`` on ``ax``; returns True if any point
+    was censored (``censored`` names a boolean column: True = ``y`` is a
+    lower bound, drawn as a hollow marker with an upward arrow)."""
+    names = order or list(dict.fromkeys(df[series]))
+    any_censored = False
+    for name in names:
+        d = df[df[series] == name].sort_values(x)
+        label = (labels or {}).get(name, str(name))
+        style = (linestyles or {}).get(name, "-")
+        if censored is not None and d[censored].astype(bool).any():
+            style = ":"  # a line through bounds is not a measured trend
+        (line,) = ax.plot(
+            d[x], d[y], marker=marker, markersize=4, linewidth=1.5, label=label, linestyle=style
+        )
+        if censored is not None:
+            c = d[d[censored].astype(bool)]
+            if len(c):
+                any_censored = True
+                color = line.get_color()
+                # hollow marker on top of the filled one, and an arrow: "at least this"
+                ax.plot(
+                    c[x],
+                    c[y],
+                    linestyle="none",
+                    marker="o",
+                    markersize=9,
+                    markerfacecolor="white",
+                    markeredgecolor=color,
+                    zorder=3,
+                )
+                for xv, yv in zip(c[x], c[y], strict=True):
+                    ax.annotate(
+                        "",
+                        xy=(xv, yv * 1.35),
+                        xytext=(xv, yv * 1.04),
+                        arrowprops={"arrowstyle": "->", "color": color, "lw": 1.2},
+                    )
+    if is_integer(df[x]):
+        values = sorted(set(df[x].dropna()))
+        if len(values) <= 17:
+            ax.set_xticks(values)  # few values (k, N, senders): a tick at each, none between
+        else:
+            integer_ticks(ax, x=True)
+    return any_censored
+
+
+def plain_log(ax) -> None:
+    """Log-scale y tick labels as plain numbers (``0.5``, ``2``, ``1000``), not powers of ten."""
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
 
 
 def lines(
@@ -42,25 +165,91 @@ def lines(
     order: list[str] | None = None,
     marker: str | None = "o",
     integer_y: bool = False,
+    labels: dict[str, str] | None = None,
+    censored: str | None = None,
+    censored_note: str = "hollow marker with arrow: a bound, not a measurement",
 ) -> Path:
-    """One line per value of ``series``: ``y`` against ``x``, saved as PNG at
-    ``path`` (``integer_y``: the y axis counts things, integer ticks only)."""
+    """One line per value of ``series``: ``y`` against ``x``, saved at ``path``
+    (PNG, and SVG beside it). ``integer_y``: the y axis counts things (integer
+    ticks only); an integer ``x`` column gets integer ticks by itself.
+    ``censored``: see :func:`draw_lines`."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
-    names = order or list(dict.fromkeys(df[series]))
-    for name in names:
-        d = df[df[series] == name].sort_values(x)
-        ax.plot(d[x], d[y], marker=marker, markersize=3, linewidth=1.5, label=str(name))
-    if hline is not None:
-        ax.axhline(hline[0], color="grey", linestyle="--", linewidth=1, label=hline[1])
+    cens = draw_lines(ax, df, x, y, series, labels=labels, order=order, marker=marker, censored=censored)
     if logy:
         ax.set_yscale("log")
-    if integer_y:
-        from matplotlib.ticker import MaxNLocator
-
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylim(bottom=0)
+        plain_log(ax)
+    if hline is not None:
+        hline_inside(ax, hline[0], hline[1], float(df[y].max()), logy)
+    if integer_y or (is_integer(df[y]) and not logy):
+        integer_ticks(ax, y=True)
+        if integer_y:
+            ax.set_ylim(bottom=0)
+    if cens:
+        # room above the highest bound for its arrow
+        top = float(df[df[censored].astype(bool)][y].max())
+        ax.set_ylim(top=max(ax.get_ylim()[1], top * (2.0 if logy else 1.25)))
+        ax.plot(
+            [],
+            [],
+            linestyle="none",
+            marker="o",
+            markerfacecolor="white",
+            markeredgecolor="grey",
+            label=censored_note,
+        )
     ax.grid(True, alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)
+
+
+@dataclass
+class Panel:
+    """One panel of :func:`panels`: the column it plots and how."""
+
+    y: str
+    ylabel: str
+    hline: tuple[float, str] | None = None
+    logy: bool = False
+    percent: bool = False  # values are fractions, shown as percent
+
+
+def panels(
+    df: pd.DataFrame,
+    x: str,
+    series: str,
+    path: Path,
+    rows: list[Panel],
+    *,
+    title: str,
+    xlabel: str,
+    note: str = "",
+    labels: dict[str, str] | None = None,
+    order: list[str] | None = None,
+) -> Path:
+    """Panels stacked over one shared x axis, one line per series in each; one legend."""
+    fig, axes = plt.subplots(len(rows), 1, figsize=(7.5, 2.6 * len(rows) + 0.8), dpi=120, sharex=True)
+    axes = list(axes) if len(rows) > 1 else [axes]
+    for ax, p in zip(axes, rows, strict=True):
+        d = df.assign(**{p.y: df[p.y] * 100}) if p.percent else df
+        draw_lines(ax, d, x, p.y, series, labels=labels, order=order)
+        if p.logy:
+            ax.set_yscale("log")
+            plain_log(ax)
+        if p.hline is not None:
+            hline_inside(ax, p.hline[0], p.hline[1], float(d[p.y].max()), p.logy)
+        elif not p.logy:
+            ax.set_ylim(bottom=0, top=max(1e-9, float(d[p.y].max())) * 1.1)
+        ax.set_ylabel(p.ylabel, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        if p.hline is not None:
+            ax.legend(fontsize=7, loc="best")
+    axes[0].set_title(title)
+    axes[-1].set_xlabel(xlabel)
+    if rows[0].hline is None:
+        axes[0].legend(fontsize=7, loc="best")
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return save(fig, path)
 
 
 def bars(
@@ -74,17 +263,54 @@ def bars(
     xlabel: str,
     ylabel: str,
     note: str = "",
+    labels: dict[str, str] | None = None,
+    values: bool = False,
+    total: str | None = None,
+    hline: tuple[float, str] | None = None,
+    fmt: str = "{:.0f}",
+    integer_y: bool = False,
 ) -> Path:
-    """Grouped bars: one group per value of ``x``, one bar per ``series``."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    """Grouped bars: one group per value of ``x``, one bar per ``series``.
+
+    ``values``: each bar carries its value, and a bar at zero gets a marker on
+    the axis, so a zero is seen as a measured zero, not a missing bar.
+    ``total``: a last group with this name holding each series' sum (drawn
+    apart, hatched). ``integer_y``: the y axis counts things, integer ticks only."""
     groups = list(dict.fromkeys(df[x]))
     names = list(dict.fromkeys(df[series]))
+    sums = {name: float(df[df[series] == name][y].sum()) for name in names}
+    all_groups = groups + ([total] if total else [])
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.1 * len(all_groups) + 2), 4.8), dpi=120)
     width = 0.8 / max(1, len(names))
+    top = max([0.0, *sums.values()] if total else [0.0, *df[y].tolist()])
     for i, name in enumerate(names):
         d = df[df[series] == name].set_index(x)
-        vals = [float(d[y].get(g, 0.0)) for g in groups]
-        ax.bar([j + i * width for j in range(len(groups))], vals, width=width, label=str(name))
-    ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(groups))])
-    ax.set_xticklabels([str(g) for g in groups])
+        vals = [float(d[y].get(g, 0.0)) for g in groups] + ([sums[name]] if total else [])
+        xs = [j + i * width + (0.4 if total and j == len(groups) else 0.0) for j in range(len(all_groups))]
+        bar = ax.bar(xs, vals, width=width, label=(labels or {}).get(name, str(name)))
+        color = bar.patches[0].get_facecolor()
+        if total:
+            bar.patches[-1].set_hatch("//")
+            bar.patches[-1].set_edgecolor("black")
+        if values:
+            for xv, v in zip(xs, vals, strict=True):
+                ax.text(xv, v + top * 0.01, fmt.format(v), ha="center", va="bottom", fontsize=7)
+                if v == 0:
+                    ax.plot([xv], [0], marker="v", markersize=7, color=color, clip_on=False, zorder=4)
+    ax.set_xticks(
+        [
+            j + width * (len(names) - 1) / 2 + (0.4 if total and j == len(groups) else 0.0)
+            for j in range(len(all_groups))
+        ]
+    )
+    ax.set_xticklabels([str(g) for g in all_groups], fontsize=8)
+    if total:
+        ax.axvline(len(groups) - 0.1 + 0.2, color="grey", linewidth=0.8)
+    if hline is not None:
+        hline_inside(ax, hline[0], hline[1], top)
+    else:
+        ax.set_ylim(bottom=0, top=max(1e-9, top) * 1.12)
+    if integer_y:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(True, axis="y", alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)

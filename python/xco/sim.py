@@ -26,7 +26,17 @@ import pandas as pd
 from . import _native
 from .scenario import ScenarioLike, check_seed, to_text
 
-TABLES = ("flows", "timeseries", "apps", "samples", "ports", "port_inputs", "hosts")
+TABLES = (
+    "flows",
+    "timeseries",
+    "apps",
+    "samples",
+    "ports",
+    "port_inputs",
+    "drop_runs",
+    "queue_timeline",
+    "hosts",
+)
 
 
 @dataclass
@@ -45,6 +55,10 @@ class Result:
     """One row per output port: bytes sent, drops, max queue, utilisation."""
     port_inputs: pd.DataFrame
     """Per output port and input (the neighbour packets came from): arrivals and drops."""
+    drop_runs: pd.DataFrame
+    """Per switch port and input: episodes of k consecutive drops (``k``, ``episodes``)."""
+    queue_timeline: pd.DataFrame
+    """Enqueue/dequeue/drop events of the ports ``[output] queue_timeline`` names."""
     hosts: pd.DataFrame
     """Node addresses (IP, MAC) and endpoint ports as they appear in pcaps, by flow."""
     meta: dict[str, Any]
@@ -122,6 +136,8 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
         samples=_frame(raw["samples"]),
         ports=_frame(raw["ports"]),
         port_inputs=_frame(raw["port_inputs"]),
+        drop_runs=_frame(raw["drop_runs"]),
+        queue_timeline=_frame(raw["queue_timeline"]),
         hosts=_frame(raw["hosts"]),
         meta=json.loads(raw["meta"]),
         pcaps=list(raw["pcaps"]),

@@ -36,7 +36,7 @@ fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
 /// (the source's git commit, when known) is recorded in `meta`.
 ///
 /// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
-/// `samples`, `ports`, `port_inputs`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
+/// `samples`, `ports`, `port_inputs`, `drop_runs`, `queue_timeline`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
 /// `seed`, `events`, `sim_end_s` and `stop_reason`.
 #[pyfunction]
 #[pyo3(signature = (text, seed=None, source_commit=None))]
@@ -57,6 +57,8 @@ fn run_scenario<'py>(
     d.set_item("samples", out.samples_csv)?;
     d.set_item("ports", out.ports_csv)?;
     d.set_item("port_inputs", out.port_inputs_csv)?;
+    d.set_item("drop_runs", out.drop_runs_csv)?;
+    d.set_item("queue_timeline", out.queue_timeline_csv)?;
     d.set_item("hosts", out.hosts_csv)?;
     d.set_item("meta", out.meta_json)?;
     let pcaps = PyList::empty(py);

@@ -21,8 +21,13 @@ pub struct Core {
     pub net: Net,
     /// Notes from transports to applications, drained after each event.
     pub notes: Vec<AppNote>,
-    /// TCP settings of the run.
+    /// TCP settings of the run (settings index 0).
     pub tcp_cfg: TcpConfig,
+    /// Further TCP settings (indices 1..): per-host and per-app profiles
+    /// and what two of them negotiate (`tcp::select`).
+    pub tcp_alt: Vec<TcpConfig>,
+    /// Per-host and per-app choice of TCP settings.
+    pub tcp_select: crate::tcp::select::TcpSelect,
     /// The run's seed (written into every output).
     pub seed: u64,
     /// UDP receivers.
@@ -128,6 +133,8 @@ impl Sim {
                 net,
                 notes: Vec::new(),
                 tcp_cfg,
+                tcp_alt: Vec::new(),
+                tcp_select: Default::default(),
                 seed,
                 udp_sinks: Vec::new(),
                 xco: None,

@@ -30,7 +30,7 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
         .core
         .tcp_cfg;
     assert_eq!(c.cc, CcKind::Cubic);
-    assert!(c.sack && c.tlp);
+    assert!(c.sack && c.tlp && c.rack);
     assert_eq!(c.quickack_segments, 16);
     assert_eq!((c.initial_cwnd_segments, c.rto_min.ps()), (10, 200_000_000_000));
     assert!(
@@ -45,8 +45,13 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
     .sim
     .core
     .tcp_cfg;
-    assert!(!c.sack && c.tlp);
+    assert!(!c.sack && c.tlp && !c.rack, "no SACK: no RACK");
     assert_eq!(c.cc, CcKind::NewReno);
+    let e = build(&incast_with(2, "rack = true"), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.starts_with("tcp.rack:") && e.contains("SACK"), "{e}");
     let c = build(&incast_with(2, "profile = \"dctcp\""), None)
         .unwrap()
         .sim
@@ -54,7 +59,7 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
         .tcp_cfg;
     assert_eq!(c.cc, CcKind::Dctcp);
     assert!(
-        c.ecn && c.sack && c.tlp && c.quickack_segments == 16,
+        c.ecn && c.sack && c.tlp && c.rack && c.quickack_segments == 16,
         "linux + DCTCP + ECN"
     );
     let e = build(&incast_with(2, "cc = \"dctcp\"\necn = false"), None)

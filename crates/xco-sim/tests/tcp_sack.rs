@@ -171,3 +171,58 @@ fn with_sack_both_holes_are_retransmitted_within_one_rtt_without_a_timeout() {
     assert_eq!((fr, to, rx), (1, 0, 2));
     assert!(gap_ps > PROPAGATION_RTT_PS, "NewReno gap {gap_ps} ps");
 }
+
+/// Data segment `[seq, seq + len)` as the sender of `s` would send it.
+fn data(s: &Sender, seq: u64, len: u64) -> Packet {
+    let e = s.ep();
+    Packet {
+        seq,
+        payload_bytes: len as u32,
+        ip_bytes: 52 + len as u32,
+        flags: xco_sim::net::packet::FLAG_ACK,
+        wnd: 1 << 30,
+        flow: e.tx_flow,
+        dst_ep: e.peer_ep,
+        src_ep: s.ep,
+        ts_val: 1,
+        ..Packet::EMPTY
+    }
+}
+
+#[test]
+fn a_duplicate_segment_is_answered_at_once_with_a_d_sack_block() {
+    let mut s = sender_established(sack_cfg());
+    let mss = s.mss;
+    let rx = s.ep().peer_ep as usize;
+    let h1 = s.sim.core.net.node("h1").unwrap();
+    let nic = s.sim.core.net.nodes[h1 as usize].nic;
+    let deliver = |s: &mut Sender, p: Packet| {
+        let core = &mut s.sim.core;
+        s.sim.tcp.eps[rx].on_segment(core, u32::MAX, &p);
+        core.net.take_packets(nic)
+    };
+    let first = data(&s, 0, mss);
+    assert!(deliver(&mut s, first).is_empty(), "in order: the ACK is delayed");
+    let acks = deliver(&mut s, first);
+    assert_eq!(acks.len(), 1, "a duplicate is ACKed at once");
+    let sack = xco_sim::net::packet::FLAG_SACK;
+    assert!(acks[0].flags & sack != 0, "carrying the D-SACK block");
+    assert_eq!(acks[0].ack, mss);
+    assert!(acks[0].ip_bytes > 52);
+    assert_eq!(s.sim.tcp.eps[rx].dsacks_sent, 1);
+    // reported once: the next ACK carries no SACK option
+    let (second, third) = (data(&s, mss, mss), data(&s, 2 * mss, mss));
+    let mut acks = deliver(&mut s, second);
+    if acks.is_empty() {
+        acks = deliver(&mut s, third); // the second full segment forces the ACK
+    }
+    assert!(!acks.is_empty());
+    assert!(acks.iter().all(|a| a.flags & sack == 0 && a.ip_bytes == 52));
+    assert_eq!(s.sim.tcp.eps[rx].dsacks_sent, 1);
+    // a duplicate of held out-of-order data is a D-SACK too
+    let ooo = data(&s, 10 * mss, mss);
+    deliver(&mut s, ooo);
+    let acks = deliver(&mut s, ooo);
+    assert!(acks.iter().all(|a| a.flags & sack != 0));
+    assert_eq!(s.sim.tcp.eps[rx].dsacks_sent, 2);
+}

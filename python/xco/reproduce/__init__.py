@@ -3,10 +3,12 @@
 Each reproduction writes ``DIR/<id>.csv`` (tidy: ``series``, the x variable,
 metric columns with units in their names), ``DIR/<id>.png``,
 ``DIR/<id>.txt`` (the printed summary) and ``DIR/<id>.meta.json``, and
-returns the summary text. The meta file is a record of what ran: seed,
-version, source commit when known, the base scenario (as data, not the file's
-text) and every point of the sweep with its labels, seed and the keys it
-overrides (``{"topology.hosts_a": 8, "apps[0].rounds": 20}``).
+returns the summary text. The meta file is a record of what ran: seed, mode
+(quick or full), profile, version, source commit when known, the base
+scenario (as data, not the file's text) and every point of the sweep with its
+labels, seed, the keys it overrides (``{"topology.hosts_a": 8,
+"apps[0].rounds": 20}``) and the exact scenario text the simulator ran
+(``scenario``), so a point can be run again from the record alone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..scenario import to_text
 from ..sim import source_commit
 
 
@@ -86,16 +89,23 @@ def overrides(base: Any, changed: Any, path: str = "") -> dict[str, Any]:
 
 
 def point_record(base: dict, labels: dict, scenario: dict, seed: int | None) -> dict:
-    """One sweep point as run: its labels, seed and the keys it overrides in ``base``."""
+    """One sweep point as run: its labels, seed, the keys it overrides in ``base``
+    and the scenario text the simulator was given (``scenario``)."""
     shown = {k: v for k, v in labels.items() if not k.startswith("_")}
-    return {"labels": shown, "seed": seed, "overrides": overrides(base, scenario)}
+    return {
+        "labels": shown,
+        "seed": seed,
+        "overrides": overrides(base, scenario),
+        "scenario": to_text(scenario),
+    }
 
 
 def write_meta(
     opts: Options, rid: str, extra: dict, base: dict | None = None, points: list[dict] | None = None
 ) -> Path:
-    """Write ``DIR/<id>.meta.json``: seed, version, source commit, the base
-    scenario and the points that ran (see :func:`point_record`)."""
+    """Write ``DIR/<id>.meta.json``: seed, mode, profile, version, source commit,
+    the base scenario and the points that ran (see :func:`point_record`);
+    ``extra`` adds or overrides keys."""
     path = opts.out / f"{rid}.meta.json"
     meta = {
         "id": rid,
@@ -103,6 +113,8 @@ def write_meta(
         "source_commit": source_commit(),
         "seed": opts.seed,
         "full": opts.full,
+        "mode": "full" if opts.full else "quick",
+        "profile": opts.profile,
         **extra,
     }
     if base is not None:
@@ -120,4 +132,4 @@ def get(rid: str) -> Reproduction:
     return REGISTRY[rid]
 
 
-from . import pdn, pdn_fairness, real, real_incast, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)
+from . import outcast, pdn, pdn_fairness, real, real_incast, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)

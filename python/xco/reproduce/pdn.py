@@ -7,7 +7,10 @@ series: TCP NewReno (RTO_min 200 ms) collapses once the synchronized burst
 overflows the buffer; a random start delay per server (U[0, 400 us] and
 U[0, 800 us]) only postpones the collapse; TCP with PDN (every switch and
 host) retransmits a dropped segment as soon as the switch's notification
-arrives.
+arrives. Beside them, the known remedies without PDN (issue 17): NewReno
+with RTO_min 1 ms, the ``linux`` TCP profile (CUBIC, SACK, RACK-TLP) and the
+``dctcp`` profile with K-threshold marking (K = 20 full frames, as the DCTCP
+paper uses at 1 Gbps) on every switch port (docs/tcp-profiles.md).
 
 The settings come from the scenario file's profile (``--profile``):
 ``modern`` (today's Linux-like defaults) or ``paper`` (the TCP defaults of
@@ -32,13 +35,24 @@ FULL_N = list(range(2, 151))
 QUEUE_QUICK_N = [2, 50, 100, 150, 200, 250, 300]
 QUEUE_FULL_N = list(range(2, 301, 2))
 PROFILES = ["modern", "paper"]
-# series -> (random start delay max in us, PDN on)
-SERIES = {"newreno": (0.0, False), "delay400": (400.0, False), "delay800": (800.0, False), "pdn": (0.0, True)}
+# series -> (random start delay max in us, PDN on, [tcp] changes, every switch port's queue)
+SERIES: dict[str, tuple[float, bool, dict[str, Any], dict[str, Any] | None]] = {
+    "newreno": (0.0, False, {}, None),
+    "delay400": (400.0, False, {}, None),
+    "delay800": (800.0, False, {}, None),
+    "pdn": (0.0, True, {}, None),
+    "rto1ms": (0.0, False, {"rto_min_ms": 1.0}, None),
+    "linux": (0.0, False, {"profile": "linux", "cc": "cubic"}, None),
+    "dctcp": (0.0, False, {"profile": "dctcp", "cc": "dctcp"}, {"kind": "step", "k_packets": 20}),
+}
 SERIES_LABEL = {
     "newreno": "TCP NewReno",
     "delay400": "NewReno + random delay ≤ 400 µs",
     "delay800": "NewReno + random delay ≤ 800 µs",
     "pdn": "TCP with PDN",
+    "rto1ms": "NewReno, RTO_min 1 ms",
+    "linux": "linux TCP (CUBIC, SACK, RACK-TLP)",
+    "dctcp": "dctcp (DCTCP, ECN, K = 20 frames)",
     "theory": "best case (serialisation + propagation)",
 }
 
@@ -87,8 +101,20 @@ def _measure(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def with_tcp(sc: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``sc`` with ``changes`` in ``[tcp]``, and in its chosen profile's ``tcp``
+    table where that sets the same key (a profile's keys override ``[tcp]``)."""
+    out = scenario.with_changes(sc, tcp=changes)
+    name = out.get("run", {}).get("profile")
+    prof_tcp = out.get("profiles", {}).get(name, {}).get("tcp", {}) if name else {}
+    for k, v in changes.items():
+        if k in prof_tcp:
+            prof_tcp[k] = v
+    return out
+
+
 def _point(base: dict[str, Any], series: str, n: int, rounds: int, seed: int) -> sweep.Point:
-    delay, pdn = SERIES[series]
+    delay, pdn, tcp, queue = SERIES[series]
     sc = scenario.with_changes(
         base,
         topology={"hosts_a": n},
@@ -96,6 +122,10 @@ def _point(base: dict[str, Any], series: str, n: int, rounds: int, seed: int) ->
     )
     if pdn:
         sc = scenario.with_changes(sc, pdn={})
+    if tcp:
+        sc = with_tcp(sc, tcp)
+    if queue:
+        sc = scenario.with_changes(sc, topology={"queue": queue})
     return sweep.Point(labels={"series": series, "n": n}, scenario=sc, seed=seed)
 
 
@@ -260,14 +290,15 @@ def summary(df: pd.DataFrame, opts: Options) -> str:
         *settings_text(opts),
         "",
         f"{'series':<34} {'N=' + str(df['n'].min()):>12} {'collapse at':>24} "
-        f"{'N=' + str(df['n'].max()):>12} {'completion N=max':>18}",
+        f"{'N=' + str(df['n'].max()):>12} {'completion N=max':>18} {'timeouts (sweep)':>17}",
     ]
     for s in SERIES:
         d = df[df["series"] == s].sort_values("n")
         first, last = d.iloc[0], d.iloc[-1]
+        timeouts = int(d["timeouts"].sum())
         lines.append(
             f"{SERIES_LABEL[s]:<34} {first['goodput_mbps']:>8.1f} Mb/s {_collapse_text(d):>24} "
-            f"{last['goodput_mbps']:>8.1f} Mb/s {last['completion_ms']:>15.2f} ms"
+            f"{last['goodput_mbps']:>8.1f} Mb/s {last['completion_ms']:>15.2f} ms {timeouts:>17}"
         )
     lines += ["", *verdict_goodput(df)]
     return "\n".join(lines)

@@ -3,131 +3,66 @@
 Each experiment has a scenario file (``xco/scenarios/<id>.toml``) stating every
 setting; the sweep changes only what the experiment varies (the x axis and the
 series, which differ only in their ``[xco]`` section: absent for ``none``).
+Every summary ends with the paper's claims beside this run's figures and a
+verdict (:mod:`xco.reproduce.xco_claims`); every figure is PNG plus SVG.
 """
 
 from __future__ import annotations
 
-import io
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import plot, scenario, sweep
-from ..sim import app_metrics
-from . import Options, Outcome, Reproduction, point_record, register, write_meta
+from .. import plot, scenario
+from . import Options, Reproduction, register
+from . import xco_claims as claims
+from .experiment import (
+    EXPERIMENTS,
+    NONE,
+    RATELIMIT,
+    SERIES_NAMES,
+    TIMESLICE,
+    Experiment,
+    Window,
+    app_metrics,
+    duration_s,
+    note,
+    pivot_text,
+    scenario_text,  # noqa: F401  (part of this module's interface)
+    table,
+    with_series,  # noqa: F401
+)
 
-NONE = None
-TIMESLICE = {"mode": "timeslice"}
-RATELIMIT = {"mode": "ratelimit"}
-
-
-def scenario_text(rid: str) -> str:
-    """The scenario file of experiment ``rid``, comments included."""
-    return resources.files("xco").joinpath(f"scenarios/{rid}.toml").read_text()
-
-
-def with_series(base: dict, xco: dict | None) -> dict:
-    """``base`` with its [xco] section removed (``None``) or updated."""
-    out = scenario.with_changes(base)
-    if xco is None:
-        out.pop("xco", None)
-        return out
-    for k, v in xco.items():
-        if v is None:
-            out["xco"].pop(k, None)
-        else:
-            out["xco"][k] = v
-    return out
+# rates are measured after the start-up (every TCP flow's slow start and its
+# first losses, each costing a 200 ms RTO, end within the first second)
+STEADY = Window(from_s=1.0)
 
 
-def table(raw: dict, name: str) -> pd.DataFrame:
-    """One CSV table of a native run result as a DataFrame."""
-    return pd.read_csv(io.StringIO(raw[name]))
+def _experiment(e: Experiment) -> Experiment:
+    """Register ``e`` by its id (for :func:`xco.reproduce.experiment.replay`)."""
+    EXPERIMENTS[e.id] = e
+    return e
 
 
-def duration_s(scn: dict) -> float:
-    return scn["run"]["duration_ms"] / 1e3
-
-
-@dataclass
-class Experiment:
-    """A sweep: series x values -> scenario -> rows, then a table, a plot and a summary."""
-
-    id: str
-    title: str
-    x: str
-    xs: Callable[[bool], list]
-    series: dict[str, dict | None]
-    build: Callable[[dict, Any, bool], dict]
-    measure: Callable[[dict, dict, Any], list[dict]]
-    columns: list[str]
-    draw: Callable[[pd.DataFrame, Options], Any]
-    summarize: Callable[[pd.DataFrame], str]
-    # x values per series, when they differ between series (default: xs)
-    xs_of_series: Callable[[str, bool], list] | None = None
-
-    def run(self, opts: Options) -> Outcome:
-        opts.out.mkdir(parents=True, exist_ok=True)
-        base = scenario.parse(scenario_text(self.id))
-        points = []
-        for s, xco in self.series.items():
-            xs = self.xs_of_series(s, opts.full) if self.xs_of_series else self.xs(opts.full)
-            for x in xs:
-                scn = with_series(self.build(base, x, opts.full), xco)
-                points.append(
-                    sweep.Point(labels={"series": s, self.x: x, "_scn": scn}, scenario=scn, seed=opts.seed)
-                )
-
-        def measure(raw: dict) -> dict:
-            return {"raw": raw}
-
-        results = sweep.run(points, measure, jobs=opts.jobs, desc=self.id, progress=opts.progress)
-        rows = []
-        for r in results:
-            for row in self.measure(r["raw"], r["_scn"], r[self.x]):
-                rows.append({"series": r["series"], self.x: r[self.x], **row})
-        df = pd.DataFrame(rows)[self.columns]
-        csv = opts.out / f"{self.id}.csv"
-        df.to_csv(csv, index=False)
-        png = self.draw(df, opts)
-        text = (
-            f"{self.id}: {self.title}\nseed {opts.seed}; settings: xco/scenarios/{self.id}.toml\n\n"
-            + self.summarize(df)
-        )
-        txt = opts.out / f"{self.id}.txt"
-        txt.write_text(text + "\n")
-        record = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
-        meta = write_meta(opts, self.id, {"series": self.series}, base=base, points=record)
-        return Outcome(files=[csv, png, txt, meta], summary=text)
-
-
-def note(rid: str, opts: Options) -> str:
-    return f"xco {rid}, seed {opts.seed}; settings in xco/scenarios/{rid}.toml"
-
-
-def pivot_text(df: pd.DataFrame, x: str, y: str, fmt: str = "{:.1f}") -> str:
-    """A small text table: rows = x, columns = series."""
-    p = df.pivot_table(index=x, columns="series", values=y, aggfunc="mean")
-    cols = list(p.columns)
-    lines = [f"{x:>14} " + " ".join(f"{c:>16}" for c in cols)]
-    for idx, row in p.iterrows():
-        lines.append(f"{idx!s:>14} " + " ".join(f"{fmt.format(v):>16}" for v in row))
-    return f"{y}:\n" + "\n".join(lines)
+def _steady_modes(quick_ms: int, full_ms: int) -> str:
+    return (
+        f"quick runs {quick_ms / 1e3:g} s, --full {full_ms / 1e3:g} s; in both, rates are measured from"
+        f" {STEADY.from_s:g} s on (the start-up — TCP's slow start and first losses with their 200 ms RTO —"
+        " is skipped)"
+    )
 
 
 # ---------------------------------------------------------------------------
 # UDP vs TCP into one bottleneck (1 Gb/s port, or 13 senders over a 10 Gb/s link)
 
+UDP_TCP_MS = (1500, 3000)
+
 
 def _udp_tcp_build(senders: list[str], dsts: list[str]):
     def build(base: dict, k: int, full: bool) -> dict:
         scn = scenario.with_changes(base)
-        if full:
-            scn["run"]["duration_ms"] = 2000
+        scn["run"]["duration_ms"] = UDP_TCP_MS[1] if full else UDP_TCP_MS[0]
         apps = []
         for i, (s, d) in enumerate(zip(senders, dsts, strict=True)):
             if i < k:
@@ -135,7 +70,7 @@ def _udp_tcp_build(senders: list[str], dsts: list[str]):
             else:
                 apps.append({"kind": "bulk", "src": s, "dst": d})
         scn["apps"] = apps
-        return scn
+        return STEADY.set_output(scn)
 
     return build
 
@@ -143,111 +78,143 @@ def _udp_tcp_build(senders: list[str], dsts: list[str]):
 def _udp_tcp_measure(bottleneck: tuple[str, str]):
     def measure(raw: dict, scn: dict, k: int) -> list[dict]:
         flows = table(raw, "flows")
-        secs = duration_s(scn)
-        udp = flows[flows["kind"] == "udp"]
-        tcp = flows[flows["role"] == "bulk"]
-        total = (udp["bytes_delivered"].sum() + tcp["bytes_delivered"].sum()) * 8 / secs / 1e6
-        per_tcp = (tcp["bytes_delivered"] * 8 / secs / 1e6).mean() if len(tcp) else float("nan")
+        data = flows[(flows["kind"] == "udp") | (flows["role"] == "bulk")]
+        rates = STEADY.rates_mbps(raw, scn)
+        tcp = [rates.get(int(f), 0.0) for f in data[data["role"] == "bulk"]["flow"]]
+        total = sum(rates.get(int(f), 0.0) for f in data["flow"])
         ports = table(raw, "ports")
         p = ports[(ports["from"] == bottleneck[0]) & (ports["to"] == bottleneck[1])]
         return [
             {
                 "total_mbps": total,
-                "tcp_per_flow_mbps": per_tcp,
+                "tcp_per_flow_mbps": sum(tcp) / len(tcp) if tcp else float("nan"),
                 "link_util": float(p["utilization"].iloc[0]),
+                "bottleneck_drops": int(p["dropped_packets"].iloc[0]),
+                "total_mbps_whole_run": data["bytes_delivered"].sum() * 8 / duration_s(scn) / 1e6,
             }
         ]
 
     return measure
 
 
-def _udp_tcp_draw(rid: str, cap: float):
+def _udp_tcp_draw(rid: str, cap_mbps: float, senders: int):
     def draw(df: pd.DataFrame, opts: Options):
-        plot.lines(
+        return plot.panels(
             df,
             "udp_senders",
-            "tcp_per_flow_mbps",
-            "series",
-            opts.out / f"{rid}-tcp.png",
-            title=f"{rid}: per-flow TCP throughput",
-            xlabel="UDP senders k",
-            ylabel="TCP throughput per flow (Mbit/s)",
-            note=note(rid, opts),
-        )
-        return plot.lines(
-            df,
-            "udp_senders",
-            "total_mbps",
             "series",
             opts.out / f"{rid}.png",
-            title=f"{rid}: total application throughput vs UDP senders",
-            xlabel="UDP senders k (the rest TCP)",
-            ylabel="application throughput (Mbit/s)",
-            note=note(rid, opts),
-            hline=(cap, "link capacity"),
+            [
+                plot.Panel(
+                    "total_mbps", "application throughput,\nall flows (Mbit/s)", (cap_mbps, "link capacity")
+                ),
+                plot.Panel(
+                    "tcp_per_flow_mbps",
+                    "TCP throughput\nper flow (Mbit/s)",
+                    (cap_mbps / senders, f"fair share (capacity / {senders})"),
+                ),
+                plot.Panel("link_util", "bottleneck link\nutilisation (%)", (100.0, "100%"), percent=True),
+            ],
+            title=f"{rid}: {senders} senders, k of them UDP (the rest TCP)",
+            xlabel=f"UDP senders k (the other {senders} - k send TCP)",
+            note=note(rid, opts)
+            + f"; throughput from {STEADY.from_s:g} s on, utilisation over the whole run",
+            labels=SERIES_NAMES,
         )
 
     return draw
 
 
-def _udp_tcp_summary(df: pd.DataFrame) -> str:
-    return (
-        pivot_text(df, "udp_senders", "total_mbps")
-        + "\n\n"
-        + pivot_text(df, "udp_senders", "tcp_per_flow_mbps")
-    )
+COLUMNS_UDP = [
+    "series",
+    "udp_senders",
+    "total_mbps",
+    "tcp_per_flow_mbps",
+    "link_util",
+    "bottleneck_drops",
+    "total_mbps_whole_run",
+]
 
 
-register(
-    Reproduction(
-        id="xco-udp-1g",
-        title="5 senders into one 1 Gb/s port, k UDP: none / ratelimit / timeslice (XCo paper)",
-        source="xco.md",
-        run=Experiment(
-            id="xco-udp-1g",
-            title="5 senders -> 1 receiver on a 1 Gb/s port; k UDP, 5 - k TCP",
+def _udp_tcp_summary(cap_mbps: float, senders: int):
+    def summarize(df: pd.DataFrame, opts: Options) -> str:
+        return "\n\n".join(
+            [
+                pivot_text(df, "udp_senders", "total_mbps", names=True),
+                pivot_text(df, "udp_senders", "tcp_per_flow_mbps", names=True),
+                pivot_text(df, "udp_senders", "link_util", "{:.3f}", names=True)
+                + "\n(link utilisation: wire bytes on the bottleneck over the whole run, start-up included)",
+                pivot_text(df, "udp_senders", "bottleneck_drops", "{:.0f}", names=True)
+                + "\n(packets dropped at the bottleneck port over the whole run)",
+                pivot_text(df, "udp_senders", "total_mbps_whole_run", names=True)
+                + "\n(the same total over the whole run, start-up included)",
+                claims.udp_tcp(df, cap_mbps, senders),
+            ]
+        )
+
+    return summarize
+
+
+for _rid, _title, _senders, _dsts, _bottleneck, _cap, _ks in (
+    (
+        "xco-udp-1g",
+        "5 senders -> 1 receiver on a 1 Gb/s port; k UDP, 5 - k TCP",
+        [f"h{i}" for i in range(5)],
+        ["h5"] * 5,
+        ("s0", "h5"),
+        1000.0,
+        lambda full: [0, 1, 2, 3, 4, 5],
+    ),
+    (
+        "xco-udp-10g",
+        "13 senders (1 Gb/s NICs) on switch A -> 13 receivers on switch B across 10 Gb/s",
+        [f"a{i}" for i in range(13)],
+        [f"b{i}" for i in range(13)],
+        ("sa", "sb"),
+        10000.0,
+        lambda full: list(range(14)) if full else [0, 4, 8, 12, 13],
+    ),
+):
+    _exp = _experiment(
+        Experiment(
+            id=_rid,
+            title=_title,
             x="udp_senders",
-            xs=lambda full: [0, 1, 2, 3, 4, 5],
+            xs=_ks,
             series={"none": NONE, "ratelimit": RATELIMIT, "timeslice": TIMESLICE},
-            build=_udp_tcp_build([f"h{i}" for i in range(5)], ["h5"] * 5),
-            measure=_udp_tcp_measure(("s0", "h5")),
-            columns=["series", "udp_senders", "total_mbps", "tcp_per_flow_mbps", "link_util"],
-            draw=_udp_tcp_draw("xco-udp-1g", 1000.0),
-            summarize=_udp_tcp_summary,
-        ).run,
+            build=_udp_tcp_build(_senders, _dsts),
+            measure=_udp_tcp_measure(_bottleneck),
+            columns=COLUMNS_UDP,
+            draw=_udp_tcp_draw(_rid, _cap, len(_senders)),
+            summarize=_udp_tcp_summary(_cap, len(_senders)),
+            modes=_steady_modes(*UDP_TCP_MS),
+        )
     )
-)
-
-register(
-    Reproduction(
-        id="xco-udp-10g",
-        title="13 x 1 Gb/s senders over a 10 Gb/s uplink, k UDP (XCo paper)",
-        source="xco.md",
-        run=Experiment(
-            id="xco-udp-10g",
-            title="13 senders (1 Gb/s NICs) on switch A -> 13 receivers on switch B across 10 Gb/s",
-            x="udp_senders",
-            xs=lambda full: list(range(14)) if full else [0, 2, 4, 7, 10, 13],
-            series={"none": NONE, "ratelimit": RATELIMIT, "timeslice": TIMESLICE},
-            build=_udp_tcp_build([f"a{i}" for i in range(13)], [f"b{i}" for i in range(13)]),
-            measure=_udp_tcp_measure(("sa", "sb")),
-            columns=["series", "udp_senders", "total_mbps", "tcp_per_flow_mbps", "link_util"],
-            draw=_udp_tcp_draw("xco-udp-10g", 10000.0),
-            summarize=_udp_tcp_summary,
-        ).run,
+    register(
+        Reproduction(
+            id=_rid,
+            title=(
+                "5 senders into one 1 Gb/s port, k UDP: none / ratelimit / timeslice (XCo paper)"
+                if _rid == "xco-udp-1g"
+                else "13 x 1 Gb/s senders over a 10 Gb/s uplink, k UDP (XCo paper)"
+            ),
+            source="xco.md",
+            run=_exp.run,
+        )
     )
-)
 
 
 # ---------------------------------------------------------------------------
 # iSCSI incast
+
+INCAST_TOTAL = ("32MB", "1GB")
 
 
 def _incast_build(base: dict, n: int, full: bool) -> dict:
     scn = scenario.with_changes(base)
     scn["topology"]["hosts"] = n + 2
     scn["apps"][0]["servers"] = [f"h{i}" for i in range(1, n + 1)]
-    scn["apps"][0]["total"] = "1GB" if full else "32MB"
+    scn["apps"][0]["total"] = INCAST_TOTAL[1] if full else INCAST_TOTAL[0]
     scn["xco"]["controller"] = f"h{n + 1}"
     return scn
 
@@ -267,31 +234,40 @@ def _incast_draw(df: pd.DataFrame, opts: Options):
         xlabel="storage servers N",
         ylabel="read throughput (Mbit/s)",
         note=note("xco-incast", opts),
+        hline=(1000.0, "client link capacity"),
+        labels=SERIES_NAMES,
     )
 
 
+_experiment(
+    Experiment(
+        id="xco-incast",
+        title="N storage servers -> 1 client, 9 KB jumbo frames, 1 MB blocks striped over N",
+        x="servers",
+        xs=lambda full: list(range(1, 17)) if full else [1, 2, 4, 8, 12, 16],
+        series={
+            "none": NONE,
+            "ratelimit": RATELIMIT,
+            "timeslice-2ms": {"mode": "timeslice", "slice_ms": 2},
+            "timeslice-10ms": {"mode": "timeslice", "slice_ms": 10},
+        },
+        build=_incast_build,
+        measure=_incast_measure,
+        columns=["series", "servers", "throughput_mbps"],
+        draw=_incast_draw,
+        summarize=lambda df, opts: (
+            pivot_text(df, "servers", "throughput_mbps", names=True) + "\n\n" + claims.incast(df)
+        ),
+        modes=f"quick reads {INCAST_TOTAL[0]} at N = 1, 2, 4, 8, 12, 16; --full reads {INCAST_TOTAL[1]} at"
+        " N = 1..16; throughput is over the whole read, its start included",
+    )
+)
 register(
     Reproduction(
         id="xco-incast",
         title="iSCSI-style striped reads from N servers: none / ratelimit / timeslice 2 ms, 10 ms",
         source="xco.md",
-        run=Experiment(
-            id="xco-incast",
-            title="N storage servers -> 1 client, 9 KB jumbo frames, 1 MB blocks striped over N",
-            x="servers",
-            xs=lambda full: list(range(1, 17)) if full else [1, 2, 4, 8, 12, 16],
-            series={
-                "none": NONE,
-                "ratelimit": RATELIMIT,
-                "timeslice-2ms": {"mode": "timeslice", "slice_ms": 2},
-                "timeslice-10ms": {"mode": "timeslice", "slice_ms": 10},
-            },
-            build=_incast_build,
-            measure=_incast_measure,
-            columns=["series", "servers", "throughput_mbps"],
-            draw=_incast_draw,
-            summarize=lambda df: pivot_text(df, "servers", "throughput_mbps"),
-        ).run,
+        run=EXPERIMENTS["xco-incast"].run,
     )
 )
 
@@ -322,6 +298,11 @@ def _short_draw(df: pd.DataFrame, opts: Options):
             df.assign(series=df["series"] + " total", v=df["total_mbps"]),
         ]
     )
+    words = {
+        f"{s} {w}": f"{SERIES_NAMES[s]}: {'long flow' if w == 'long' else 'total'}"
+        for s in ("none", "timeslice")
+        for w in ("long", "total")
+    }
     return plot.lines(
         d,
         "parallel",
@@ -332,28 +313,40 @@ def _short_draw(df: pd.DataFrame, opts: Options):
         xlabel="parallel short-flow sequences K",
         ylabel="throughput (Mbit/s)",
         note=note("xco-shorttcp", opts),
+        hline=(1000.0, "link capacity"),
+        labels=words,
+        order=["none long", "none total", "timeslice long", "timeslice total"],
     )
 
 
+_experiment(
+    Experiment(
+        id="xco-shorttcp",
+        title="S1->R1 long flow; S2->R2 K sequences of 30 KB flows; shared 1 Gb/s link",
+        x="parallel",
+        xs=lambda full: list(range(0, 401, 25)) if full else [0, 25, 50, 100, 200, 400],
+        series={"none": NONE, "timeslice": TIMESLICE},
+        build=_short_build,
+        measure=_short_measure,
+        columns=["series", "parallel", "long_mbps", "short_mbps", "total_mbps"],
+        draw=_short_draw,
+        summarize=lambda df, opts: "\n\n".join(
+            [
+                pivot_text(df, "parallel", "long_mbps", names=True),
+                pivot_text(df, "parallel", "total_mbps", names=True),
+                claims.shorttcp(df, 1000.0),
+            ]
+        ),
+        modes="quick K = 0, 25, 50, 100, 200, 400; --full K = 0..400 in steps of 25; both run 1 s and"
+        " measure over the whole run (start included: the short flows start in the first millisecond)",
+    )
+)
 register(
     Reproduction(
         id="xco-shorttcp",
         title="Long TCP flow vs K parallel sequences of 30 KB flows over 1 Gb/s (XCo paper)",
         source="xco.md",
-        run=Experiment(
-            id="xco-shorttcp",
-            title="S1->R1 long flow; S2->R2 K sequences of 30 KB flows; shared 1 Gb/s link",
-            x="parallel",
-            xs=lambda full: list(range(0, 401, 25)) if full else [0, 25, 50, 100, 200, 400],
-            series={"none": NONE, "timeslice": TIMESLICE},
-            build=_short_build,
-            measure=_short_measure,
-            columns=["series", "parallel", "long_mbps", "short_mbps", "total_mbps"],
-            draw=_short_draw,
-            summarize=lambda df: (
-                pivot_text(df, "parallel", "long_mbps") + "\n\n" + pivot_text(df, "parallel", "total_mbps")
-            ),
-        ).run,
+        run=EXPERIMENTS["xco-shorttcp"].run,
     )
 )
 
@@ -361,11 +354,12 @@ register(
 # ---------------------------------------------------------------------------
 # ping RTT under load
 
+PING_MS = (1500, 5000)
+
 
 def _ping_build(base: dict, loaded: bool, full: bool) -> dict:
     scn = scenario.with_changes(base)
-    if full:
-        scn["run"]["duration_ms"] = 5000
+    scn["run"]["duration_ms"] = PING_MS[1] if full else PING_MS[0]
     if loaded:
         for i in range(1, 7):
             scn["apps"].append({"kind": "bulk", "src": f"a{i}", "dst": f"b{i}"})
@@ -380,16 +374,35 @@ def _ping_measure(raw: dict, scn: dict, loaded: bool) -> list[dict]:
     return [{"t_s": t, "rtt_us": v} for t, v in zip(s["x"], s["value"], strict=True)]
 
 
-def _ping_summary(df: pd.DataFrame) -> str:
-    lines = [f"{'series':<24} {'mean us':>10} {'p99 us':>10} {'max us':>10}"]
-    for name, d in df.groupby("series", sort=False):
-        r = d["rtt_us"]
-        lines.append(f"{name:<24} {r.mean():>10.1f} {r.quantile(0.99):>10.1f} {r.max():>10.1f}")
-    return "ping RTT across the 10 Gb/s path:\n" + "\n".join(lines)
+PING_BIN_MS = 10
 
 
-def _ping_run(opts: Options) -> Outcome:
-    exp = Experiment(
+def _ping_draw(df: pd.DataFrame, opts: Options):
+    """The largest RTT in each 10 ms (a point per ms paints the 2 ms slice pattern as a solid block)."""
+    binned = (
+        df.assign(t_s=((df["t_s"] * 1e3 - 1e-6) // PING_BIN_MS + 1) * PING_BIN_MS / 1e3)
+        .groupby(["series", "t_s"], sort=False)["rtt_us"]
+        .max()
+        .reset_index()
+    )
+    return plot.lines(
+        binned,
+        "t_s",
+        "rtt_us",
+        "series",
+        opts.out / "xco-ping.png",
+        title="xco-ping: RTT of pings across the 10 Gb/s path",
+        xlabel="time (s)",
+        ylabel=f"largest RTT in each {PING_BIN_MS} ms (µs, log scale)",
+        note=note("xco-ping", opts),
+        logy=True,
+        marker=None,
+        labels=SERIES_NAMES,
+    )
+
+
+_experiment(
+    Experiment(
         id="xco-ping",
         title="ping RTT across the 10 Gb/s path, idle and under TCP + UDP load",
         x="loaded",
@@ -400,30 +413,18 @@ def _ping_run(opts: Options) -> Outcome:
         build=_ping_build,
         measure=_ping_measure,
         columns=["series", "t_s", "rtt_us"],
-        draw=lambda df, o: plot.lines(
-            df,
-            "t_s",
-            "rtt_us",
-            "series",
-            o.out / "xco-ping.png",
-            title="xco-ping: RTT of pings across the 10 Gb/s path",
-            xlabel="time (s)",
-            ylabel="RTT (us, log scale)",
-            note=note("xco-ping", o),
-            logy=True,
-            marker=None,
-        ),
-        summarize=_ping_summary,
+        draw=_ping_draw,
+        summarize=lambda df, opts: claims.ping(df),
+        modes=f"quick runs {PING_MS[0] / 1e3:g} s, --full {PING_MS[1] / 1e3:g} s; the maximum RTT is taken"
+        " over the whole run, start-up included (the paper's figure is a maximum too)",
     )
-    return exp.run(opts)
-
-
+)
 register(
     Reproduction(
         id="xco-ping",
         title="Ping RTT across the 10 Gb/s path with and without load; XCo lets pings bypass (XCo paper)",
         source="xco.md",
-        run=_ping_run,
+        run=EXPERIMENTS["xco-ping"].run,
     )
 )
 
@@ -431,62 +432,51 @@ register(
 # ---------------------------------------------------------------------------
 # live migration: a large transfer against TCP or UDP competitors
 
+MIGRATION_BYTES = ("32MB", "256MB")
+MIGRATION_SERIES = {
+    "+tcp": ("tcp", NONE),
+    "+tcp timeslice": ("tcp", TIMESLICE),
+    "+udp": ("udp", NONE),
+    "+udp timeslice": ("udp", TIMESLICE),
+}
+MIGRATION_NAMES = {
+    "+tcp": "TCP competitors, no coordination",
+    "+tcp timeslice": "TCP competitors, XCo timeslices",
+    "+udp": "UDP competitors, no coordination",
+    "+udp timeslice": "UDP competitors, XCo timeslices",
+}
 
-def _migration_build(kind: str):
-    def build(base: dict, n: int, full: bool) -> dict:
-        scn = scenario.with_changes(base)
-        scn["apps"][0]["bytes"] = "256MB" if full else "32MB"
-        for i in range(1, n + 1):
-            app = {"kind": "bulk" if kind == "tcp" else "udp", "src": f"h{i}", "dst": "h5"}
-            if kind == "udp":
-                app["rate"] = "line"
-            scn["apps"].append(app)
-        return scn
 
-    return build
+def _migration_build(s: str, base: dict, n: int, full: bool) -> dict:
+    kind, xco = MIGRATION_SERIES[s]
+    scn = scenario.with_changes(base)
+    scn["apps"][0]["bytes"] = MIGRATION_BYTES[1] if full else MIGRATION_BYTES[0]
+    for i in range(1, n + 1):
+        app: dict[str, Any] = {"kind": "bulk" if kind == "tcp" else "udp", "src": f"h{i}", "dst": "h5"}
+        if kind == "udp":
+            app["rate"] = "line"
+        scn["apps"].append(app)
+    return with_series(scn, xco)
 
 
 def _migration_measure(raw: dict, scn: dict, n: int) -> list[dict]:
     m = app_metrics(raw, 0)
     done = "completion_ms" in m
-    secs = m["completion_ms"] / 1e3 if done else float(raw["sim_end_s"])
-    return [{"completion_s": secs, "completed": done}]
+    end_s = float(raw["sim_end_s"])
+    secs = m["completion_ms"] / 1e3 if done else end_s
+    flows = table(raw, "flows")
+    data = flows[flows["role"].isin(["transfer", "bulk", "udp"]) | (flows["kind"] == "udp")]
+    rate_bps = scenario.rate_bps(scn["topology"]["host_rate"])
+    useful = data["bytes_delivered"].sum() * 8 / end_s / rate_bps if end_s > 0 else float("nan")
+    return [{"completion_s": secs, "completed": done, "useful_util": useful}]
 
 
-def _migration_run(opts: Options) -> Outcome:
-    points: list[dict] = []
-    base: dict = {}
-    frames = []
-    files = []
-    summaries = []
-    for kind in ("tcp", "udp"):
-        exp = Experiment(
-            id="xco-migration",
-            title="256 MB transfer into R1 with 1..4 competing senders",
-            x="competitors",
-            xs=lambda full: [1, 2, 3, 4],
-            series={f"+{kind}": NONE, f"+{kind} timeslice": TIMESLICE},
-            build=_migration_build(kind),
-            measure=_migration_measure,
-            columns=["series", "competitors", "completion_s", "completed"],
-            draw=lambda df, o: None,
-            summarize=lambda df: "",
-        )
-        sub = Options(
-            out=opts.out / ".parts", full=opts.full, jobs=opts.jobs, seed=opts.seed, progress=opts.progress
-        )
-        exp.run(sub)
-        frames.append(pd.read_csv(sub.out / "xco-migration.csv"))
-        part_meta = json.loads((sub.out / "xco-migration.meta.json").read_text())
-        points += part_meta["points"]
-        base = part_meta["base_scenario"]
-        summaries.append(kind)
-    df = pd.concat(frames, ignore_index=True)
-    opts.out.mkdir(parents=True, exist_ok=True)
-    csv = opts.out / "xco-migration.csv"
-    df.to_csv(csv, index=False)
-    png = plot.lines(
-        df,
+def _migration_draw(df: pd.DataFrame, opts: Options):
+    """Completion times; a run that hit the cap is drawn as a bound (hollow marker, arrow up)."""
+    d = df.assign(censored=~df["completed"].astype(bool))
+    cap_s = float(d.loc[d["censored"], "completion_s"].max()) if d["censored"].any() else None
+    return plot.lines(
+        d,
         "competitors",
         "completion_s",
         "series",
@@ -496,31 +486,59 @@ def _migration_run(opts: Options) -> Outcome:
         ylabel="completion time (s, log scale)",
         note=note("xco-migration", opts),
         logy=True,
+        labels=MIGRATION_NAMES,
+        order=list(MIGRATION_SERIES),
+        censored="censored",
+        censored_note=(
+            f"not finished at the run cap ({cap_s:g} s): at least this"
+            if cap_s is not None
+            else "hollow marker: a bound"
+        ),
     )
-    text = (
-        "xco-migration: a large transfer S1->R1 competing with 1..4 TCP or UDP senders into R1\n"
-        f"seed {opts.seed}; settings: xco/scenarios/xco-migration.toml "
-        f"({'256' if opts.full else '32'} MB transfer)\n\n"
-        + pivot_text(df, "competitors", "completion_s", "{:.3f}")
-    )
-    if not df["completed"].all():
-        text += "\n(runs that hit the duration bound report the bound; column `completed` is false)"
-    txt = opts.out / "xco-migration.txt"
-    txt.write_text(text + "\n")
-    meta = write_meta(opts, "xco-migration", {}, base=base, points=points)
-    for f in (opts.out / ".parts").glob("*"):
-        f.unlink()
-    (opts.out / ".parts").rmdir()
-    files += [csv, png, txt, meta]
-    return Outcome(files=files, summary=text)
 
 
+def _migration_summary(df: pd.DataFrame, opts: Options) -> str:
+    text = pivot_text(df, "competitors", "completion_s", "{:.3f}")
+    cens = df[~df["completed"].astype(bool)]
+    if len(cens):
+        text += (
+            f"\n({len(cens)} runs did not finish by the run cap of {cens['completion_s'].max():g} s; their"
+            " time is the cap, a lower bound, and column `completed` is false)"
+        )
+    text += (
+        "\n\n"
+        + pivot_text(df, "competitors", "useful_util", "{:.3f}")
+        + (
+            "\n(useful link utilisation: application bytes delivered by every flow into R1 over the run,"
+            " as a fraction of R1's 1 Gb/s link)"
+        )
+    )
+    return text + "\n\n" + claims.migration(df)
+
+
+_experiment(
+    Experiment(
+        id="xco-migration",
+        title="a large transfer S1->R1 competing with 1..4 TCP or UDP senders into R1",
+        x="competitors",
+        xs=lambda full: [1, 2, 3, 4],
+        series=dict.fromkeys(MIGRATION_SERIES),  # type: ignore[arg-type]
+        build=lambda base, x, full: base,
+        build_series=_migration_build,
+        measure=_migration_measure,
+        columns=["series", "competitors", "completion_s", "completed", "useful_util"],
+        draw=_migration_draw,
+        summarize=_migration_summary,
+        modes=f"quick moves {MIGRATION_BYTES[0]}, --full {MIGRATION_BYTES[1]} (the paper's VM); the run stops"
+        " when the transfer completes, or at the scenario's 60 s cap",
+    )
+)
 register(
     Reproduction(
         id="xco-migration",
         title="A 256 MB transfer vs 1..4 TCP or UDP competitors, with and without timeslices (XCo paper)",
         source="xco.md",
-        run=_migration_run,
+        run=EXPERIMENTS["xco-migration"].run,
     )
 )
 
@@ -528,25 +546,44 @@ register(
 # ---------------------------------------------------------------------------
 # per-flow fairness and work conservation
 
+PER_FLOW_MS = (1500, 3000)
+
+
+def _steady_build(base: dict, x: Any, full: bool) -> dict:
+    scn = scenario.with_changes(base)
+    scn["run"]["duration_ms"] = PER_FLOW_MS[1] if full else PER_FLOW_MS[0]
+    return STEADY.set_output(scn)
+
 
 def _per_flow_measure(raw: dict, scn: dict, x: Any) -> list[dict]:
     flows = table(raw, "flows")
     flows = flows[(flows["role"].isin(["bulk", "udp"]))]
-    secs = duration_s(scn)
+    rates = STEADY.rates_mbps(raw, scn)
+    wire = (flows["wire_bytes_sent"] - flows["wire_bytes_dropped"]).clip(lower=0)
+    share = wire / wire.sum() if wire.sum() > 0 else wire * 0.0
     return [
-        {"flow": f"{r.src}->{r.dst} ({r.kind})", "throughput_mbps": r.bytes_delivered * 8 / secs / 1e6}
-        for r in flows.itertuples()
+        {
+            "flow": f"{r.src}->{r.dst} ({r.kind})",
+            "throughput_mbps": rates.get(int(r.flow), 0.0),
+            "wire_share": float(s),
+        }
+        for r, s in zip(flows.itertuples(), share, strict=True)
     ]
 
 
-def _per_flow_summary(df: pd.DataFrame) -> str:
+def _per_flow_table(df: pd.DataFrame) -> str:
     p = df.pivot_table(index="flow", columns="series", values="throughput_mbps", sort=False)
-    lines = [f"{'flow':<22} " + " ".join(f"{c:>16}" for c in p.columns)]
+    cols = [SERIES_NAMES.get(c, c) for c in p.columns]
+    width = max([16, *(len(c) + 1 for c in cols)])
+    lines = [f"{'flow':<22} " + " ".join(f"{c:>{width}}" for c in cols)]
     for idx, row in p.iterrows():
-        lines.append(f"{idx:<22} " + " ".join(f"{v:>16.1f}" for v in row))
-    tot = p.sum()
-    lines.append(f"{'total':<22} " + " ".join(f"{v:>16.1f}" for v in tot))
-    return "throughput per flow (Mbit/s):\n" + "\n".join(lines)
+        lines.append(f"{idx:<22} " + " ".join(f"{v:>{width}.1f}" for v in row))
+    lines.append(f"{'total':<22} " + " ".join(f"{v:>{width}.1f}" for v in p.sum()))
+    return (
+        f"application throughput per flow (Mbit/s, from {STEADY.from_s:g} s on; a UDP message counts"
+        " only when"
+        " all its fragments arrive):\n" + "\n".join(lines)
+    )
 
 
 def _per_flow_draw(rid: str, title: str):
@@ -558,37 +595,45 @@ def _per_flow_draw(rid: str, title: str):
             "series",
             opts.out / f"{rid}.png",
             title=title,
-            xlabel="flow",
-            ylabel="throughput (Mbit/s)",
-            note=note(rid, opts),
+            xlabel="flow (source -> destination, transport)",
+            ylabel=f"application throughput (Mbit/s, from {STEADY.from_s:g} s)",
+            note=note(rid, opts) + "; ▼ on the axis: measured zero",
+            labels=SERIES_NAMES,
+            values=True,
+            total="total",
+            hline=(1000.0, "bottleneck capacity"),
         )
 
     return draw
 
 
+_experiment(
+    Experiment(
+        id="xco-fairness",
+        title="2 UDP + 3 TCP senders over a 1 Gb/s bottleneck",
+        x="run",
+        xs=lambda full: [1],
+        series={"none": NONE, "timeslice": TIMESLICE},
+        build=_steady_build,
+        measure=_per_flow_measure,
+        columns=["series", "flow", "throughput_mbps", "wire_share"],
+        draw=_per_flow_draw("xco-fairness", "xco-fairness: per-flow throughput, 2 UDP + 3 TCP"),
+        summarize=lambda df, opts: _per_flow_table(df) + "\n\n" + claims.fairness(df, 1000.0),
+        modes=_steady_modes(*PER_FLOW_MS),
+    )
+)
 register(
     Reproduction(
         id="xco-fairness",
         title="2 UDP + 3 TCP senders over 1 Gb/s: per-flow shares, none vs timeslice (XCo paper)",
         source="xco.md",
-        run=Experiment(
-            id="xco-fairness",
-            title="2 UDP + 3 TCP senders over a 1 Gb/s bottleneck",
-            x="run",
-            xs=lambda full: [1],
-            series={"none": NONE, "timeslice": TIMESLICE},
-            build=lambda base, x, full: scenario.with_changes(base),
-            measure=_per_flow_measure,
-            columns=["series", "flow", "throughput_mbps"],
-            draw=_per_flow_draw("xco-fairness", "xco-fairness: per-flow throughput, 2 UDP + 3 TCP"),
-            summarize=_per_flow_summary,
-        ).run,
+        run=EXPERIMENTS["xco-fairness"].run,
     )
 )
 
 
 def _wc_build(base: dict, x: Any, full: bool) -> dict:
-    scn = scenario.with_changes(base)
+    scn = _steady_build(base, x, full)
     scn["apps"] = [
         {"kind": "udp", "src": f"a{i}", "dst": f"b{i}", "rate": "50Mbps" if i < 3 else "line"}
         for i in range(5)
@@ -596,31 +641,35 @@ def _wc_build(base: dict, x: Any, full: bool) -> dict:
     return scn
 
 
+_experiment(
+    Experiment(
+        id="xco-workconserve",
+        title="5 UDP senders -> 5 receivers over 1 Gb/s; a0..a2 at 50 Mb/s, a3 and a4 unlimited",
+        x="run",
+        xs=lambda full: [1],
+        series={
+            "none": NONE,
+            "timeslice-nowc": {
+                "mode": "timeslice",
+                "work_conservation": False,
+                "giveback_hysteresis_us": None,
+            },
+            "timeslice": TIMESLICE,
+        },
+        build=_wc_build,
+        measure=_per_flow_measure,
+        columns=["series", "flow", "throughput_mbps", "wire_share"],
+        draw=_per_flow_draw("xco-workconserve", "xco-workconserve: per-flow throughput and the total"),
+        summarize=lambda df, opts: _per_flow_table(df) + "\n\n" + claims.workconserve(df, 1000.0),
+        modes=_steady_modes(*PER_FLOW_MS),
+    )
+)
 register(
     Reproduction(
         id="xco-workconserve",
         title="5 UDP senders (3 at 50 Mb/s) over 1 Gb/s: none / timeslice without and with work conservation",
         source="xco.md",
-        run=Experiment(
-            id="xco-workconserve",
-            title="5 UDP senders -> 5 receivers over 1 Gb/s; a0..a2 at 50 Mb/s, a3 and a4 unlimited",
-            x="run",
-            xs=lambda full: [1],
-            series={
-                "none": NONE,
-                "timeslice-nowc": {
-                    "mode": "timeslice",
-                    "work_conservation": False,
-                    "giveback_hysteresis_us": None,
-                },
-                "timeslice": TIMESLICE,
-            },
-            build=_wc_build,
-            measure=_per_flow_measure,
-            columns=["series", "flow", "throughput_mbps"],
-            draw=_per_flow_draw("xco-workconserve", "xco-workconserve: per-flow throughput"),
-            summarize=_per_flow_summary,
-        ).run,
+        run=EXPERIMENTS["xco-workconserve"].run,
     )
 )
 
@@ -629,6 +678,7 @@ register(
 # responsiveness: sets of flows alternating every 2 s
 
 SWITCH_S = [2.0, 4.0, 6.0]
+DRAW_BIN_MS = 10
 
 
 def _resp_build(base: dict, x: Any, full: bool) -> dict:
@@ -668,45 +718,95 @@ def dips_ms(df: pd.DataFrame) -> dict[float, float]:
     return out
 
 
-def _resp_summary(df: pd.DataFrame) -> str:
+def _resp_summary(df: pd.DataFrame, opts: Options) -> str:
     lines = []
     for name, d in df.groupby("series", sort=False):
         dips = dips_ms(d)
         steady = d[(d["t_s"] % 2.0 > 0.1) & (d["t_s"] % 2.0 < 1.9)]["aggregate_mbps"].mean()
         lines.append(
-            f"{name:<12} steady {steady:7.1f} Mbit/s; dip at each switch-over: "
+            f"{SERIES_NAMES.get(name, name):<24} steady {steady:7.1f} Mbit/s; dip at each switch-over: "
             + ", ".join(f"{t:.0f} s: {v:.0f} ms" for t, v in dips.items())
         )
-    return "aggregate receive rate (1 ms bins):\n" + "\n".join(lines)
+    return (
+        "aggregate receive rate (1 ms bins; a dip = 1 ms bins below half the run's median within 50 ms"
+        " after a switch-over):\n" + "\n".join(lines) + "\n\n" + claims.responsive(df, dips_ms)
+    )
 
 
+def _resp_draw(df: pd.DataFrame, opts: Options):
+    """The whole run in 10 ms bins, and each switch-over at 1 ms with its dip shaded."""
+    fig = plt.figure(figsize=(9, 6.5), dpi=120)
+    grid = fig.add_gridspec(2, len(SWITCH_S), height_ratios=[1.2, 1])
+    top = fig.add_subplot(grid[0, :])
+    zooms = [fig.add_subplot(grid[1, i]) for i in range(len(SWITCH_S))]
+    names = list(dict.fromkeys(df["series"]))
+    for name in names:
+        d = df[df["series"] == name].sort_values("t_s")
+        binned = d.groupby((d["t_s"] * 1e3 - 1e-6) // DRAW_BIN_MS)["aggregate_mbps"].mean()
+        top.plot(
+            (binned.index + 1) * DRAW_BIN_MS / 1e3,
+            binned.values,
+            label=SERIES_NAMES.get(name, name),
+            linewidth=1.2,
+        )
+        med = d["aggregate_mbps"].median()
+        for ax, t in zip(zooms, SWITCH_S, strict=True):
+            w = d[(d["t_s"] > t - 0.02) & (d["t_s"] <= t + 0.05)]
+            ax.step(
+                (w["t_s"] - t) * 1e3,
+                w["aggregate_mbps"],
+                where="post",
+                linewidth=1,
+                label=SERIES_NAMES.get(name, name),
+            )
+            low = w[(w["t_s"] > t - 0.0005) & (w["aggregate_mbps"] < 0.5 * med)]
+            for tl in low["t_s"]:
+                ax.axvspan((tl - t) * 1e3 - 1, (tl - t) * 1e3, color="red", alpha=0.15, linewidth=0)
+    for t in SWITCH_S:
+        top.axvline(t, color="grey", linestyle=":", linewidth=1)
+    top.set_ylim(bottom=0)
+    top.set_xlabel("time (s)")
+    top.set_ylabel(f"aggregate receive rate\n(Mbit/s, {DRAW_BIN_MS} ms bins)")
+    top.set_title("xco-responsive: two sets of 3 flows alternate every 2 s (dotted: switch-overs)")
+    top.legend(fontsize=8, loc="lower right")
+    top.grid(True, alpha=0.3)
+    dips = {name: dips_ms(df[df["series"] == name]) for name in names}
+    for ax, t in zip(zooms, SWITCH_S, strict=True):
+        ax.axvline(0, color="grey", linestyle=":", linewidth=1)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel(f"ms after the switch-over at {t:g} s")
+        ax.set_title(
+            "dip: "
+            + ", ".join(f"{SERIES_NAMES.get(n, n).replace('XCo ', '')} {dips[n][t]:.0f} ms" for n in names),
+            fontsize=7,
+        )
+        ax.grid(True, alpha=0.3)
+    zooms[0].set_ylabel("Mbit/s, 1 ms bins\n(red: below half the median)", fontsize=8)
+    fig.text(0.01, 0.01, note("xco-responsive", opts), fontsize=7, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return plot.save(fig, opts.out / "xco-responsive.png")
+
+
+_experiment(
+    Experiment(
+        id="xco-responsive",
+        title="6 sources on one host; sets of 3 alternate every 2 s",
+        x="run",
+        xs=lambda full: [1],
+        series={"none": NONE, "timeslice": TIMESLICE},
+        build=_resp_build,
+        measure=_resp_measure,
+        columns=["series", "t_s", "aggregate_mbps"],
+        draw=_resp_draw,
+        summarize=_resp_summary,
+        modes="quick and --full are the same run (8 s, three switch-overs)",
+    )
+)
 register(
     Reproduction(
         id="xco-responsive",
         title="Two sets of 3 V2V flows alternating every 2 s: dip at each switch-over (XCo paper)",
         source="xco.md",
-        run=Experiment(
-            id="xco-responsive",
-            title="6 sources on one host; sets of 3 alternate every 2 s",
-            x="run",
-            xs=lambda full: [1],
-            series={"none": NONE, "timeslice": TIMESLICE},
-            build=_resp_build,
-            measure=_resp_measure,
-            columns=["series", "t_s", "aggregate_mbps"],
-            draw=lambda df, o: plot.lines(
-                df,
-                "t_s",
-                "aggregate_mbps",
-                "series",
-                o.out / "xco-responsive.png",
-                title="xco-responsive: aggregate receive rate",
-                xlabel="time (s)",
-                ylabel="aggregate receive rate (Mbit/s, 1 ms bins)",
-                note=note("xco-responsive", o),
-                marker=None,
-            ),
-            summarize=_resp_summary,
-        ).run,
+        run=EXPERIMENTS["xco-responsive"].run,
     )
 )

@@ -19,6 +19,31 @@ pub struct PacketInfo {
     pub ip_bytes: u32,
 }
 
+/// Counters of an interception mechanism (zero where it has no such thing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GateCounters {
+    /// Verdicts the kernel refused (a verdict for a packet it no longer holds).
+    pub verdict_errors: u64,
+    /// Batch verdict messages sent (each accepts a run of packets).
+    pub batch_verdicts: u64,
+    /// Single verdict messages sent.
+    pub single_verdicts: u64,
+    /// System calls that read packets.
+    pub recv_calls: u64,
+    /// System calls that sent verdicts.
+    pub send_calls: u64,
+    /// Packets intercepted whole as GSO packets (several segments on the wire each).
+    pub gso_packets: u64,
+    /// Packets the kernel passed without asking the agent (its socket was full: fail-open).
+    pub kernel_bypassed: u64,
+    /// Packets the kernel dropped at the queue (full without fail-open, or undeliverable).
+    pub kernel_dropped: u64,
+    /// Packets awaiting a verdict in the kernel now (held, and on their way to the agent).
+    pub kernel_queued: u64,
+    /// At most this many may await a verdict; beyond it the kernel passes packets (fail-open).
+    pub kernel_queue_max: u64,
+}
+
 /// A packet interception mechanism.
 pub trait PacketGate {
     /// A held packet.
@@ -27,8 +52,17 @@ pub trait PacketGate {
     fn fd(&self) -> BorrowedFd<'_>;
     /// The next intercepted packet (`Ok(None)`: none waiting).
     fn recv(&mut self) -> std::io::Result<Option<(Self::Packet, PacketInfo)>>;
-    /// Let a packet continue on its way.
+    /// Let a packet continue on its way: at once, or at the latest at the next
+    /// [`flush`](Self::flush) (a mechanism may batch its verdicts).
     fn release(&mut self, p: Self::Packet) -> std::io::Result<()>;
+    /// Complete every release so far (call before waiting for events).
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// The mechanism's counters.
+    fn counters(&self) -> GateCounters {
+        GateCounters::default()
+    }
     /// Remove everything the gate installed (idempotent).
     fn uninstall(&mut self) -> Result<(), String>;
 }

@@ -1,6 +1,8 @@
 //! What the agent's `/metrics` endpoint shows (served by [`crate::http`]):
 //! per-destination held and released traffic, the gate, fail-opens,
-//! rejected control datagrams and how long held packets waited.
+//! rejected control datagrams, how long held packets waited, and the data
+//! path's own counters (GSO packets, batch and single verdicts, packets the
+//! kernel passed or dropped at the queue).
 
 use super::{Agent, PacketGate};
 use crate::http::Prom;
@@ -100,11 +102,54 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         "Intercepted packets passed at once (not coordinated, or failed open).",
         &one(a.stats.passed),
     );
+    let g = a.gate.counters();
     p.metric(
         "xco_agent_release_errors_total",
         "counter",
         "Verdicts the kernel did not take.",
-        &one(a.stats.release_errors),
+        &one(a.stats.release_errors + g.verdict_errors),
+    );
+    p.metric(
+        "xco_agent_gso_packets_total",
+        "counter",
+        "Packets intercepted whole as GSO packets (one verdict for several segments).",
+        &one(g.gso_packets),
+    );
+    p.metric(
+        "xco_agent_verdict_messages_total",
+        "counter",
+        "Verdict messages sent: a batch verdict accepts a run of packets.",
+        &[
+            (format!("{{{host},kind=\"batch\"}}"), g.batch_verdicts.to_string()),
+            (
+                format!("{{{host},kind=\"single\"}}"),
+                g.single_verdicts.to_string(),
+            ),
+        ],
+    );
+    p.metric(
+        "xco_agent_kernel_bypassed_packets_total",
+        "counter",
+        "Packets the kernel passed uncoordinated because the agent's queue socket was full (fail-open).",
+        &one(g.kernel_bypassed),
+    );
+    p.metric(
+        "xco_agent_kernel_dropped_packets_total",
+        "counter",
+        "Packets the kernel dropped at the agent's queue (its queue_dropped + queue_user_dropped).",
+        &one(g.kernel_dropped),
+    );
+    p.metric(
+        "xco_agent_kernel_queue_packets",
+        "gauge",
+        "Packets awaiting the agent's verdict in the kernel now (held, and on their way).",
+        &one(g.kernel_queued),
+    );
+    p.metric(
+        "xco_agent_kernel_queue_max_packets",
+        "gauge",
+        "The kernel queue's length: at this many, further packets pass uncoordinated (fail-open).",
+        &one(g.kernel_queue_max),
     );
     let r = &a.chan.stats.rejected;
     let rej: Vec<(String, String)> = [

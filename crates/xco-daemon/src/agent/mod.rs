@@ -29,7 +29,9 @@
 
 pub mod gate;
 mod metrics;
+mod nfnetlink;
 pub mod nfqueue;
+pub mod verdict;
 
 use crate::channel::{Channel, Received};
 use crate::config::Topology;
@@ -112,6 +114,9 @@ struct Nic<'a, G: PacketGate> {
     nic_bps: u64,
     free_at: &'a mut Time,
     stats: &'a mut AgentStats,
+    /// Hand the next release's verdict to the kernel at once (the first packet a
+    /// directive lets go does not wait for the others' verdicts), and note when.
+    first_at: Option<Option<Instant>>,
 }
 
 impl<G: PacketGate> Egress<Held<G::Packet>> for Nic<'_, G> {
@@ -128,6 +133,12 @@ impl<G: PacketGate> Egress<Held<G::Packet>> for Nic<'_, G> {
         *self.free_at = self.free_at(now) + Dur::serialization(wire_bytes, self.nic_bps);
         if self.gate.release(p).is_err() {
             self.stats.release_errors += 1;
+        }
+        if self.first_at == Some(None) {
+            if self.gate.flush().is_err() {
+                self.stats.release_errors += 1;
+            }
+            self.first_at = Some(Some(Instant::now()));
         }
         self.stats.released_bytes += bytes as u64;
         let d = &mut self.stats.per_dest[dst as usize];
@@ -211,6 +222,8 @@ impl<G: PacketGate> Agent<G> {
 
     fn on_packets(&mut self) {
         let now = self.clock.now();
+        // until the gate has nothing: it may hold packets already read from its socket,
+        // which would not wake the loop again
         loop {
             let (p, info) = match self.gate.recv() {
                 Ok(Some(x)) => x,
@@ -263,10 +276,16 @@ impl<G: PacketGate> Agent<G> {
             nic_bps: self.nic_bps,
             free_at: &mut self.nic_free_at,
             stats: &mut self.stats,
+            first_at: self.pending_directive.map(|_| None),
         };
-        if self.core.pump(now, &mut nic).released {
+        let released = self.core.pump(now, &mut nic).released;
+        if let (true, Some(Some(t1))) = (released, nic.first_at) {
             if let Some(t0) = self.pending_directive.take() {
-                push_sample(&mut self.first_release_ns, t0.elapsed().as_nanos() as u64);
+                // the sample ends when the first released packet's verdict is with the kernel
+                push_sample(
+                    &mut self.first_release_ns,
+                    t1.duration_since(t0).as_nanos() as u64,
+                );
             }
         }
     }
@@ -396,6 +415,7 @@ impl<G: PacketGate> Agent<G> {
         let s = &self.stats;
         let k = &self.core.stats;
         let c = &self.chan.stats;
+        let g = self.gate.counters();
         self.log.info(
             event,
             &[
@@ -409,7 +429,12 @@ impl<G: PacketGate> Agent<G> {
                 ("reports", &k.reports),
                 ("givebacks", &k.givebacks),
                 ("fail_opens", &k.fail_opens),
-                ("release_errors", &s.release_errors),
+                ("release_errors", &(s.release_errors + g.verdict_errors)),
+                ("gso_packets", &g.gso_packets),
+                ("batch_verdicts", &g.batch_verdicts),
+                ("single_verdicts", &g.single_verdicts),
+                ("kernel_bypassed", &g.kernel_bypassed),
+                ("kernel_dropped", &g.kernel_dropped),
                 ("rejected_auth", &c.rejected.auth),
                 ("rejected_replay", &c.rejected.replay),
                 ("rejected_malformed", &c.rejected.malformed),
@@ -528,6 +553,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         } else {
             Duration::from_millis(100)
         };
+        // every release so far reaches the kernel before the loop sleeps
+        if a.gate.flush().is_err() {
+            a.stats.release_errors += 1;
+        }
         poller
             .wait(max_wait, &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
@@ -547,6 +576,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         }
         if a.core.next_deadline() <= a.clock.now() {
             a.on_timer();
+        }
+        // the verdicts of this wake-up's releases, before anything slower
+        if a.gate.flush().is_err() {
+            a.stats.release_errors += 1;
         }
         if a.join_wanted {
             a.join();

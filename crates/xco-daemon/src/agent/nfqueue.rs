@@ -7,33 +7,56 @@
 //!   length match returns them before the NFQUEUE rule.
 //! - `--queue-bypass`: with no agent bound to the queue (crashed, killed), the
 //!   kernel passes the traffic — fail-open for free.
-//! - The queue is long (65536) and fails open when full, so an overflow
-//!   bypasses coordination rather than dropping. Held packets still belong to
-//!   their sockets, so a local sender blocks on its send buffer, as behind a
-//!   paused NIC.
+//! - GSO packets are queued whole (`NFQA_CFG_F_GSO`): a 64 KB TCP segment is
+//!   one message and one verdict, and counts its real length.
+//! - The queue fails open (`NFQA_CFG_F_FAIL_OPEN`): when it is full, or the
+//!   agent's socket buffer is, the kernel passes the packet rather than
+//!   dropping it. A packet passed because the socket was full leaves a gap in
+//!   the packet ids, counted as `kernel_bypassed`; the kernel's own drop
+//!   counters (`/proc/net/netfilter/nfnetlink_queue`) are shown too. Held
+//!   packets still belong to their sockets, so a local sender blocks on its
+//!   send buffer, as behind a paused NIC.
+//! - Sizes: [`QUEUE_MAXLEN`] packets may await a verdict (everything held plus
+//!   what is on its way to the agent): 262,144, about 0.3 s of 1500-byte packets
+//!   at 10 Gbit/s (a local TCP sender holds at most its send buffer, 4 MB by
+//!   default, about 2,800 such packets); the socket buffer [`RCVBUF_BYTES`]
+//!   (32 MiB) holds what arrived while the agent was busy: a queued message
+//!   takes about 1 KB of it, so some 30,000 packets, 40 ms of 1500-byte packets
+//!   at 10 Gbit/s.
+//! - Verdicts are batched ([`super::verdict`]) and sent together, packets read
+//!   many per system call ([`super::nfnetlink`]).
 //! - Rules live in one chain, `XCO-Q<queue>`, installed atomically with
 //!   `iptables-restore --noflush` (one call at start, a few at exit: no
 //!   per-packet or per-directive shell-out) and removed on exit; a chain left
 //!   by a crashed run is removed before installing.
 
-use super::gate::{parse_ipv4, PacketGate, PacketInfo};
+use super::gate::{parse_ipv4, GateCounters, PacketGate, PacketInfo};
+use super::nfnetlink::{Config, Incoming, NfqSocket, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO};
+use super::verdict::{Verdict, VerdictBatcher};
 use crate::config::Prefix;
-use nfq::{Queue, Verdict};
 use std::io::Write;
 use std::net::SocketAddr;
-use std::os::fd::{BorrowedFd, RawFd};
+use std::os::fd::BorrowedFd;
 use std::process::{Command, Stdio};
 
 /// Bytes of each packet copied to the agent: the IPv4 header's fixed part and some.
-const COPY_BYTES: u16 = 64;
-/// Kernel queue length.
-const QUEUE_MAXLEN: u32 = 65536;
+const COPY_BYTES: u32 = 64;
+/// Packets that may await a verdict in the kernel (see the module doc).
+pub const QUEUE_MAXLEN: u32 = 262_144;
+/// The queue socket's receive buffer, bytes (see the module doc).
+pub const RCVBUF_BYTES: usize = 32 << 20;
+/// Releases that wait for a flush at most: more are sent at once.
+const FLUSH_AT: usize = 1024;
 
 /// The NFQUEUE backend.
 pub struct NfQueueGate {
-    queue: Queue,
-    fd: RawFd,
+    sock: NfqSocket,
+    batcher: VerdictBatcher,
     num: u16,
+    verdict_errors: u64,
+    batch_verdicts: u64,
+    single_verdicts: u64,
+    gso_packets: u64,
     chain: String,
     installed: bool,
     /// A chain of this queue's name was found (left by a crashed run) and removed before installing.
@@ -80,59 +103,21 @@ fn remove_chain(chain: &str) -> bool {
     found
 }
 
-/// socket(2) returns the lowest free descriptor (POSIX); nfq 0.2 does not
-/// expose its netlink socket, so find it that way and check it is one.
-fn open_queue() -> Result<(Queue, RawFd), String> {
-    let probe = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if probe < 0 {
-        return Err(format!("open /dev/null: {}", std::io::Error::last_os_error()));
-    }
-    unsafe { libc::close(probe) };
-    let queue =
-        Queue::open().map_err(|e| format!("cannot open a netfilter queue socket: {e} (root needed)"))?;
-    let opt = |name| {
-        let mut v: libc::c_int = -1;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        let r = unsafe {
-            libc::getsockopt(
-                probe,
-                libc::SOL_SOCKET,
-                name,
-                (&mut v as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        if r == 0 {
-            v
-        } else {
-            -1
-        }
-    };
-    if opt(libc::SO_DOMAIN) != libc::AF_NETLINK || opt(libc::SO_PROTOCOL) != libc::NETLINK_NETFILTER {
-        return Err("could not locate the netfilter queue socket (another thread opened files?)".into());
-    }
-    Ok((queue, probe))
-}
-
 impl NfQueueGate {
     /// Bind queue `num` and install the rules that feed it.
     pub fn install(num: u16, what: &Intercept<'_>) -> Result<NfQueueGate, String> {
-        let (mut queue, fd) = open_queue()?;
         let e = |what: &str, err: std::io::Error| format!("netfilter queue {num}: {what}: {err}");
-        queue
-            .bind(num)
+        let mut sock = NfqSocket::open(RCVBUF_BYTES)
+            .map_err(|x| e("cannot open a netfilter queue socket (root needed)", x))?;
+        sock.configure(num, Config::Bind)
             .map_err(|x| e("bind (is another agent using this queue?)", x))?;
-        queue
-            .set_copy_range(num, COPY_BYTES)
+        sock.configure(num, Config::CopyRange(COPY_BYTES))
             .map_err(|x| e("copy range", x))?;
-        queue
-            .set_queue_max_len(num, QUEUE_MAXLEN)
+        sock.configure(num, Config::MaxLen(QUEUE_MAXLEN))
             .map_err(|x| e("queue length", x))?;
-        queue
-            .set_fail_open(num, true)
-            .map_err(|x| e("fail-open flag", x))?;
-        queue.set_recv_gso(num, true).map_err(|x| e("GSO flag", x))?;
-        queue.set_nonblocking(true);
+        let flags = NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO;
+        sock.configure(num, Config::Flags { flags, mask: flags })
+            .map_err(|x| e("fail-open and GSO flags", x))?;
         let chain = format!("XCO-Q{num}");
         let removed_stale = remove_chain(&chain); // left over from a crashed run
         let mut rules = format!("*filter\n:{chain} - [0:0]\n");
@@ -167,9 +152,13 @@ impl NfQueueGate {
             ));
         }
         Ok(NfQueueGate {
-            queue,
-            fd,
+            sock,
+            batcher: VerdictBatcher::new(),
             num,
+            verdict_errors: 0,
+            batch_verdicts: 0,
+            single_verdicts: 0,
+            gso_packets: 0,
             chain,
             installed: true,
             removed_stale,
@@ -177,35 +166,122 @@ impl NfQueueGate {
     }
 }
 
-impl PacketGate for NfQueueGate {
-    type Packet = nfq::Message;
-
-    fn fd(&self) -> BorrowedFd<'_> {
-        // valid for the life of `self.queue`, which owns it
-        unsafe { BorrowedFd::borrow_raw(self.fd) }
+impl NfQueueGate {
+    /// The receive buffer the kernel granted the queue socket, bytes.
+    pub fn rcvbuf_bytes(&self) -> usize {
+        self.sock.rcvbuf_bytes()
     }
 
-    fn recv(&mut self) -> std::io::Result<Option<(nfq::Message, PacketInfo)>> {
-        match self.queue.recv() {
-            Ok(m) => {
-                let info = parse_ipv4(m.get_payload(), m.get_original_len());
-                Ok(Some((m, info)))
+    /// The kernel's counters of this queue: packets awaiting a verdict, and drops
+    /// (`queue_dropped + queue_user_dropped`) from `/proc/net/netfilter/nfnetlink_queue`
+    /// (zeros if unreadable).
+    fn kernel_queue(&self) -> KernelQueue {
+        let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").unwrap_or_default();
+        kernel_queue(&text, self.num)
+    }
+}
+
+/// A queue's line of `/proc/net/netfilter/nfnetlink_queue`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct KernelQueue {
+    /// Packets awaiting a verdict.
+    queued: u64,
+    /// Packets dropped (queue full without fail-open, or undeliverable).
+    dropped: u64,
+}
+
+/// Queue `num`'s counters in the text of `/proc/net/netfilter/nfnetlink_queue` (fields: queue,
+/// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped, ...).
+fn kernel_queue(text: &str, num: u16) -> KernelQueue {
+    let field = |f: &[&str], i: usize| f[i].parse::<u64>().unwrap_or(0);
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 7 && f[0].parse() == Ok(num))
+        .map_or(KernelQueue::default(), |f| KernelQueue {
+            queued: field(&f, 2),
+            dropped: field(&f, 5) + field(&f, 6),
+        })
+}
+
+impl PacketGate for NfQueueGate {
+    /// The kernel's packet id.
+    type Packet = u32;
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        // valid for the life of `self.sock`, which owns it
+        unsafe { BorrowedFd::borrow_raw(self.sock.raw_fd()) }
+    }
+
+    fn recv(&mut self) -> std::io::Result<Option<(u32, PacketInfo)>> {
+        loop {
+            match self.sock.next()? {
+                None => return Ok(None),
+                Some(Incoming::Packet(p)) => {
+                    self.batcher.received(p.id);
+                    self.gso_packets += u64::from(p.gso);
+                    return Ok(Some((p.id, parse_ipv4(p.head, p.len as usize))));
+                }
+                Some(Incoming::Error(e)) if e != 0 => self.verdict_errors += 1,
+                Some(_) => {}
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) => Err(e),
         }
     }
 
-    fn release(&mut self, mut p: nfq::Message) -> std::io::Result<()> {
-        p.set_verdict(Verdict::Accept);
-        self.queue.verdict(p)
+    fn release(&mut self, id: u32) -> std::io::Result<()> {
+        self.batcher.release(id);
+        if self.batcher.pending() >= FLUSH_AT {
+            return self.flush();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let (sock, num) = (&mut self.sock, self.num);
+        let (mut batch, mut single, mut err) = (0, 0, None);
+        self.batcher.flush(|v| {
+            match v {
+                Verdict::UpTo(_) => batch += 1,
+                Verdict::One(_) => single += 1,
+            }
+            if let Err(e) = sock.push_verdict(num, v) {
+                err = Some(e);
+            }
+        });
+        self.batch_verdicts += batch;
+        self.single_verdicts += single;
+        let r = self.sock.send_verdicts();
+        match err {
+            Some(e) => Err(e),
+            None => r,
+        }
+    }
+
+    fn counters(&self) -> GateCounters {
+        let q = self.kernel_queue();
+        GateCounters {
+            verdict_errors: self.verdict_errors,
+            batch_verdicts: self.batch_verdicts,
+            single_verdicts: self.single_verdicts,
+            gso_packets: self.gso_packets,
+            recv_calls: self.sock.recv_calls,
+            send_calls: self.sock.send_calls,
+            kernel_bypassed: self.batcher.gaps(),
+            kernel_dropped: q.dropped,
+            kernel_queued: q.queued,
+            kernel_queue_max: u64::from(QUEUE_MAXLEN),
+        }
     }
 
     fn uninstall(&mut self) -> Result<(), String> {
         if self.installed {
             self.installed = false;
             let _ = remove_chain(&self.chain);
-            let _ = self.queue.unbind(self.num);
+            // packets queued before the rules went: accept them (unbinding would drop them)
+            while let Ok(Some((id, _))) = self.recv() {
+                self.batcher.release(id);
+            }
+            let _ = self.flush();
+            let _ = self.sock.configure(self.num, Config::Unbind);
         }
         Ok(())
     }
@@ -214,5 +290,20 @@ impl PacketGate for NfQueueGate {
 impl Drop for NfQueueGate {
     fn drop(&mut self) {
         let _ = self.uninstall();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_kernels_counters_of_its_own_queue() {
+        let text = "    3  12345     0 2    64     5     1       99  1\n    7  23456     4 2    64     0     2     1000  1\n";
+        let q = |queued, dropped| KernelQueue { queued, dropped };
+        assert_eq!(kernel_queue(text, 7), q(4, 2));
+        assert_eq!(kernel_queue(text, 3), q(0, 6));
+        assert_eq!(kernel_queue(text, 9), q(0, 0));
+        assert_eq!(kernel_queue("", 7), q(0, 0));
     }
 }

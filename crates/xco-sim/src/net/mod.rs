@@ -21,6 +21,8 @@
 //! [`DropNotice`] for a later PDN layer). Ports count arrivals and drops per
 //! input and drops per reason.
 
+pub mod drop_runs;
+pub mod onoff;
 pub mod packet;
 pub mod pdn;
 pub mod port;
@@ -30,6 +32,7 @@ pub mod routing;
 pub mod scheduled;
 pub mod sfq;
 pub mod step_mark;
+pub mod timeline;
 pub mod topology;
 
 use crate::engine::{Event, EventQueue};
@@ -115,6 +118,8 @@ pub struct Net {
     pub pair_routing: bool,
     /// Captured packets per captured port.
     pub captures: Vec<CaptureBuffer>,
+    /// Queue timelines of the ports that have one.
+    pub timelines: Vec<timeline::QueueTimeline>,
     /// Data packets (payload > 0) that crossed a link.
     pub data_packet_hops: u64,
     /// Per node: the ports (links) coming into it, in input-index order.
@@ -130,6 +135,8 @@ pub struct Net {
     input_arrivals: Vec<InputCount>,
     /// Per (port, input) drops, laid out as `input_arrivals`.
     input_drops: Vec<InputCount>,
+    /// Per (port, input) runs of consecutive drops, laid out as `input_arrivals`.
+    drop_runs: drop_runs::DropRuns,
 }
 
 /// A drop for which the discipline answered [`Verdict::DropNotify`]: what a
@@ -160,6 +167,19 @@ pub struct InputRow {
     pub input: u32,
     /// The counters.
     pub stats: InputStats,
+}
+
+/// Drop runs at one (switch port, input): see [`drop_runs`].
+#[derive(Clone, Debug)]
+pub struct DropRunRow {
+    /// The output port.
+    pub port: u32,
+    /// The input's index at the port.
+    pub input: u32,
+    /// The neighbour the input's frames came from.
+    pub from_node: Option<u32>,
+    /// Episodes by run length.
+    pub histogram: drop_runs::RunHistogram,
 }
 
 pub use routing::pair_hash;
@@ -270,6 +290,7 @@ impl Net {
             framing: cfg.framing,
             flows: Vec::new(),
             captures: Vec::new(),
+            timelines: Vec::new(),
             data_packet_hops: 0,
             ins,
             drop_notices: Vec::new(),
@@ -277,6 +298,7 @@ impl Net {
             evicted: Vec::new(),
             input_arrivals: vec![InputCount::default(); n_inputs as usize],
             input_drops: vec![InputCount::default(); n_inputs as usize],
+            drop_runs: drop_runs::DropRuns::new(n_inputs as usize),
         })
     }
 
@@ -412,7 +434,7 @@ impl Net {
                 return;
             }
         }
-        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+        self.admit_fifo(now, ev, port, input, pkt, bytes, idle);
     }
 
     /// The arrival at a FIFO port with another hook, or at a scheduled port.
@@ -459,13 +481,23 @@ impl Net {
                 return;
             }
         }
-        self.admit_fifo(now, ev, port, pkt, bytes, idle);
+        self.admit_fifo(now, ev, port, input.index, pkt, bytes, idle);
     }
 
     /// FIFO mode: put an admitted `pkt` of `bytes` into its serialisation
     /// slot, right after everything admitted before it.
     #[inline(always)]
-    fn admit_fifo(&mut self, now: Time, ev: &mut EventQueue, port: u32, pkt: PktId, bytes: u32, idle: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn admit_fifo(
+        &mut self,
+        now: Time,
+        ev: &mut EventQueue,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+        bytes: u32,
+        idle: bool,
+    ) {
         let gap = self.framing.gap_bytes;
         let pt = &mut self.ports[port as usize];
         let start = if idle {
@@ -485,8 +517,33 @@ impl Net {
         pt.pipe.push_back((arrive, pkt));
         pt.stats.admitted_bytes += bytes as u64;
         pt.stats.admitted_packets += 1;
-        if let Some(c) = pt.capture {
-            self.captures[c as usize].record(start, &self.pool[pkt]);
+        if pt.tapped() {
+            self.tap_admit_fifo(now, port, input, pkt, bytes, start);
+        }
+    }
+
+    /// A FIFO admission at a captured port or one with a queue timeline:
+    /// record it (the frame starts serialising at `start`).
+    #[cold]
+    #[inline(never)]
+    fn tap_admit_fifo(&mut self, now: Time, port: u32, input: u32, pkt: PktId, bytes: u32, start: Time) {
+        let pt = &self.ports[port as usize];
+        if pt.capture != port::NO_TAP {
+            self.captures[pt.capture as usize].record(start, &self.pool[pkt]);
+        }
+        if pt.timeline != port::NO_TAP {
+            let t = &mut self.timelines[pt.timeline as usize];
+            t.record(now, now, input, bytes, timeline::TimelineEvent::Enqueue);
+            t.record(now, start, input, bytes, timeline::TimelineEvent::Dequeue);
+        }
+    }
+
+    /// Record `event` of a frame of `bytes` from `input` at `port`'s queue timeline, if it has one.
+    #[inline]
+    fn tap_timeline(&mut self, now: Time, port: u32, input: u32, bytes: u32, event: timeline::TimelineEvent) {
+        let t = self.ports[port as usize].timeline;
+        if t != port::NO_TAP {
+            self.timelines[t as usize].record(now, now, input, bytes, event);
         }
     }
 
@@ -546,6 +603,7 @@ impl Net {
                 }
                 pt.stats.admitted_bytes += bytes as u64;
                 pt.stats.admitted_packets += 1;
+                self.tap_timeline(now, port, input.index, bytes, timeline::TimelineEvent::Enqueue);
                 true
             }
             Verdict::Drop(reason) => {
@@ -558,7 +616,7 @@ impl Net {
             }
         };
         for q in evicted.drain(..) {
-            self.evict(port, q);
+            self.evict(now, port, q);
         }
         self.evicted = evicted;
         if self.pdn.is_some() && !self.drop_notices.is_empty() {
@@ -610,7 +668,20 @@ impl Net {
             pt.depart_at = done;
             ev.schedule(done, Event::PortDepart(port));
         }
-        if let Some(c) = pt.capture {
+        if let Some(q) = next {
+            if pt.timeline != port::NO_TAP {
+                self.timelines[pt.timeline as usize].record(
+                    now,
+                    now,
+                    q.input,
+                    q.frame_bytes,
+                    timeline::TimelineEvent::Dequeue,
+                );
+            }
+        }
+        let pt = &self.ports[port as usize];
+        if pt.capture != port::NO_TAP {
+            let c = pt.capture;
             match (pkt, notice) {
                 (Some(pkt), None) => self.captures[c as usize].record(now, &self.pool[pkt]),
                 (Some(pkt), Some(_)) => self.captures[c as usize].record_carrier(now, &self.pool[pkt]),
@@ -653,7 +724,9 @@ impl Net {
         let pt = &mut self.ports[port as usize];
         pt.stats.count_drop(bytes, reason);
         if pt.n_inputs > 0 {
-            self.input_drops[(pt.inputs_at + input) as usize].add(bytes);
+            let at = (pt.inputs_at + input) as usize;
+            self.input_drops[at].add(bytes);
+            self.drop_runs.on_drop(at, self.input_arrivals[at].packets, true);
         }
         if notify {
             pt.stats.notify_packets += 1;
@@ -666,18 +739,22 @@ impl Net {
                 packet: *p,
             });
         }
+        self.tap_timeline(now, port, input, bytes, timeline::TimelineEvent::Drop);
         self.count_flow_drop(pkt);
     }
 
     /// Drop `q`, admitted earlier, that a scheduled discipline pushed out of `port`.
-    fn evict(&mut self, port: u32, q: Queued) {
+    fn evict(&mut self, now: Time, port: u32, q: Queued) {
         let pt = &mut self.ports[port as usize];
         pt.stats.admitted_bytes -= q.frame_bytes as u64;
         pt.stats.admitted_packets -= 1;
         pt.stats.count_drop(q.frame_bytes, DropReason::Discipline);
         if pt.n_inputs > 0 {
-            self.input_drops[(pt.inputs_at + q.input) as usize].add(q.frame_bytes);
+            let at = (pt.inputs_at + q.input) as usize;
+            self.input_drops[at].add(q.frame_bytes);
+            self.drop_runs.on_drop(at, self.input_arrivals[at].packets, false);
         }
+        self.tap_timeline(now, port, q.input, q.frame_bytes, timeline::TimelineEvent::Evict);
         self.count_flow_drop(q.pkt);
     }
 
@@ -767,6 +844,25 @@ impl Net {
                     input: i as u32,
                     stats: st,
                 });
+            }
+        }
+        rows
+    }
+
+    /// Runs of consecutive drops per (switch port, input) that dropped
+    /// anything, in port then input order ([`drop_runs`] defines a run).
+    pub fn drop_run_rows(&self) -> Vec<DropRunRow> {
+        let mut rows = Vec::new();
+        for (id, p) in self.ports.iter().enumerate() {
+            for i in 0..p.n_inputs {
+                if let Some(h) = self.drop_runs.histogram((p.inputs_at + i) as usize) {
+                    rows.push(DropRunRow {
+                        port: id as u32,
+                        input: i,
+                        from_node: self.input_node(id as u32, i),
+                        histogram: h,
+                    });
+                }
             }
         }
         rows

@@ -26,6 +26,9 @@ use super::qdisc::{DropReason, DropTail, PortMode, Qdisc, Queued};
 use std::collections::VecDeque;
 use xco_core::{Dur, Time};
 
+/// The `capture` and `timeline` index of a port without one.
+pub const NO_TAP: u32 = u32::MAX;
+
 /// Counters of one output port (the per-packet ones first: see the module doc).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
@@ -116,8 +119,9 @@ pub struct Port {
     ps_per_byte_q32: u64,
     /// One-way propagation delay.
     pub delay: Dur,
-    /// Capture buffer index, if this port is captured.
-    pub capture: Option<u32>,
+    /// True if the port is captured or has a queue timeline (one test on
+    /// the admission path; set with [`Port::set_taps`]).
+    tapped: bool,
     /// First of this port's per-input counters in the net's arrays.
     pub(crate) inputs_at: u32,
     /// Counted inputs of the sending node (0 at a host NIC: its one input,
@@ -137,6 +141,10 @@ pub struct Port {
     /// Counters.
     pub stats: PortStats,
     // ---- cold
+    /// Capture buffer index ([`NO_TAP`]: not captured).
+    pub(crate) capture: u32,
+    /// Queue timeline index ([`NO_TAP`]: none).
+    pub(crate) timeline: u32,
     /// Scheduled mode: the time of the one pending departure event (`NEVER` if none).
     pub(crate) depart_at: Time,
     /// Sending node.
@@ -180,7 +188,9 @@ impl Port {
             inputs_at,
             n_inputs,
             in_index: 0,
-            capture: None,
+            tapped: false,
+            capture: NO_TAP,
+            timeline: NO_TAP,
         }
     }
 
@@ -260,6 +270,20 @@ impl Port {
         }
     }
 
+    /// True if the port is captured or has a queue timeline.
+    #[inline(always)]
+    pub(crate) fn tapped(&self) -> bool {
+        self.tapped
+    }
+
+    /// Capture the port into capture buffer `capture` and/or record its
+    /// queue timeline `timeline` ([`NO_TAP`]: none).
+    pub(crate) fn set_taps(&mut self, capture: u32, timeline: u32) {
+        self.capture = capture;
+        self.timeline = timeline;
+        self.tapped = capture != NO_TAP || timeline != NO_TAP;
+    }
+
     /// Inputs of the sending node (1 at a host NIC: the host itself).
     pub fn n_inputs(&self) -> u32 {
         self.n_inputs.max(1)
@@ -288,7 +312,7 @@ mod tests {
     #[test]
     fn the_per_packet_fields_fill_three_cache_lines() {
         assert_eq!(align_of::<Port>(), 64);
-        assert_eq!(offset_of!(Port, n_inputs) + size_of::<u32>(), 64);
+        assert!(offset_of!(Port, n_inputs) + size_of::<u32>() <= 64);
         assert_eq!(offset_of!(Port, pipe), 64);
         assert_eq!(offset_of!(Port, to), 128);
         assert_eq!(

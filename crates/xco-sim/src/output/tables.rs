@@ -3,6 +3,7 @@
 use super::csv_table::{num, CsvTable};
 use super::meta::meta_json;
 use crate::app::Metric;
+use crate::net::drop_runs::MAX_RUN;
 use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
 
@@ -194,6 +195,107 @@ fn port_inputs_csv(sim: &Sim) -> String {
     t.finish()
 }
 
+/// Per switch port and input that dropped anything: how many runs of `k`
+/// consecutive drops it suffered (`net::drop_runs` defines a run), one row
+/// per `k` with episodes; `k` = [`MAX_RUN`] counts runs of that many or more,
+/// and `longest_run` (the same on every row of the input) is exact.
+fn drop_runs_csv(sim: &Sim) -> String {
+    let net = &sim.core.net;
+    let mut t = CsvTable::new(&[
+        "port",
+        "from",
+        "to",
+        "input",
+        "input_from",
+        "k",
+        "episodes",
+        "longest_run",
+    ]);
+    for r in net.drop_run_rows() {
+        let p = &net.ports[r.port as usize];
+        for (i, &n) in r.histogram.episodes.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            t.row(&[
+                r.port.to_string(),
+                net.name(p.from).to_string(),
+                net.name(p.to).to_string(),
+                r.input.to_string(),
+                r.from_node.map(|n| net.name(n).to_string()).unwrap_or_default(),
+                (i + 1).min(MAX_RUN).to_string(),
+                n.to_string(),
+                r.histogram.longest.to_string(),
+            ]);
+        }
+    }
+    t.finish()
+}
+
+/// The queue timelines (`net::timeline`): per chosen port, its events in
+/// time order with the bytes queued after each; a timeline cut by its bound
+/// ends with a `truncated` row at the first event not recorded.
+fn queue_timeline_csv(sim: &Sim) -> String {
+    let net = &sim.core.net;
+    let mut t = CsvTable::new(&[
+        "port",
+        "from",
+        "to",
+        "time_ns",
+        "event",
+        "input",
+        "input_from",
+        "frame_bytes",
+        "queue_bytes",
+    ]);
+    for tl in &net.timelines {
+        let p = &net.ports[tl.port as usize];
+        let (from, to) = (net.name(p.from).to_string(), net.name(p.to).to_string());
+        let input_from = |i: u32| {
+            net.input_node(tl.port, i)
+                .map(|n| net.name(n).to_string())
+                .unwrap_or_default()
+        };
+        for r in tl.replay() {
+            t.row(&[
+                tl.port.to_string(),
+                from.clone(),
+                to.clone(),
+                ns(r.row.at),
+                r.row.event.name().to_string(),
+                r.row.input.to_string(),
+                input_from(r.row.input),
+                r.row.frame_bytes.to_string(),
+                r.queue_bytes.to_string(),
+            ]);
+        }
+        if let Some(cut) = tl.cut_at {
+            t.row(&[
+                tl.port.to_string(),
+                from.clone(),
+                to.clone(),
+                ns(cut),
+                "truncated".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+    }
+    t.finish()
+}
+
+/// A time in ns, exact (picoseconds as a decimal fraction).
+fn ns(t: xco_core::Time) -> String {
+    let ps = t.0;
+    if ps % 1000 == 0 {
+        (ps / 1000).to_string()
+    } else {
+        format!("{}.{:03}", ps / 1000, ps % 1000)
+    }
+}
+
 /// Gather every output of a finished run; `source_commit` goes into `meta.json`.
 pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
     let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
@@ -259,6 +361,8 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),
         port_inputs_csv: port_inputs_csv(sim),
+        drop_runs_csv: drop_runs_csv(sim),
+        queue_timeline_csv: queue_timeline_csv(sim),
         hosts_csv: super::hosts::hosts_csv(sim),
         meta_json,
         pcaps,

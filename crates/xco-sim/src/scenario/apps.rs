@@ -88,11 +88,12 @@ impl AppSpec {
     }
 }
 
-/// Read the `[[apps]]` entries of `text` (already a valid scenario document).
-pub fn read_apps(text: &str) -> Result<Vec<AppSpec>, ScenarioError> {
+/// Read the `[[apps]]` entries of `text` (already a valid scenario
+/// document), and each entry's `tcp` key (a TCP profile name, any kind).
+pub fn read_apps(text: &str) -> Result<(Vec<AppSpec>, Vec<Option<String>>), ScenarioError> {
     let doc = DeTable::parse(text).map_err(|e| located(text, e))?;
     let Some(apps) = doc.get_ref().get("apps") else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let DeValue::Array(items) = apps.get_ref() else {
         return Err(ScenarioError::field(
@@ -101,6 +102,7 @@ pub fn read_apps(text: &str) -> Result<Vec<AppSpec>, ScenarioError> {
         ));
     };
     let mut out = Vec::with_capacity(items.len());
+    let mut tcp = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let DeValue::Table(table) = item.get_ref() else {
             return Err(ScenarioError::field(
@@ -110,9 +112,19 @@ pub fn read_apps(text: &str) -> Result<Vec<AppSpec>, ScenarioError> {
         };
         let kind_field = format!("apps[{i}].kind");
         let kind = tagged_kind(table, &kind_field, KINDS)?;
+        tcp.push(match table.get("tcp").map(|v| v.get_ref()) {
+            None => None,
+            Some(DeValue::String(s)) => Some(s.to_string()),
+            Some(_) => {
+                return Err(ScenarioError::field(
+                    &format!("apps[{i}].tcp"),
+                    "must be a TCP profile name (a string)".into(),
+                ))
+            }
+        });
         let rest: DeTable = table
             .iter()
-            .filter(|(k, _)| k.get_ref() != "kind")
+            .filter(|(k, _)| k.get_ref() != "kind" && k.get_ref() != "tcp")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let de = || ValueDeserializer::from(Spanned::new(item.span(), DeValue::Table(rest.clone())));
@@ -138,7 +150,7 @@ pub fn read_apps(text: &str) -> Result<Vec<AppSpec>, ScenarioError> {
             }
         });
     }
-    Ok(out)
+    Ok((out, tcp))
 }
 
 /// What building one `[[apps]]` entry needs.

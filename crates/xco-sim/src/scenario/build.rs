@@ -52,6 +52,10 @@ pub struct RunOutput {
     pub ports_csv: String,
     /// Per port and input: arrivals and drops.
     pub port_inputs_csv: String,
+    /// Per switch port and input: episodes of k consecutive drops.
+    pub drop_runs_csv: String,
+    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
+    pub queue_timeline_csv: String,
     /// Node addresses and endpoint ports as they appear in pcaps.
     pub hosts_csv: String,
     /// Scenario, seed, version, run statistics.
@@ -231,12 +235,22 @@ fn host_settings(sc: &Scenario) -> Result<HostSettings, ScenarioError> {
 }
 
 fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
+    tcp_config_from(sc, mtu, sc.tcp.profile.as_deref(), "tcp.profile")
+}
+
+/// `[tcp]` starting from profile `name` (None: `newreno`), `field` naming it in errors.
+fn tcp_config_from(
+    sc: &Scenario,
+    mtu: u32,
+    name: Option<&str>,
+    field: &str,
+) -> Result<TcpConfig, ScenarioError> {
     let t = &sc.tcp;
-    let profile = match &t.profile {
+    let profile = match name {
         None => TcpProfile::NewReno,
         Some(name) => TcpProfile::from_name(name).ok_or_else(|| {
             ScenarioError::field(
-                "tcp.profile",
+                field,
                 format!("unknown profile {name:?} (known: {})", TcpProfile::NAMES),
             )
         })?,
@@ -292,6 +306,16 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
     c.restart_after_idle = t.restart_after_idle.unwrap_or(c.restart_after_idle);
     c.sack = t.sack.unwrap_or(c.sack);
     c.tlp = t.tlp.unwrap_or(c.tlp);
+    c.rack = match t.rack {
+        Some(true) if !c.sack => {
+            return Err(ScenarioError::field(
+                "tcp.rack",
+                "RACK needs SACK: set tcp.sack = true (or a profile with it)".into(),
+            ))
+        }
+        Some(r) => r,
+        None => c.rack && c.sack,
+    };
     c.pacing = t.pacing.unwrap_or(c.pacing);
     if let Some(q) = t.quickack_segments {
         if q > 1_000_000 {
@@ -317,6 +341,34 @@ fn tcp_config(sc: &Scenario, mtu: u32) -> Result<TcpConfig, ScenarioError> {
         ));
     }
     Ok(c)
+}
+
+/// `[[tcp.hosts]]`: give the chosen hosts their profile's settings.
+fn select_host_tcp(sc: &Scenario, sim: &mut Sim, hosts: &HostIndex, mtu: u32) -> Result<(), ScenarioError> {
+    let mut by: Vec<Option<usize>> = vec![None; sim.core.net.nodes.len()];
+    for (i, e) in sc.tcp.hosts.iter().enumerate() {
+        let field = format!("tcp.hosts[{i}]");
+        let c = tcp_config_from(sc, mtu, Some(&e.profile), &format!("{field}.profile"))?;
+        let idx = sim.core.tcp_cfg_index(c);
+        for n in hosts.select(&e.hosts, &format!("{field}.hosts"))? {
+            if let Some(j) = by[n as usize] {
+                return Err(ScenarioError::field(
+                    &format!("{field}.hosts"),
+                    format!(
+                        "host {:?} already has its profile from tcp.hosts[{j}]",
+                        sim.core.net.nodes[n as usize].name
+                    ),
+                ));
+            }
+            by[n as usize] = Some(i);
+            let sel = &mut sim.core.tcp_select.host;
+            if sel.is_empty() {
+                sel.resize(by.len(), 0);
+            }
+            sel[n as usize] = idx;
+        }
+    }
+    Ok(())
 }
 
 /// Build a runnable simulation from scenario text; `seed` overrides `run.seed`.
@@ -382,6 +434,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
+    select_host_tcp(&sc, &mut sim, &hosts, mtu)?;
     sim.core.hosts.settings = host_model;
     if let Some(x) = &sc.xco {
         let cfg = xco_config(x, &sim, &hosts)?;
@@ -409,7 +462,16 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
             mtu_bytes: mtu,
             duration,
         };
+        let first = sim.next_app_id();
         a.add_to(&mut sim, &cx)?;
+        if let Some(name) = &sc.app_tcp[index] {
+            let c = tcp_config_from(&sc, mtu, Some(name), &format!("apps[{index}].tcp"))?;
+            let idx = sim.core.tcp_cfg_index(c);
+            let (first, last) = (first as usize, sim.next_app_id() as usize);
+            let sel = &mut sim.core.tcp_select.app;
+            sel.resize(last.max(sel.len()), None);
+            sel[first..last].fill(Some(idx));
+        }
     }
     if sc.apps.is_empty() {
         return Err(ScenarioError::field(
@@ -468,28 +530,36 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     for (i, c) in o.capture.iter().enumerate() {
         let field = format!("output.capture[{i}]");
-        let (from, to) = c
-            .split_once("->")
-            .ok_or_else(|| ScenarioError::field(&field, format!("{c:?} is not a link like \"sa->sb\"")))?;
         let net = &mut sim.core.net;
-        let (f, t) = (net.node(from.trim()), net.node(to.trim()));
-        let (Some(f), Some(t)) = (f, t) else {
-            return Err(ScenarioError::field(
-                &field,
-                format!("{c:?} names an unknown node"),
-            ));
-        };
-        let port = net
-            .port_between(f, t)
-            .ok_or_else(|| ScenarioError::field(&field, format!("{c:?}: the two nodes are not linked")))?;
-        let name = format!("{}-{}.pcap", from.trim(), to.trim());
-        net.ports[port as usize].capture = Some(net.captures.len() as u32);
+        let port = link_port(net, c, &field)?;
+        let pt = &net.ports[port as usize];
+        let name = format!("{}-{}.pcap", net.name(pt.from), net.name(pt.to));
+        let timeline = net.ports[port as usize].timeline;
+        net.ports[port as usize].set_taps(net.captures.len() as u32, timeline);
         net.captures.push(CaptureBuffer::new(
             name,
             o.capture_snaplen,
             mtu,
             sim.core.tcp_cfg.header_bytes,
         ));
+    }
+    let max_rows = count(
+        o.queue_timeline_max_rows.unwrap_or(100_000),
+        "output.queue_timeline_max_rows",
+        1,
+        limits::MAX_TIMELINE_ROWS,
+    )?;
+    for (i, c) in o.queue_timeline.iter().enumerate() {
+        let field = format!("output.queue_timeline[{i}]");
+        let net = &mut sim.core.net;
+        let port = link_port(net, c, &field)?;
+        if net.ports[port as usize].timeline != crate::net::port::NO_TAP {
+            return Err(ScenarioError::field(&field, format!("{c:?} is listed twice")));
+        }
+        let capture = net.ports[port as usize].capture;
+        net.ports[port as usize].set_taps(capture, net.timelines.len() as u32);
+        net.timelines
+            .push(crate::net::timeline::QueueTimeline::new(port, max_rows as usize));
     }
     let record = RunRecord::new(text, &sc, &topo, seed, seed_source);
     Ok(Built {
@@ -617,4 +687,19 @@ pub fn run_scenario_with(
     let Built { mut sim, record, .. } = build(text, seed)?;
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
     Ok(tables::collect(&sim, stats, &record, source_commit))
+}
+
+/// The output port of link `c`, written "from->to" in scenario `field`.
+fn link_port(net: &Net, c: &str, field: &str) -> Result<u32, ScenarioError> {
+    let (from, to) = c
+        .split_once("->")
+        .ok_or_else(|| ScenarioError::field(field, format!("{c:?} is not a link like \"sa->sb\"")))?;
+    let (Some(f), Some(t)) = (net.node(from.trim()), net.node(to.trim())) else {
+        return Err(ScenarioError::field(
+            field,
+            format!("{c:?} names an unknown node"),
+        ));
+    };
+    net.port_between(f, t)
+        .ok_or_else(|| ScenarioError::field(field, format!("{c:?}: the two nodes are not linked")))
 }

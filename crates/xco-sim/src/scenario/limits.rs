@@ -75,6 +75,12 @@ pub const MAX_QUEUE_BUCKETS: u64 = 16_000_000;
 pub const MAX_SFQ_QUANTUM_BYTES: u64 = 1_000_000;
 /// Most packets in one SFQ bucket.
 pub const MAX_SFQ_DEPTH_PACKETS: u64 = 100_000;
+/// Most rows one queue timeline keeps.
+pub const MAX_TIMELINE_ROWS: u64 = 10_000_000;
+/// Data frames one ON period of the ON/OFF drop model may drop.
+pub const MAX_ONOFF_ON_PACKETS: u64 = 1_000_000;
+/// Largest step-marking threshold, full frames.
+pub const MAX_STEP_K_PACKETS: u64 = 1_000_000;
 
 /// A time in ms within `[min_ms, max_ms]` (default `default_ms`), as a [`Dur`].
 pub fn ms(

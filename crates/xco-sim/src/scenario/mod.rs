@@ -56,7 +56,7 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     if let Some(name) = sc.run.profile.clone() {
         sc = with_profile(text, sc, &name)?;
     }
-    sc.apps = apps::read_apps(text)?;
+    (sc.apps, sc.app_tcp) = apps::read_apps(text)?;
     sc.topology.queues = queues::read_queues(text)?;
     Ok(sc)
 }

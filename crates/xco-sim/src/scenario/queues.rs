@@ -25,9 +25,11 @@
 use super::limits::{self, MAX_QUEUE_BUCKETS};
 use super::units::{bytes, Quantity};
 use super::{located, ScenarioError};
+use crate::net::onoff::OnOff;
 use crate::net::qdisc::{DropTail, Qdisc};
 use crate::net::red::{Red, RedConfig};
 use crate::net::sfq::Sfq;
+use crate::net::step_mark::StepMark;
 use crate::net::topology::NodeKind;
 use crate::net::Net;
 use serde::Deserialize;
@@ -85,6 +87,32 @@ pub struct SfqSpec {
     pub perturb_ms: Option<f64>,
 }
 
+/// `kind = "onoff"`: the TCP Outcast paper's ON/OFF blackout model (`net::onoff`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffSpec {
+    /// The drop-tail buffer behind the model (default: the port's).
+    pub buffer: Option<Quantity>,
+    /// Mean OFF time, ms (exponential; default 5, as the paper).
+    pub off_mean_ms: Option<f64>,
+    /// Data frames dropped in a row in each ON period, m (required).
+    pub on_packets: u32,
+}
+
+/// `kind = "step"`: DCTCP's K-threshold marking (`net::step_mark`): an
+/// ECN-capable arrival is marked CE while more than K bytes wait; the rest
+/// is drop-tail.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// The buffer (default: the port's).
+    pub buffer: Option<Quantity>,
+    /// K in bytes (`"30KB"`); exactly one of `k` and `k_packets`.
+    pub k: Option<Quantity>,
+    /// K in full frames (MTU + 18 bytes each), as DCTCP's papers give it.
+    pub k_packets: Option<u32>,
+}
+
 /// One discipline's settings, by `kind`.
 #[derive(Clone, Debug)]
 pub enum QueueSpec {
@@ -94,10 +122,14 @@ pub enum QueueSpec {
     Red(RedSpec),
     /// `sfq`.
     Sfq(SfqSpec),
+    /// `onoff`.
+    OnOff(OnOffSpec),
+    /// `step`.
+    Step(StepSpec),
 }
 
 /// The kinds, as written in `kind = "..."`.
-pub const KINDS: &[&str] = &["droptail", "red", "sfq"];
+pub const KINDS: &[&str] = &["droptail", "red", "sfq", "onoff", "step"];
 
 /// What a `[[topology.queues]]` entry applies to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,12 +167,13 @@ impl Queues {
     /// The random draws these disciplines make, one sentence each.
     pub fn random_draws(&self) -> Vec<String> {
         let specs = self.default.iter().chain(self.entries.iter().map(|e| &e.spec));
-        let (mut red, mut sfq) = (false, false);
+        let (mut red, mut sfq, mut onoff) = (false, false, false);
         for s in specs {
             match s {
                 QueueSpec::Red(_) => red = true,
                 QueueSpec::Sfq(_) => sfq = true,
-                QueueSpec::DropTail(_) => {}
+                QueueSpec::OnOff(_) => onoff = true,
+                QueueSpec::DropTail(_) | QueueSpec::Step(_) => {}
             }
         }
         let mut out = Vec::new();
@@ -151,6 +184,12 @@ impl Queues {
         }
         if sfq {
             out.push("SFQ: each SFQ port's flow hash (each period's, when perturbed) is a hash of the seed and the port".into());
+        }
+        if onoff {
+            out.push(
+                "ON/OFF: each ON/OFF port draws its exponential OFF times from its own stream of the seed"
+                    .into(),
+            );
         }
         out
     }
@@ -259,6 +298,8 @@ fn read_spec(
         "droptail" => QueueSpec::DropTail(read(text, path, de())?),
         "red" => QueueSpec::Red(read(text, path, de())?),
         "sfq" => QueueSpec::Sfq(read(text, path, de())?),
+        "onoff" => QueueSpec::OnOff(read(text, path, de())?),
+        "step" => QueueSpec::Step(read(text, path, de())?),
         other => {
             return Err(ScenarioError::field(
                 &kind_field,
@@ -278,12 +319,21 @@ enum Resolved {
         buffer: Option<u64>,
         cfg: RedConfig,
     },
+    Step {
+        buffer: Option<u64>,
+        k_bytes: u64,
+    },
     Sfq {
         buffer: Option<u64>,
         buckets: u32,
         quantum_bytes: u32,
         depth_packets: u32,
         perturb: Dur,
+    },
+    OnOff {
+        buffer: Option<u64>,
+        off_mean: Dur,
+        on_packets: u32,
     },
 }
 
@@ -331,6 +381,25 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
                 cfg,
             }
         }
+        QueueSpec::Step(st) => {
+            let k_bytes = match (&st.k, st.k_packets) {
+                (Some(k), None) => bytes(k, &f("k"))?,
+                (None, Some(n)) => {
+                    limits::count(n as u64, &f("k_packets"), 1, limits::MAX_STEP_K_PACKETS)?
+                        * (mtu as u64 + 18)
+                }
+                _ => {
+                    return Err(ScenarioError::field(
+                        &f("k"),
+                        "needs exactly one of k = \"BYTES\" and k_packets = N".into(),
+                    ))
+                }
+            };
+            Resolved::Step {
+                buffer: buffer(&st.buffer)?,
+                k_bytes,
+            }
+        }
         QueueSpec::Sfq(s) => {
             let buckets = limits::count(
                 s.buckets.unwrap_or(1024),
@@ -357,12 +426,28 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
                 perturb: limits::sim_ms(s.perturb_ms, &f("perturb_ms"), 0.0)?,
             }
         }
+        QueueSpec::OnOff(o) => {
+            let off_mean = limits::sim_ms(o.off_mean_ms, &f("off_mean_ms"), 5.0)?;
+            if off_mean == Dur::ZERO {
+                return Err(ScenarioError::field(&f("off_mean_ms"), "must be positive".into()));
+            }
+            Resolved::OnOff {
+                buffer: buffer(&o.buffer)?,
+                off_mean,
+                on_packets: limits::count(o.on_packets, &f("on_packets"), 1, limits::MAX_ONOFF_ON_PACKETS)?,
+            }
+        }
     })
 }
 
 /// Random stream of RED draws at port `p` (one per port).
 fn red_stream(seed: u64, p: u32) -> Rng {
     Rng::stream(seed, 0x5ED0_0000_0000 + p as u64)
+}
+
+/// Random stream of the ON/OFF model's OFF times at port `p`.
+fn onoff_stream(seed: u64, p: u32) -> Rng {
+    Rng::stream(seed, 0x0F0F_0000_0000 + p as u64)
 }
 
 /// Seed of SFQ's hash at port `p`.
@@ -447,6 +532,19 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                 };
                 Qdisc::Fifo(Box::new(Red::new(cfg, rate_bps, red_stream(seed, p))))
             }
+            Resolved::Step { buffer, k_bytes } => {
+                let limit = buffer.unwrap_or(own_buffer);
+                if *k_bytes >= limit {
+                    return Err(ScenarioError::field(
+                        &format!("{}.k", resolved[*j].0),
+                        format!(
+                            "K ({k_bytes} B) must be below the buffer ({limit} B) of port {}",
+                            port_name(net, p)
+                        ),
+                    ));
+                }
+                Qdisc::Fifo(Box::new(StepMark::new(*k_bytes, limit)))
+            }
             Resolved::Sfq {
                 buffer,
                 buckets,
@@ -463,6 +561,16 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                 .with_depth(*depth_packets)
                 .with_perturbation(*perturb),
             )),
+            Resolved::OnOff {
+                buffer,
+                off_mean,
+                on_packets,
+            } => Qdisc::Fifo(Box::new(OnOff::new(
+                buffer.unwrap_or(own_buffer),
+                *off_mean,
+                *on_packets,
+                onoff_stream(seed, p),
+            ))),
         };
         net.set_qdisc(p, qdisc)
             .map_err(|e| ScenarioError::field(&resolved[*j].0, e.0))?;

@@ -32,6 +32,9 @@ pub struct Scenario {
     /// The traffic: one tagged entry per `[[apps]]`.
     #[serde(skip)]
     pub apps: Vec<AppSpec>,
+    /// Each `[[apps]]` entry's `tcp` profile, if it names one.
+    #[serde(skip)]
+    pub app_tcp: Vec<Option<String>>,
     /// What to write.
     #[serde(default)]
     pub output: OutputSpec,
@@ -256,10 +259,26 @@ pub struct TcpSpec {
     pub sack: Option<bool>,
     /// Tail loss probes (RFC 8985 §7) (default false).
     pub tlp: Option<bool>,
+    /// RACK time-based loss detection (RFC 8985 §6; needs `sack`) (default false).
+    pub rack: Option<bool>,
     /// Pace at gain x cwnd / SRTT, 200% in slow start, 120% after (default false).
     pub pacing: Option<bool>,
     /// Data segments ACKed at once at connection start (default 0).
     pub quickack_segments: Option<u32>,
+    /// `[[tcp.hosts]]`: hosts whose TCP starts from another profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<TcpHostsSpec>,
+}
+
+/// `[[tcp.hosts]]`: the TCP of chosen hosts starts from `profile` instead
+/// of `tcp.profile`; the other `[tcp]` keys still apply on top.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpHostsSpec {
+    /// The hosts: names, or prefixes ending in `*`, as `[pdn] hosts`.
+    pub hosts: Hosts,
+    /// A TCP profile name (`docs/tcp-profiles.md`).
+    pub profile: String,
 }
 
 /// `[output]`
@@ -275,6 +294,11 @@ pub struct OutputSpec {
     pub capture: Vec<String>,
     /// Bytes of each captured frame kept (default: headers only).
     pub capture_snaplen: Option<u32>,
+    /// Ports whose queue timeline is recorded, as "from->to" node names.
+    #[serde(default)]
+    pub queue_timeline: Vec<String>,
+    /// Rows each queue timeline keeps at most (default 100,000).
+    pub queue_timeline_max_rows: Option<u32>,
 }
 
 /// `topology.kind`.

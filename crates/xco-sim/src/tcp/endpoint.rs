@@ -64,6 +64,8 @@ pub struct TcpEndpoint {
     pub rx_flow: u32,
     /// Connection state.
     pub state: TcpState,
+    /// Which TCP settings this endpoint runs ([`Core::tcp_cfg_of`]; 0: the run's).
+    pub cfg: u8,
 
     // ---- sender ----
     /// Oldest unacknowledged byte.
@@ -94,8 +96,12 @@ pub struct TcpEndpoint {
     rto_at: Time,
     /// The timer holds a tail-loss-probe timeout, not the RTO.
     probe_armed: bool,
+    /// The timer holds RACK's reordering timeout, not the RTO.
+    reo_armed: bool,
     /// Send tail loss probes.
     tlp_on: bool,
+    /// RACK's time-based loss detection (in SACK recovery) is on.
+    rack_on: bool,
     /// Tail loss probe state (RFC 8985 §7).
     pub tlp: TlpState,
     /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
@@ -137,6 +143,8 @@ pub struct TcpEndpoint {
     /// Echo CE as DCTCP receivers do (RFC 8257 §3.2) instead of RFC 3168's
     /// ECE-until-CWR.
     dctcp_echo: bool,
+    /// ACKs sent with a D-SACK block (RFC 2883; SACK receivers only).
+    pub dsacks_sent: u64,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -174,6 +182,8 @@ pub struct EndpointInit {
     pub rx_flow: u32,
     /// Initial state.
     pub state: TcpState,
+    /// The settings' index ([`Core::tcp_cfg_of`]); `cfg` below must be them.
+    pub cfg: u8,
 }
 
 impl TcpEndpoint {
@@ -191,6 +201,7 @@ impl TcpEndpoint {
             tx_flow: init.tx_flow,
             rx_flow: init.rx_flow,
             state: init.state,
+            cfg: init.cfg,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -203,7 +214,7 @@ impl TcpEndpoint {
             },
             cc: Cc::new(cfg),
             recovery: if cfg.sack {
-                Recovery::sack(cfg.dupack_threshold)
+                Recovery::sack(cfg.dupack_threshold, cfg.rack)
             } else {
                 Recovery::new_reno(cfg.dupack_threshold)
             },
@@ -215,7 +226,9 @@ impl TcpEndpoint {
             rto_timer: Timer::IDLE,
             rto_at: Time::NEVER,
             probe_armed: false,
+            reo_armed: false,
             tlp_on: cfg.tlp,
+            rack_on: cfg.sack && cfg.rack,
             tlp: TlpState::default(),
             rto_recovery: false,
             pacer: if cfg.pacing {
@@ -243,6 +256,7 @@ impl TcpEndpoint {
             sack_rx: SackBlocks::default(),
             quickacks: cfg.quickack_segments,
             dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
+            dsacks_sent: 0,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -386,11 +400,14 @@ impl TcpEndpoint {
         }
         if p.flags & FLAG_ACK != 0 {
             let newly_sacked = if p.flags & FLAG_SACK != 0 {
-                self.on_sack_option(core, pkt, p.ack)
+                self.on_sack_option(core, pkt, p)
             } else {
                 0
             };
             self.process_ack(core, p, newly_sacked);
+            if self.rack_on {
+                self.rack_after_ack(core, p);
+            }
         }
         if p.payload_bytes > 0 {
             self.process_data(core, p);
@@ -429,7 +446,7 @@ impl TcpEndpoint {
         }
         if p.flags & FLAG_ECE != 0 {
             self.ecn.ece_received += 1;
-            if core.tcp_cfg.ecn && p.ack > self.ecn_recover {
+            if core.tcp_cfg_of(self.cfg).ecn && p.ack > self.ecn_recover {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
                 if !self.in_recovery {
@@ -441,7 +458,7 @@ impl TcpEndpoint {
     }
 
     fn handshake_done(&mut self, core: &mut Core, ts_ecr: u64) {
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
         self.state = TcpState::Established;
         if !self.syn_retransmitted && ts_ecr > 0 {
             self.rtt.sample(
@@ -467,14 +484,75 @@ impl TcpEndpoint {
     /// scoreboard: the bytes newly SACKed.
     #[cold]
     #[inline(never)]
-    fn on_sack_option(&mut self, core: &Core, pkt: PktId, ack: u64) -> u64 {
-        if ack > self.snd_max {
+    fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
+        if p.ack > self.snd_max {
             return 0;
         }
-        let (una, max) = (ack.max(self.snd_una), self.snd_max);
-        match self.recovery.as_sack() {
-            Some(r) => r.on_sack(&core.net.pool.sack(pkt), una, max),
-            None => 0,
+        let (una, max) = (p.ack.max(self.snd_una), self.snd_max);
+        let Some(r) = self.recovery.as_sack() else {
+            return 0;
+        };
+        let opt = core.net.pool.sack(pkt);
+        let newly = r.on_sack(&opt, una, max);
+        if let Some(rack) = r.rack.as_mut() {
+            for &(s, e) in opt.used() {
+                rack.on_sacked(s.max(una), e.min(max), core.now, p.ts_ecr);
+            }
+        }
+        newly
+    }
+
+    /// RACK after an ACK (RFC 8985 §6.2): the cumulatively ACKed segments
+    /// are delivered, then the detection runs; a loss it finds starts
+    /// recovery as a third duplicate ACK would.
+    #[cold]
+    #[inline(never)]
+    fn rack_after_ack(&mut self, core: &mut Core, p: &Packet) {
+        let (una, now) = (self.snd_una, core.now);
+        if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
+            rack.on_cum_ack(una, now, p.ts_ecr);
+        }
+        self.rack_detect_and_recover(core);
+    }
+
+    /// Run RACK's detection; enter recovery if it found the first
+    /// unacknowledged segment lost (once per window, as RFC 6582 guards
+    /// fast retransmit) and point the loss timer at the RACK timer.
+    fn rack_detect_and_recover(&mut self, core: &mut Core) {
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        let (now, srtt) = (core.now, self.rtt.srtt());
+        let (r, cx) = self.loss_ctx();
+        let Some(r) = r.as_sack() else {
+            return;
+        };
+        let lost = r.rack_detect(&cx, now, srtt);
+        if lost && !self.in_recovery && self.snd_una >= self.recover {
+            self.enter_fast_recovery(core);
+        }
+        if self.rto_armed() {
+            let at = self.rto_at;
+            self.set_loss_timer(core, at);
+        }
+    }
+
+    /// RACK's record of what left when (the records of RFC 8985 §6.1).
+    #[cold]
+    #[inline(never)]
+    fn rack_on_send(&mut self, seq: u64, len: u64, now: Time) {
+        if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
+            rack.on_send(seq, len, now);
+        }
+    }
+
+    /// The RACK timer fired: detect again, recover, send.
+    fn on_reo_timeout(&mut self, core: &mut Core) {
+        self.rack_detect_and_recover(core);
+        self.output(core);
+        if !self.rto_armed() && self.snd_una < self.snd_max {
+            let at = self.rto_at;
+            self.set_loss_timer(core, at);
         }
     }
 
@@ -484,7 +562,7 @@ impl TcpEndpoint {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
@@ -566,7 +644,13 @@ impl TcpEndpoint {
         }
         if end <= self.rcv_nxt {
             self.ack_now = true; // old duplicate
+            if self.sack_max_blocks > 0 {
+                self.sack_rx.on_duplicate(seq, end); // RFC 2883
+            }
             return;
+        }
+        if seq < self.rcv_nxt && self.sack_max_blocks > 0 {
+            self.sack_rx.on_duplicate(seq, self.rcv_nxt); // partly old
         }
         if seq <= self.rcv_nxt {
             let before = self.rcv_nxt;
@@ -594,20 +678,25 @@ impl TcpEndpoint {
                 ep: self.id,
                 bytes: delivered,
             });
-            if filled_hole || !core.tcp_cfg.delayed_ack {
+            let cfg = core.tcp_cfg_of(self.cfg);
+            let (delayed_ack, delack_segments) = (cfg.delayed_ack, cfg.delayed_ack_segments);
+            if filled_hole || !delayed_ack {
                 self.ack_now = true;
             } else if self.quickacks > 0 {
                 self.quickacks -= 1;
                 self.ack_now = true;
             } else {
                 self.unacked_segs += 1;
-                if self.unacked_segs >= core.tcp_cfg.delayed_ack_segments {
+                if self.unacked_segs >= delack_segments {
                     self.ack_now = true;
                 } else {
                     self.arm_delack(core);
                 }
             }
         } else {
+            if self.sack_max_blocks > 0 && self.ooo.iter().any(|&(s, e)| s <= seq && end <= e) {
+                self.sack_rx.on_duplicate(seq, end); // held already
+            }
             let held = self.insert_ooo(seq, end);
             if self.sack_max_blocks > 0 {
                 self.sack_rx.on_arrival(held);
@@ -651,7 +740,8 @@ impl TcpEndpoint {
             self.sack_recovery_output(core);
             return;
         }
-        let cfg = &core.tcp_cfg;
+        let cfg = core.tcp_cfg_of(self.cfg);
+        let header_bytes = cfg.header_bytes as u64;
         let mss = self.win.mss;
         if cfg.restart_after_idle
             && self.snd_una == self.snd_max
@@ -679,8 +769,7 @@ impl TcpEndpoint {
             if in_flight + len > wnd {
                 break;
             }
-            let frame =
-                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            let frame = (header_bytes + len) as u32 + core.net.framing.frame_overhead_bytes;
             if let Some(at) = self.pacer.hold_until(core.now, frame) {
                 self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
                 break;
@@ -748,8 +837,8 @@ impl TcpEndpoint {
                 NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
                 NextSeg::NewData => (self.snd_max, new_len),
             };
-            let frame =
-                (core.tcp_cfg.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            let frame = (core.tcp_cfg_of(self.cfg).header_bytes as u64 + len) as u32
+                + core.net.framing.frame_overhead_bytes;
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -783,12 +872,14 @@ impl TcpEndpoint {
         self.rcv_window.advertised_bytes(&s).min(u32::MAX as u64) as u32
     }
 
+    #[inline(always)]
     fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
         if self.ece_pending && flags & FLAG_ACK != 0 {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
-        let mut ip_bytes = core.tcp_cfg.header_bytes;
+        let cfg = core.tcp_cfg_of(self.cfg);
+        let mut ip_bytes = cfg.header_bytes;
         if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
@@ -809,7 +900,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(core.now, &core.tcp_cfg),
+            wnd: self.advertised_window(core.now, cfg),
         }
     }
 
@@ -831,7 +922,7 @@ impl TcpEndpoint {
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
-        if core.tcp_cfg.ecn && seq >= self.snd_max {
+        if core.tcp_cfg_of(self.cfg).ecn && seq >= self.snd_max {
             // new data only: RFC 3168 §6.1.5 keeps retransmissions not-ECT
             p.set_ecn(Ecn::Ect0);
             if self.cwr_pending {
@@ -842,6 +933,9 @@ impl TcpEndpoint {
         }
         self.acked_now();
         self.last_send = core.now;
+        if self.rack_on {
+            self.rack_on_send(seq, len, core.now);
+        }
         self.emit(core, p);
     }
 
@@ -858,15 +952,18 @@ impl TcpEndpoint {
 
     #[cold]
     #[inline(never)]
-    fn attach_sack(&self, core: &mut Core, id: PktId) {
+    fn attach_sack(&mut self, core: &mut Core, id: PktId) {
         let opt = self.sack_rx.option(self.sack_max_blocks as usize);
         core.net.pool.set_sack(id, opt);
+        if self.sack_rx.dsack_sent() {
+            self.dsacks_sent += 1;
+        }
     }
 
     fn send_control(&mut self, core: &mut Core, flags: u8) {
         let mut p = self.stamp(core, flags);
         if flags & FLAG_SYN != 0 {
-            p.ip_bytes = core.tcp_cfg.syn_bytes;
+            p.ip_bytes = core.tcp_cfg_of(self.cfg).syn_bytes;
             p.seq = 0;
             if flags & FLAG_ACK == 0 {
                 p.ack = 0;
@@ -880,7 +977,7 @@ impl TcpEndpoint {
     // timers
 
     fn arm_rto(&mut self, core: &mut Core) {
-        let at = core.now + self.current_rto(&core.tcp_cfg);
+        let at = core.now + self.current_rto(core.tcp_cfg_of(self.cfg));
         self.set_loss_timer(core, at);
     }
 
@@ -888,7 +985,7 @@ impl TcpEndpoint {
     /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
     #[inline(always)]
     fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
-        if self.tlp_on {
+        if self.tlp_on | self.rack_on {
             self.set_loss_timer_tlp(core, rto_at);
         } else {
             self.rto_timer.arm(&mut core.ev, rto_at, Event::TcpRto(self.id));
@@ -899,11 +996,12 @@ impl TcpEndpoint {
     fn set_loss_timer_tlp(&mut self, core: &mut Core, rto_at: Time) {
         self.rto_at = rto_at;
         self.probe_armed = false;
+        self.reo_armed = false;
         let mut at = rto_at;
-        if self.probe_allowed() {
+        if self.tlp_on && self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
-            let max_ack_delay = if core.tcp_cfg.delayed_ack {
-                core.tcp_cfg.delayed_ack_timeout
+            let max_ack_delay = if core.tcp_cfg_of(self.cfg).delayed_ack {
+                core.tcp_cfg_of(self.cfg).delayed_ack_timeout
             } else {
                 Dur::ZERO
             };
@@ -914,7 +1012,26 @@ impl TcpEndpoint {
                 self.probe_armed = true;
             }
         }
+        if self.rack_on {
+            let reo_at = match self.recovery.scoreboard() {
+                Some(_) => self.rack_reo_at(),
+                None => Time::NEVER,
+            };
+            if reo_at < at {
+                at = reo_at;
+                self.probe_armed = false;
+                self.reo_armed = true;
+            }
+        }
         self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
+    }
+
+    /// When RACK's timer is due (`Time::NEVER`: not armed).
+    fn rack_reo_at(&mut self) -> Time {
+        self.recovery
+            .as_sack()
+            .and_then(|r| r.rack.as_ref())
+            .map_or(Time::NEVER, |r| r.reo_at)
     }
 
     /// RFC 8985 §7.2: a PTO only in the open state with data outstanding, no
@@ -967,7 +1084,7 @@ impl TcpEndpoint {
 
     fn arm_delack(&mut self, core: &mut Core) {
         if !self.delack_timer.is_armed() {
-            let at = core.now + core.tcp_cfg.delayed_ack_timeout;
+            let at = core.now + core.tcp_cfg_of(self.cfg).delayed_ack_timeout;
             self.delack_timer.arm(&mut core.ev, at, Event::TcpDelack(self.id));
         }
     }
@@ -979,6 +1096,9 @@ impl TcpEndpoint {
             if self.probe_armed {
                 self.probe_armed = false;
                 self.send_probe(core);
+            } else if self.reo_armed {
+                self.reo_armed = false;
+                self.on_reo_timeout(core);
             } else {
                 self.on_timeout(core);
             }

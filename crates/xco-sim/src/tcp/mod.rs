@@ -1,12 +1,12 @@
 //! TCP: connection set-up, slow start and congestion avoidance (RFC 5681),
 //! NewReno fast retransmit and fast recovery (RFC 6582) or SACK (RFC 2018)
-//! with SACK-based loss recovery (RFC 6675), the retransmission
+//! with SACK-based loss recovery (RFC 6675) and RACK's time-based loss detection (RFC 8985), the retransmission
 //! timer of RFC 6298, delayed ACKs, timestamps-based RTT sampling (RFC 7323)
 //! and a receive window — over 64-bit byte sequence numbers that never wrap.
 //!
 //! The endpoint ([`endpoint`]) owns sequence numbers, timers and sending;
 //! two seams, split as in Linux, decide the rest. Loss recovery
-//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; tail loss probes in [`tlp`]) finds losses and picks
+//! ([`recovery`]: NewReno, or SACK in [`sack`] and [`sack_recovery`]; RACK in [`rack`]; tail loss probes in [`tlp`]) finds losses and picks
 //! what to retransmit; congestion control ([`cc`]: NewReno, CUBIC in [`cubic`],
 //! DCTCP in [`dctcp`]) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
@@ -18,18 +18,20 @@ pub mod dctcp;
 pub mod endpoint;
 pub mod pacing;
 pub mod profile;
+pub mod rack;
 pub mod rcv_window;
 pub mod recovery;
 pub mod rtt;
 pub mod sack;
 pub mod sack_recovery;
+pub mod select;
 pub mod table;
 pub mod tlp;
 
 use xco_core::Dur;
 
 /// Every TCP setting a result can depend on.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
     /// Payload bytes per full segment (MSS).
     pub mss_bytes: u32,
@@ -80,6 +82,10 @@ pub struct TcpConfig {
     /// Tail loss probes (RFC 8985 §7): a probe after about two RTTs instead
     /// of waiting for the RTO when the tail of a flight is lost.
     pub tlp: bool,
+    /// RACK time-based loss detection (RFC 8985 §6; needs `sack`): a
+    /// segment sent before one that was delivered is lost once a quarter of
+    /// the minimum RTT has passed beyond its own RTT.
+    pub rack: bool,
     /// Receivers ACK the first this many data segments of a connection at
     /// once, without delaying (Linux's quick-ACK mode at start: 16); 0: off.
     pub quickack_segments: u32,
@@ -114,6 +120,7 @@ impl TcpConfig {
             ecn: false,
             sack: false,
             tlp: false,
+            rack: false,
             quickack_segments: 0,
             pacing: false,
         }

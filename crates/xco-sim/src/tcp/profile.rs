@@ -5,7 +5,8 @@
 //! * `newreno` (the default): RFC 5681 / 6582 NewReno, no SACK, no probes —
 //!   the simulator's TCP before the profiles existed, output for output.
 //! * `linux`: what a current Linux sender and receiver do, as far as the
-//!   model has it: CUBIC, SACK with RFC 6675 recovery, tail loss probes,
+//!   model has it: CUBIC, SACK with RFC 6675 recovery, RACK-TLP (time-based loss detection
+//!   and tail loss probes),
 //!   quick ACKs for the first 16 segments of a connection, and the settings
 //!   `newreno` already shares with Linux (timestamps, IW 10, RTO_min 200 ms,
 //!   a 40 ms delayed-ACK timer, an immediate ACK for out-of-order data and
@@ -49,6 +50,7 @@ impl TcpProfile {
                 cc: CcKind::Cubic,
                 sack: true,
                 tlp: true,
+                rack: true,
                 quickack_segments: LINUX_QUICKACKS,
                 ..base
             },

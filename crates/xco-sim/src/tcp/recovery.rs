@@ -20,7 +20,8 @@
 //! [`NewRenoRecovery`] is RFC 5681 §3.2 fast retransmit / fast recovery with
 //! RFC 6582's partial ACKs ("impatient" timer: re-armed on the first partial
 //! ACK only). [`SackRecovery`] is RFC 6675's SACK-based recovery (its own
-//! file); RACK-TLP (RFC 8985) becomes a further variant.
+//! file); RACK's time-based detection (RFC 8985 §6, [`super::rack`]) works inside
+//! it.
 
 use super::cc::Window;
 use super::sack::Scoreboard;
@@ -161,9 +162,10 @@ impl Recovery {
         })
     }
 
-    /// RFC 6675 SACK-based recovery with `dupack_threshold` (DupThresh).
-    pub fn sack(dupack_threshold: u32) -> Recovery {
-        Recovery::Sack(Box::new(SackRecovery::new(dupack_threshold)))
+    /// RFC 6675 SACK-based recovery with `dupack_threshold` (DupThresh),
+    /// with RACK's time-based detection (RFC 8985 §6) if `rack`.
+    pub fn sack(dupack_threshold: u32, rack: bool) -> Recovery {
+        Recovery::Sack(Box::new(SackRecovery::new(dupack_threshold, rack)))
     }
 
     /// The SACK variant, if this is it.

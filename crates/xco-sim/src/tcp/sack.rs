@@ -5,7 +5,9 @@
 //!   reports, the range holding the most recent arrival first, then the most
 //!   recently reported others (RFC 2018 §4), as Linux keeps them in
 //!   `selective_acks[4]`. Three blocks fit beside the timestamps option,
-//!   four without.
+//!   four without. A duplicate segment is reported once as a D-SACK block
+//!   (RFC 2883): the duplicated range first, before the others, on the next
+//!   ACK only.
 //! * [`Scoreboard`] is the sender's side: the SACKed ranges above `snd_una`,
 //!   sorted and merged, in a fixed array (nothing allocated on the packet
 //!   path). When more holes exist than it has room for, the highest range is
@@ -26,6 +28,8 @@ use crate::net::packet::{SackOption, MAX_SACK_BLOCKS};
 pub struct SackBlocks {
     recent: [(u64, u64); MAX_SACK_BLOCKS],
     len: u8,
+    /// A duplicate range to report first on the next ACK (RFC 2883).
+    dsack: Option<(u64, u64)>,
 }
 
 impl SackBlocks {
@@ -59,20 +63,38 @@ impl SackBlocks {
         self.len = n as u8;
     }
 
+    /// `[s, e)` arrived again (RFC 2883 §4): report it as a D-SACK block on
+    /// the next ACK (a later duplicate before that ACK replaces it).
+    pub fn on_duplicate(&mut self, s: u64, e: u64) {
+        self.dsack = Some((s, e));
+    }
+
+    /// The D-SACK block went out: report it no more.
+    #[inline]
+    pub fn dsack_sent(&mut self) -> bool {
+        self.dsack.take().is_some()
+    }
+
     /// True if there is nothing to report.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == 0 && self.dsack.is_none()
     }
 
-    /// The option to send, at most `max_blocks` blocks.
+    /// The option to send, at most `max_blocks` blocks: the D-SACK block
+    /// first if there is one, then the most recent blocks.
     pub fn option(&self, max_blocks: usize) -> SackOption {
-        let n = (self.len as usize).min(max_blocks);
-        let mut o = SackOption {
-            len: n as u8,
-            ..SackOption::default()
-        };
-        o.blocks[..n].copy_from_slice(&self.recent[..n]);
+        let mut o = SackOption::default();
+        let mut n = 0;
+        if let Some(d) = self.dsack {
+            if max_blocks > 0 {
+                o.blocks[0] = d;
+                n = 1;
+            }
+        }
+        let k = (self.len as usize).min(max_blocks.saturating_sub(n));
+        o.blocks[n..n + k].copy_from_slice(&self.recent[..k]);
+        o.len = (n + k) as u8;
         o
     }
 }
@@ -288,6 +310,26 @@ mod tests {
         assert_eq!(b.option(4).len, 4);
         b.on_advance(95);
         assert_eq!(b.option(4).used(), &[(110, 120), (90, 100)]);
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_first_once_as_a_d_sack_block() {
+        let mut b = SackBlocks::default();
+        b.on_duplicate(0, 10); // below the cumulative ACK
+        assert!(!b.is_empty());
+        assert_eq!(b.option(3).used(), &[(0, 10)]);
+        assert!(b.dsack_sent());
+        assert!(b.is_empty() && !b.dsack_sent(), "once");
+        for r in [(30, 40), (50, 60), (70, 80)] {
+            b.on_arrival(r);
+        }
+        b.on_duplicate(50, 60); // a duplicate of held out-of-order data
+        assert_eq!(
+            b.option(3).used(),
+            &[(50, 60), (70, 80), (50, 60)],
+            "D-SACK first, then the latest blocks, three in all"
+        );
+        assert_eq!(b.option(4).len, 4);
     }
 
     #[test]

@@ -15,10 +15,12 @@
 //! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
 //! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
-//! Not modelled: D-SACK (RFC 2883), Limited Transmit (RFC 3042) and
+//! Not modelled: the sender's use of D-SACK (RFC 2883; receivers send it,
+//! `super::sack`), Limited Transmit (RFC 3042) and
 //! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
 //! the whole episode, as RFC 6675 writes it).
 
+use super::rack::Rack;
 use super::recovery::{LossCtx, NewAckStep, Segment};
 use super::sack::Scoreboard;
 use crate::net::packet::SackOption;
@@ -49,13 +51,16 @@ pub struct SackRecovery {
     pub rescue_rxt: u64,
     /// The pipe estimate (RFC 6675 `SetPipe`, then plus what was sent).
     pub pipe: u64,
+    /// RACK's time-based loss detection (RFC 8985 §6), when on.
+    pub rack: Option<Rack>,
 }
 
 impl SackRecovery {
-    /// A new instance with `dupack_threshold`.
-    pub fn new(dupack_threshold: u32) -> SackRecovery {
+    /// A new instance with `dupack_threshold`, with RACK if `rack`.
+    pub fn new(dupack_threshold: u32, rack: bool) -> SackRecovery {
         SackRecovery {
             dupack_threshold,
+            rack: rack.then(Rack::new),
             ..SackRecovery::default()
         }
     }
@@ -69,11 +74,30 @@ impl SackRecovery {
         newly
     }
 
-    /// The lost boundary of RFC 6675's `IsLost` for this sender.
+    /// The lost boundary of RFC 6675's `IsLost` for this sender, or
+    /// RACK's if that is higher.
     #[inline]
     fn lost_below(&self, cx: &LossCtx) -> u64 {
-        self.scoreboard
-            .lost_below(cx.snd_una, cx.win.mss, self.dupack_threshold)
+        let b = self
+            .scoreboard
+            .lost_below(cx.snd_una, cx.win.mss, self.dupack_threshold);
+        match &self.rack {
+            Some(r) => b.max(r.lost_below),
+            None => b,
+        }
+    }
+
+    /// RACK's detection (RFC 8985 §6.2) at `now`, with the reordering
+    /// window for this sender's state; true if it finds the first
+    /// unacknowledged segment lost. No-op without RACK.
+    pub fn rack_detect(&mut self, cx: &LossCtx, now: xco_core::Time, srtt: Option<xco_core::Dur>) -> bool {
+        let limit = (self.dupack_threshold.max(1) as u64 - 1) * cx.win.mss;
+        let no_wait = *cx.in_recovery || self.scoreboard.sacked_bytes() > limit;
+        let Some(r) = self.rack.as_mut() else {
+            return false;
+        };
+        let reo = r.reo_wnd(no_wait, srtt);
+        r.detect_loss(now, cx.snd_una, reo) > cx.snd_una
     }
 
     pub(super) fn on_new_ack(&mut self, cx: LossCtx, _acked_bytes: u64) -> NewAckStep {
@@ -119,6 +143,9 @@ impl SackRecovery {
         self.dupacks = 0;
         self.high_rxt = cx.snd_una;
         *cx.recover = cx.snd_max;
+        if let Some(r) = self.rack.as_mut() {
+            r.on_rto();
+        }
     }
 
     /// RFC 6675 `SetPipe`.

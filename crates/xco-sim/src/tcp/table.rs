@@ -66,7 +66,7 @@ impl TcpTable {
         } else {
             (TcpState::Established, TcpState::Established)
         };
-        let cfg = &core.tcp_cfg;
+        let (c_cfg, s_cfg) = core.tcp_cfgs_for(app, client, server);
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
                 id: c_id,
@@ -79,8 +79,9 @@ impl TcpTable {
                 tx_flow: c_flow,
                 rx_flow: s_flow,
                 state: cs,
+                cfg: c_cfg,
             },
-            cfg,
+            core.tcp_cfg_of(c_cfg),
         ));
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
@@ -94,8 +95,9 @@ impl TcpTable {
                 tx_flow: s_flow,
                 rx_flow: c_flow,
                 state: ss,
+                cfg: s_cfg,
             },
-            cfg,
+            core.tcp_cfg_of(s_cfg),
         ));
         if let Some(pdn) = core.net.pdn() {
             for (ep, host) in [(c_id, client), (s_id, server)] {

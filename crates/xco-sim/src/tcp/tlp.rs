@@ -13,7 +13,8 @@
 //! endpoint keeps RFC 6298's RTO deadline and points the timer at the
 //! earlier PTO when a probe may go ([`TlpState::pto`]).
 //!
-//! Not modelled: RACK's time-based loss detection (RFC 8985 §6) and D-SACK,
+//! RACK's time-based detection (RFC 8985 §6) is `super::rack`. Not modelled:
+//! the sender's use of D-SACK,
 //! so a probe that retransmitted data is always taken as having repaired a
 //! loss (§7.4.2: without a D-SACK the sender "MUST assume" one) and the
 //! congestion control is told, as for fast recovery.

@@ -1,0 +1,104 @@
+//! Which TCP settings an endpoint runs: the run's `[tcp]`, a host's
+//! profile (`[[tcp.hosts]]`) or an application's (`[[apps]] tcp = ...`).
+//!
+//! The settings live in [`Core`]: index 0 is the run's (`core.tcp_cfg`),
+//! indices 1.. are `core.tcp_alt`. Each endpoint keeps its index, so a
+//! NewReno host and a DCTCP host can share a run. An application's choice
+//! applies to both ends of its connections; otherwise each end takes its
+//! own host's, and what the two ends must agree on is negotiated as the
+//! SYN exchange does in Linux ([`negotiate`]): SACK (and with it RACK) and
+//! ECN are used only if both ends have them, and DCTCP without ECN falls
+//! back to NewReno (Linux's `dctcp_reno`). Everything else (congestion
+//! control, probes, pacing, RTO_min, delayed ACKs) is each end's own.
+
+use super::cc::CcKind;
+use super::TcpConfig;
+use crate::sim::Core;
+
+/// Per-host and per-app choices of TCP settings (empty: the run's everywhere).
+#[derive(Clone, Debug, Default)]
+pub struct TcpSelect {
+    /// Settings index of each node (empty: 0 for all).
+    pub host: Vec<u8>,
+    /// Settings index of each app, if it names one.
+    pub app: Vec<Option<u8>>,
+}
+
+/// The settings `own` runs with against a peer running `peer`.
+pub fn negotiate(own: &TcpConfig, peer: &TcpConfig) -> TcpConfig {
+    let mut c = own.clone();
+    c.sack = own.sack && peer.sack;
+    c.rack = c.rack && c.sack;
+    c.ecn = own.ecn && peer.ecn;
+    if c.cc == CcKind::Dctcp && !c.ecn {
+        c.cc = CcKind::NewReno;
+    }
+    c
+}
+
+impl Core {
+    /// TCP settings number `i` (0: the run's `[tcp]`).
+    #[inline(always)]
+    pub fn tcp_cfg_of(&self, i: u8) -> &TcpConfig {
+        if i == 0 {
+            &self.tcp_cfg
+        } else {
+            &self.tcp_alt[i as usize - 1]
+        }
+    }
+
+    /// Add settings `c` (or find them): their index. Panics past 255 settings
+    /// (the scenario bounds the profiles far below that).
+    pub fn tcp_cfg_index(&mut self, c: TcpConfig) -> u8 {
+        if c == self.tcp_cfg {
+            return 0;
+        }
+        let i = match self.tcp_alt.iter().position(|x| *x == c) {
+            Some(i) => i,
+            None => {
+                self.tcp_alt.push(c);
+                self.tcp_alt.len() - 1
+            }
+        };
+        u8::try_from(i + 1).expect("at most 255 TCP settings")
+    }
+
+    /// The settings indices of the two ends of a connection of `app`
+    /// between hosts `client` and `server`.
+    pub fn tcp_cfgs_for(&mut self, app: u32, client: u32, server: u32) -> (u8, u8) {
+        if let Some(Some(i)) = self.tcp_select.app.get(app as usize) {
+            return (*i, *i);
+        }
+        let of = |n: u32| self.tcp_select.host.get(n as usize).copied().unwrap_or(0);
+        let (a, b) = (of(client), of(server));
+        if a == b {
+            return (a, a);
+        }
+        let ca = negotiate(self.tcp_cfg_of(a), self.tcp_cfg_of(b));
+        let cb = negotiate(self.tcp_cfg_of(b), self.tcp_cfg_of(a));
+        (self.tcp_cfg_index(ca), self.tcp_cfg_index(cb))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::profile::TcpProfile;
+
+    #[test]
+    fn sack_and_ecn_need_both_ends_and_dctcp_without_ecn_is_newreno() {
+        let linux = TcpProfile::Linux.config(1500);
+        let dctcp = TcpProfile::Dctcp.config(1500);
+        let reno = TcpProfile::NewReno.config(1500);
+        let d = negotiate(&dctcp, &linux);
+        assert_eq!(
+            (d.cc, d.ecn, d.sack, d.rack),
+            (CcKind::NewReno, false, true, true)
+        );
+        let d = negotiate(&dctcp, &dctcp);
+        assert_eq!((d.cc, d.ecn), (CcKind::Dctcp, true));
+        let l = negotiate(&linux, &reno);
+        assert_eq!((l.cc, l.sack, l.rack, l.tlp), (CcKind::Cubic, false, false, true));
+        assert_eq!(negotiate(&reno, &linux), reno);
+    }
+}

@@ -1,0 +1,812 @@
+"""The TCP Outcast reproductions (../shared/spec/outcast.md, reproductions.md).
+
+The paper's setting: a k = 4 fat-tree (16 hosts, 20 switches), 1 Gbit/s
+links, 16 KB drop-tail buffer per port, TCP minRTO 2 ms, static routing from
+the destination's address bits (PortLand-like; our ``address-bits`` mode).
+15 senders, one receiver ``Dest`` = ``h0``: ``h1`` is under the same edge
+switch (2 hops), ``h2``, ``h3`` in the same pod (4 hops), ``h4``..``h15`` in
+other pods (6 hops). The bottleneck is the edge switch's port ``e0_0 -> h0``,
+fed by two inputs: ``h1`` and the aggregation switch every 4- and 6-hop flow
+comes down by.
+
+Settings the paper does not give are chosen here and kept across series:
+link delay 2 us, TCP NewReno (the ns-2 runs), no SACK, bulk flows that all
+start at time 0, seed 1 unless ``--seed``.
+
+Reproductions: ``outcast-base`` (15 senders), ``outcast-ratio`` (1 vs 2, 6,
+12 six-hop flows over time), ``outcast-remedies`` (taildrop, RED, SFQ, pacing,
+equal-length routing random per flow / per packet and deterministic),
+``outcast-blackout`` (episodes of k consecutive drops per input port and the
+queue timeline), ``outcast-multiflow`` (10/20/30 flows per host),
+``outcast-stagger`` (staggered starts), ``outcast-background`` (random
+background transfers) and ``outcast-dropmodel`` (the ON/OFF
+blackout model).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .. import plot
+from ..sim import run_raw
+from . import Options, Outcome, Reproduction, register, write_meta
+
+DEST = "h0"
+BOTTLENECK = ("e0_0", "h0")
+TWO_HOP = "h1"
+FOUR_HOP = ["h2", "h3"]
+SIX_HOP = [f"h{i}" for i in range(4, 16)]
+
+
+def hops(src: str) -> int:
+    """Hops from ``src`` to ``Dest`` in the k = 4 fat-tree (shortest path)."""
+    if src == TWO_HOP:
+        return 2
+    return 4 if src in FOUR_HOP else 6
+
+
+def duration_ms(opts: Options) -> int:
+    """Simulated time of one run: 0.5 s (the paper's plots) quick, 5 s full."""
+    return 5000 if opts.full else 500
+
+
+@dataclass
+class Setup:
+    """One run of the fat-tree experiment."""
+
+    senders: list[str]
+    queue: dict[str, Any] | None = None
+    routing: str = "address-bits"
+    pacing: bool = False
+    timeseries_bin_us: float = 0.0
+    timeline: bool = False
+    flows_per_host: int = 1
+    start_ms: dict[str, float] | None = None
+
+
+def scenario(s: Setup, opts: Options) -> dict[str, Any]:
+    """The scenario of ``s``: the paper's fat-tree, one bulk flow per sender into ``Dest``."""
+    sc: dict[str, Any] = {
+        "name": "outcast",
+        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed},
+        "topology": {
+            "kind": "fat_tree",
+            "k": 4,
+            "host_rate": "1Gbps",
+            "link_delay_us": 2,
+            "switch_buffer": "16KB",
+            "routing": s.routing,
+        },
+        "tcp": {"rto_min_ms": 2},
+        "apps": [
+            {"kind": "bulk", "src": src, "dst": DEST, "start_ms": (s.start_ms or {}).get(src, 0)}
+            for src in s.senders
+            for _ in range(s.flows_per_host)
+        ],
+        "output": {"timeseries_bin_us": s.timeseries_bin_us, "timeseries_ports": "none"},
+    }
+    if s.pacing:
+        sc["tcp"]["pacing"] = True
+    if s.queue is not None:
+        sc["topology"]["queue"] = s.queue
+    if s.timeline:
+        sc["output"]["queue_timeline"] = [f"{BOTTLENECK[0]}->{BOTTLENECK[1]}"]
+        sc["output"]["queue_timeline_max_rows"] = 200_000
+    return sc
+
+
+def flows_of(raw: dict[str, Any]) -> pd.DataFrame:
+    """The data flows of a run: sender, hops, goodput, RTT, timeouts."""
+    f = pd.read_csv(io.StringIO(raw["flows"]))
+    # the bulk flows (background transfers are app kind "transfer")
+    f = f[(f["role"] == "bulk") & (f["app_kind"] == "bulk")].copy()
+    f["hops"] = f["src"].map(hops)
+    return f[["src", "hops", "goodput_mbps", "rtt_us_mean", "timeouts", "retransmits"]].reset_index(drop=True)
+
+
+def bottleneck_runs(raw: dict[str, Any]) -> pd.DataFrame:
+    """Drop episodes at the bottleneck port per input: ``input_from``, ``k``, ``episodes``."""
+    d = pd.read_csv(io.StringIO(raw["drop_runs"]))
+    d = d[(d["from"] == BOTTLENECK[0]) & (d["to"] == BOTTLENECK[1])]
+    return d[["input_from", "k", "episodes", "longest_run"]].reset_index(drop=True)
+
+
+def ratio(f: pd.DataFrame) -> tuple[float, float, float]:
+    """(2-hop goodput, mean 6-hop goodput, their ratio 2-hop / 6-hop), Mbit/s."""
+    two = float(f[f["hops"] == 2]["goodput_mbps"].mean())
+    six = float(f[f["hops"] == 6]["goodput_mbps"].mean())
+    return two, six, (two / six if six > 0 else float("inf"))
+
+
+def longest(runs: pd.DataFrame, input_from: str) -> int:
+    """Longest run of consecutive drops at the bottleneck from ``input_from`` (0: none)."""
+    d = runs[runs["input_from"] == input_from]
+    return int(d["longest_run"].max()) if len(d) else 0
+
+
+def verdict_of(two_over_six: float) -> str:
+    """The paper's claim "the 2-hop flow gets several times less than the mean 6-hop flow"."""
+    if two_over_six <= 0.5:
+        return "holds"
+    if two_over_six < 0.9:
+        return "partly"
+    return "does not hold"
+
+
+MECHANISM = (
+    "Why (the drop-episode histogram): the blackout the paper describes is there, on the other "
+    "input. h1's NIC and the bottleneck port run at the same 1 Gbit/s, so once h1's window exceeds "
+    "the path, its frames arrive back to back exactly as the port frees a slot and take every free "
+    "slot; the aggregation switch's frames find the 16 KB queue full and are dropped in runs of "
+    "dozens (longest {agg_run}), retransmissions included, so the 6-hop flows sit in backed-off "
+    "timeouts. Nothing in the model adds the timing noise that ends a blackout on real switches, "
+    "so the port that wins first wins for good; here the lone 2-hop flow wins."
+)
+
+
+def _save(table_plot, path_png, **kw) -> list:
+    """Save a figure as PNG and SVG; return both paths."""
+    png = table_plot(path=path_png, **kw)
+    svg = table_plot(path=path_png.with_suffix(".svg"), **kw)
+    return [png, svg]
+
+
+def _finish(
+    opts: Options, rid: str, lines: list[str], files: list, extra: dict, points: list[dict]
+) -> Outcome:
+    text = "\n".join(lines)
+    txt = opts.out / f"{rid}.txt"
+    txt.write_text(text + "\n")
+    meta = write_meta(opts, rid, extra, points=points)
+    return Outcome(files=[*files, txt, meta], summary=text)
+
+
+def _note(opts: Options, rid: str) -> str:
+    mode = "full" if opts.full else "quick"
+    return (
+        f"{rid} · xco, seed {opts.seed}, {mode}: k=4 fat-tree, 1 Gbit/s, 16 KB ports,"
+        f" minRTO 2 ms, address-bit routing, {duration_ms(opts)} ms"
+    )
+
+
+# ---------------------------------------------------------------------------
+# outcast-base
+
+
+def run_base(opts: Options) -> Outcome:
+    """15 senders into Dest: per-flow throughput and RTT by hop count."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    senders = [TWO_HOP, *FOUR_HOP, *SIX_HOP]
+    sc = scenario(Setup(senders), opts)
+    raw = run_raw(sc, opts.seed)
+    f = flows_of(raw)
+    f["series"] = f["hops"].map(lambda h: f"{h}-hop flow")
+    csv = opts.out / "outcast-base.csv"
+    f.to_csv(csv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-base.png",
+        df=f,
+        x="src",
+        y="goodput_mbps",
+        series="series",
+        title="Per-flow throughput into Dest (15 senders)",
+        xlabel="sender",
+        ylabel="throughput (Mbit/s)",
+        note=_note(opts, "outcast-base"),
+    )
+    two = float(f[f["hops"] == 2]["goodput_mbps"].mean())
+    four = float(f[f["hops"] == 4]["goodput_mbps"].mean())
+    six = float(f[f["hops"] == 6]["goodput_mbps"].mean())
+    r = two / six if six > 0 else float("inf")
+    runs = bottleneck_runs(raw)
+    agg = next((n for n in runs["input_from"].unique() if n != TWO_HOP), "")
+    v = verdict_of(r)
+    lines = [
+        "outcast-base: 15 senders -> Dest (h0) on the k=4 fat-tree; 1 two-hop, 2 four-hop, 12 six-hop flows",
+        "",
+        f"{'hops':>4} {'flows':>5} {'mean Mbit/s':>12} {'timeouts':>9}",
+        *(
+            f"{h:>4} {len(g):>5} {g['goodput_mbps'].mean():>12.1f} {int(g['timeouts'].sum()):>9}"
+            for h, g in f.groupby("hops")
+        ),
+        "(no RTT column: the simulator samples RTTs for ping flows only, not TCP bulk flows)",
+        "",
+        "claim: the 2-hop flow gets several times less throughput than the average 6-hop flow.",
+        f"ours: 2-hop {two:.1f} Mbit/s, 4-hop mean {four:.1f}, 6-hop mean {six:.1f}; 2-hop / 6-hop = {r:.2f}"
+        f" -> {v} (holds: ratio <= 0.5)",
+    ]
+    if v != "holds":
+        lines.append(
+            f"  longest drop runs at e0_0->h0: from h1 {longest(runs, TWO_HOP)},"
+            f" from {agg} {longest(runs, agg)}. " + MECHANISM.format(agg_run=longest(runs, agg))
+        )
+    return _finish(
+        opts,
+        "outcast-base",
+        lines,
+        [csv, *figs],
+        {"duration_ms": duration_ms(opts)},
+        [{"labels": {}, "seed": opts.seed, "scenario": sc}],
+    )
+
+
+# ---------------------------------------------------------------------------
+# outcast-ratio
+
+
+RATIO_CASES = (2, 6, 12)
+
+
+def run_ratio(opts: Options) -> Outcome:
+    """One 2-hop flow against 2, 6 and 12 six-hop flows: throughput over time."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    bin_us = 10_000.0
+    rows, points, finals = [], [], []
+    for n in RATIO_CASES:
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP[:n]], timeseries_bin_us=bin_us), opts)
+        raw = run_raw(sc, opts.seed)
+        points.append({"labels": {"six_hop_flows": n}, "seed": opts.seed, "scenario": sc})
+        flows = pd.read_csv(io.StringIO(raw["flows"]))
+        src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
+        ts = pd.read_csv(io.StringIO(raw["timeseries"]))
+        ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
+        ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+        for (t, h), g in ts.groupby(["t_s", "hops"]):
+            rows.append(
+                {
+                    "six_hop_flows": n,
+                    "t_s": t,
+                    "series": f"{h}-hop ({'mean of ' + str(n) if h == 6 else 'one flow'}), 1 vs {n}",
+                    "hops": h,
+                    "throughput_mbps": float(g["throughput_mbps"].mean()),
+                }
+            )
+        finals.append((n, *ratio(flows_of(raw))))
+    table = pd.DataFrame(rows).sort_values(["six_hop_flows", "hops", "t_s"])
+    table["cumulative_mbit"] = (
+        table.groupby(["six_hop_flows", "hops"])["throughput_mbps"].cumsum() * bin_us / 1e6
+    )
+    csv = opts.out / "outcast-ratio.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.lines,
+        opts.out / "outcast-ratio.png",
+        df=table,
+        x="t_s",
+        y="throughput_mbps",
+        series="series",
+        title="2-hop flow against N 6-hop flows: throughput per flow (10 ms bins)",
+        xlabel="time (s)",
+        ylabel="throughput per flow (Mbit/s)",
+        note=_note(opts, "outcast-ratio"),
+        marker=None,
+    )
+    figs += _save(
+        plot.lines,
+        opts.out / "outcast-ratio-cumulative.png",
+        df=table,
+        x="t_s",
+        y="cumulative_mbit",
+        series="series",
+        title="2-hop flow against N 6-hop flows: cumulative data per flow",
+        xlabel="time (s)",
+        ylabel="data delivered per flow (Mbit)",
+        note=_note(opts, "outcast-ratio"),
+        marker=None,
+    )
+    worse = all(finals[i][3] >= finals[i + 1][3] for i in range(len(finals) - 1))
+    v_all = [verdict_of(r) for *_, r in finals]
+    v = (
+        "holds"
+        if all(x == "holds" for x in v_all) and worse
+        else ("does not hold" if all(x == "does not hold" for x in v_all) else "partly")
+    )
+    lines = [
+        "outcast-ratio: one 2-hop flow (h1) against N 6-hop flows into Dest, N = 2, 6, 12",
+        "",
+        f"{'N':>3} {'2-hop Mbit/s':>13} {'6-hop mean':>11} {'2-hop/6-hop':>12}",
+        *(f"{n:>3} {two:>13.1f} {six:>11.1f} {r:>12.2f}" for n, two, six, r in finals),
+        "",
+        "claim: the 2-hop flow gets several times less than the mean 6-hop flow,"
+        " worse with more 6-hop flows.",
+        "ours: 2-hop / 6-hop = "
+        + ", ".join(f"{r:.2f} (N={n})" for n, _, _, r in finals)
+        + f"; {'falls' if worse else 'does not fall'} with N -> {v}",
+    ]
+    return _finish(opts, "outcast-ratio", lines, [csv, *figs], {"bin_us": bin_us}, points)
+
+
+# ---------------------------------------------------------------------------
+# outcast-remedies
+
+
+REMEDIES: list[tuple[str, dict[str, Any]]] = [
+    ("taildrop", {}),
+    # RED without ECN (NewReno is not ECN-capable here): thresholds inside the 16 KB buffer
+    ("RED", {"queue": {"kind": "red", "min_th": "4KB", "max_th": "12KB", "max_p": 0.1, "ecn": False}}),
+    ("SFQ", {"queue": {"kind": "sfq"}}),
+    ("pacing", {"pacing": True}),
+    ("equal-length, random per flow", {"routing": "equal-length-flow"}),
+    ("equal-length, random per packet", {"routing": "equal-length-packet"}),
+    ("equal-length, deterministic", {"routing": "equal-length-dest"}),
+]
+
+
+def remedy_runs(opts: Options) -> list[tuple[str, dict, dict[str, Any]]]:
+    """(remedy, scenario, raw result) of 1 vs 12 under each remedy."""
+    out = []
+    for name, kw in REMEDIES:
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP], **kw), opts)
+        out.append((name, sc, run_raw(sc, opts.seed)))
+    return out
+
+
+def run_remedies(opts: Options) -> Outcome:
+    """1 vs 12 under taildrop, RED, SFQ, pacing and equal-length routing."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    rows, hist, points = [], [], []
+    for name, sc, raw in remedy_runs(opts):
+        points.append({"labels": {"remedy": name}, "seed": opts.seed, "scenario": sc})
+        f = flows_of(raw)
+        two, six, r = ratio(f)
+        rows.append({"remedy": name, "series": "2-hop flow", "throughput_mbps": two, "ratio_2hop_6hop": r})
+        rows.append(
+            {"remedy": name, "series": "6-hop flows (mean)", "throughput_mbps": six, "ratio_2hop_6hop": r}
+        )
+        runs = bottleneck_runs(raw)
+        runs.insert(0, "remedy", name)
+        hist.append(runs)
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-remedies.csv"
+    table.to_csv(csv, index=False)
+    hcsv = opts.out / "outcast-remedies-drops.csv"
+    pd.concat(hist).to_csv(hcsv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-remedies.png",
+        df=table,
+        x="remedy",
+        y="throughput_mbps",
+        series="series",
+        title="1 two-hop vs 12 six-hop flows under each remedy",
+        xlabel="remedy",
+        ylabel="throughput per flow (Mbit/s)",
+        note=_note(opts, "outcast-remedies"),
+    )
+    by = {r["remedy"]: r["ratio_2hop_6hop"] for r in rows}
+    claims = {
+        "RED": "mitigates (keeps ordinary RTT bias)",
+        "SFQ": "solves it largely: similar shares",
+        "pacing": "reduces but does not remove it",
+        "equal-length, random per flow": "similar shares",
+        "equal-length, random per packet": "similar shares",
+        "equal-length, deterministic": "similar shares",
+    }
+    lines = [
+        "outcast-remedies: one 2-hop flow vs 12 six-hop flows into Dest under each remedy",
+        "",
+        f"{'remedy':<34} {'2-hop Mbit/s':>12} {'6-hop mean':>11} {'2-hop/6-hop':>12}",
+    ]
+    for name, _ in REMEDIES:
+        two = table[(table["remedy"] == name) & (table["series"] == "2-hop flow")]["throughput_mbps"].iloc[0]
+        six = table[(table["remedy"] == name) & (table["series"] != "2-hop flow")]["throughput_mbps"].iloc[0]
+        lines.append(f"{name:<34} {two:>12.1f} {six:>11.1f} {by[name]:>12.2f}")
+    lines.append("")
+    base = by["taildrop"]
+    lines.append(
+        f"baseline (taildrop): 2-hop / 6-hop = {base:.2f}; the paper's unfairness "
+        f"{'is' if base <= 0.5 else 'is not'} present (see outcast-base for why)."
+    )
+    for name, claim in claims.items():
+        r = by[name]
+        fair = 0.5 <= r <= 2.0
+        if name == "pacing":
+            v = "holds" if base <= 0.5 and base < r < 0.9 else "does not hold"
+        elif name == "RED":
+            v = "holds" if 0.5 <= r else "does not hold"
+        else:
+            v = "holds" if fair else "does not hold"
+        lines.append(
+            f"claim ({name}): {claim}. ours: 2-hop / 6-hop = {r:.2f} -> {v} (similar shares: 0.5..2)"
+        )
+    return _finish(
+        opts, "outcast-remedies", lines, [csv, hcsv, *figs], {"duration_ms": duration_ms(opts)}, points
+    )
+
+
+# ---------------------------------------------------------------------------
+# outcast-blackout
+
+
+def run_blackout(opts: Options) -> Outcome:
+    """1 vs 12 with drop-tail: drop episodes per input at the bottleneck, and its queue timeline."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeline=True), opts)
+    raw = run_raw(sc, opts.seed)
+    runs = bottleneck_runs(raw)
+    runs["series"] = runs["input_from"].map(
+        lambda n: "input from h1 (the 2-hop flow)" if n == TWO_HOP else f"input from {n} (the 12 6-hop flows)"
+    )
+    runs = runs.sort_values(["k", "input_from"]).reset_index(drop=True)
+    csv = opts.out / "outcast-blackout.csv"
+    runs.to_csv(csv, index=False)
+    tl = pd.read_csv(io.StringIO(raw["queue_timeline"]))
+    tcsv = opts.out / "outcast-blackout-timeline.csv"
+    tl.to_csv(tcsv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-blackout.png",
+        df=runs,
+        x="k",
+        y="episodes",
+        series="series",
+        title="Episodes of k consecutive drops per input at e0_0 -> h0",
+        xlabel="k (consecutive drops from one input)",
+        ylabel="episodes",
+        note=_note(opts, "outcast-blackout") + "; k = 64: 64 or more",
+        integer_y=True,
+    )
+    window = tl[tl["time_ns"] <= 5e6].copy()
+    window["t_ms"] = window["time_ns"] / 1e6
+    window["series"] = "queue at e0_0 -> h0"
+    figs += _save(
+        plot.lines,
+        opts.out / "outcast-blackout-timeline.png",
+        df=window,
+        x="t_ms",
+        y="queue_bytes",
+        series="series",
+        title="Queue timeline at e0_0 -> h0, first 5 ms",
+        xlabel="time (ms)",
+        ylabel="queue (bytes)",
+        note=_note(opts, "outcast-blackout"),
+        marker=None,
+        integer_y=True,
+    )
+    agg = next((n for n in runs["input_from"].unique() if n != TWO_HOP), "")
+    drops = tl[tl["event"] == "drop"]
+    drops_by = drops.groupby("input_from").size().to_dict()
+    f = flows_of(raw)
+    two, six, r = ratio(f)
+    h1_run, agg_run = longest(runs, TWO_HOP), longest(runs, agg)
+
+    def share(name: str, lo: int) -> float:
+        d = runs[runs["input_from"] == name]
+        tot = (d["k"] * d["episodes"]).sum()
+        return float((d[d["k"] >= lo]["k"] * d[d["k"] >= lo]["episodes"]).sum() / tot) if tot else 0.0
+
+    v = "holds" if h1_run > agg_run and share(TWO_HOP, 3) > share(agg, 3) else "does not hold"
+    truncated = bool((tl["event"] == "truncated").any())
+    lines = [
+        "outcast-blackout: 1 two-hop vs 12 six-hop flows, drop-tail;"
+        " consecutive drops per input at e0_0 -> h0",
+        "",
+        f"drops at the bottleneck by input (timeline): {drops_by}"
+        + (" (timeline cut by its row bound: counts up to the cut)" if truncated else ""),
+        f"longest run: from h1 {h1_run}, from {agg} {agg_run}; share of drops in runs of 3 or more: "
+        f"h1 {share(TWO_HOP, 3):.2f}, {agg} {share(agg, 3):.2f}",
+        f"throughput: 2-hop {two:.1f} Mbit/s, 6-hop mean {six:.1f} (ratio {r:.2f})",
+        "",
+        "claim: the 2-hop flow's input sees many more episodes of 3-4 consecutive drops (port blackout).",
+        f"ours: the longer runs are on {'h1' if h1_run > agg_run else agg}'s input -> {v}.",
+    ]
+    if v != "holds":
+        lines.append("  " + MECHANISM.format(agg_run=agg_run))
+    return _finish(
+        opts,
+        "outcast-blackout",
+        lines,
+        [csv, tcsv, *figs],
+        {"duration_ms": duration_ms(opts), "timeline_port": "e0_0->h0"},
+        [{"labels": {}, "seed": opts.seed, "scenario": sc}],
+    )
+
+
+# ---------------------------------------------------------------------------
+# outcast-dropmodel
+
+
+def dropmodel_scenario(m: int, flows: int, opts: Options) -> dict[str, Any]:
+    """One sender h0 -> switch -> receiver h1, ``flows`` bulk flows; the
+    switch's port to h1 runs the ON/OFF model with ON = ``m`` packets."""
+    return {
+        "name": "outcast-dropmodel",
+        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed},
+        "topology": {
+            "kind": "star",
+            "hosts": 2,
+            "host_rate": "1Gbps",
+            "link_delay_us": 2,
+            "switch_buffer": "16KB",
+            "queues": [{"port": "s0->h1", "kind": "onoff", "on_packets": m, "off_mean_ms": 5}],
+        },
+        "tcp": {"rto_min_ms": 2},
+        "apps": [{"kind": "bulk", "src": "h0", "dst": "h1"} for _ in range(flows)],
+        "output": {"timeseries_bin_us": 0},
+    }
+
+
+def run_dropmodel(opts: Options) -> Outcome:
+    """The ON/OFF blackout model: aggregate throughput of f flows against m."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    ms = list(range(1, 11))
+    fs = list(range(1, 11)) if opts.full else [1, 2, 5, 10]
+    rows, points = [], []
+    for f in fs:
+        for m in ms:
+            sc = dropmodel_scenario(m, f, opts)
+            raw = run_raw(sc, opts.seed)
+            fl = flows_of(raw)
+            rows.append(
+                {
+                    "flows": f,
+                    "m": m,
+                    "series": f"{f} flow{'s' if f > 1 else ''}",
+                    "throughput_mbps": float(fl["goodput_mbps"].sum()),
+                    "timeouts": int(fl["timeouts"].sum()),
+                }
+            )
+            points.append({"labels": {"flows": f, "m": m}, "seed": opts.seed, "scenario": sc})
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-dropmodel.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.lines,
+        opts.out / "outcast-dropmodel.png",
+        df=table,
+        x="m",
+        y="throughput_mbps",
+        series="series",
+        title="ON/OFF blackout model: aggregate throughput against blackout length",
+        xlabel="m (packets dropped per blackout)",
+        ylabel="aggregate throughput (Mbit/s)",
+        note=f"outcast-dropmodel · xco, seed {opts.seed}, {'full' if opts.full else 'quick'}: 1 Gbit/s,"
+        " 16 KB, minRTO 2 ms, OFF ~ Exp(5 ms)",
+    )
+    one = table[table["flows"] == 1].set_index("m")["throughput_mbps"]
+    many = table[table["flows"] == max(fs)].set_index("m")["throughput_mbps"]
+    drop1 = 1 - one[10] / one[1] if one[1] > 0 else float("nan")
+    dropn = 1 - many[10] / many[1] if many[1] > 0 else float("nan")
+    v = "holds" if drop1 > 0.3 and drop1 > dropn + 0.1 else ("partly" if drop1 > 0.1 else "does not hold")
+    lines = [
+        "outcast-dropmodel: h0 -> s0 -> h1, the port to h1 drops m consecutive data packets after each"
+        " exponential OFF period (mean 5 ms)",
+        "",
+        "flows " + " ".join(f"{'m=' + str(m):>7}" for m in ms) + "   (aggregate Mbit/s)",
+        *(
+            f"{f:>5} " + " ".join(f"{v_:>7.1f}" for v_ in table[table["flows"] == f]["throughput_mbps"])
+            for f in fs
+        ),
+        "",
+        "claim: a blackout of a few consecutive packets costs a lone flow a timeout and much of its"
+        " throughput; more flows behind the port spread the drops and lose less.",
+        f"ours: from m=1 to m=10 one flow loses {drop1:.0%}, {max(fs)} flows lose {dropn:.0%} -> {v}",
+    ]
+    return _finish(opts, "outcast-dropmodel", lines, [csv, *figs], {"off_mean_ms": 5}, points)
+
+
+# ---------------------------------------------------------------------------
+# outcast-multiflow and outcast-stagger
+
+
+def per_host(raw: dict[str, Any]) -> pd.DataFrame:
+    """Goodput per sending host (its flows summed), with the host's hop count."""
+    f = flows_of(raw)
+    g = f.groupby("src", as_index=False)["goodput_mbps"].sum()
+    g["hops"] = g["src"].map(hops)
+    return g
+
+
+def run_multiflow(opts: Options) -> Outcome:
+    """10, 20, 30 flows per host, h1 against the twelve 6-hop hosts (ratio 1:12)."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    rows, points, finals = [], [], []
+    for n in (10, 20, 30):
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP], flows_per_host=n), opts)
+        raw = run_raw(sc, opts.seed)
+        points.append({"labels": {"flows_per_host": n}, "seed": opts.seed, "scenario": sc})
+        h = per_host(raw)
+        two = float(h[h["hops"] == 2]["goodput_mbps"].mean())
+        six = float(h[h["hops"] == 6]["goodput_mbps"].mean())
+        finals.append((n, two, six, two / six if six > 0 else float("inf")))
+        rows += [
+            {"flows_per_host": n, "series": "2-hop host (h1)", "throughput_mbps": two},
+            {"flows_per_host": n, "series": "6-hop hosts (mean)", "throughput_mbps": six},
+        ]
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-multiflow.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-multiflow.png",
+        df=table,
+        x="flows_per_host",
+        y="throughput_mbps",
+        series="series",
+        title="Per-host throughput with many flows per host (1 : 12 hosts)",
+        xlabel="flows per host",
+        ylabel="throughput per host (Mbit/s)",
+        note=_note(opts, "outcast-multiflow"),
+    )
+    vs = [verdict_of(r) for *_, r in finals]
+    v = vs[0] if len(set(vs)) == 1 else "partly"
+    lines = [
+        "outcast-multiflow: h1 and h4..h15 each open n bulk flows to Dest, n = 10, 20, 30",
+        "",
+        f"{'n':>3} {'h1 Mbit/s':>10} {'6-hop host mean':>16} {'2-hop/6-hop':>12}",
+        *(f"{n:>3} {two:>10.1f} {six:>16.1f} {r:>12.2f}" for n, two, six, r in finals),
+        "",
+        "claim: the unfairness persists with more flows per host (per host, 2-hop several times less).",
+        "ours: 2-hop / 6-hop per host = "
+        + ", ".join(f"{r:.2f} (n={n})" for n, _, _, r in finals)
+        + f" -> {v}",
+    ]
+    return _finish(opts, "outcast-multiflow", lines, [csv, *figs], {}, points)
+
+
+STAGGER_MS = (-100, 100, 200)
+
+
+def run_stagger(opts: Options) -> Outcome:
+    """The 2-hop flow starts 100 ms before, or 100 / 200 ms after, the twelve 6-hop flows."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    bin_us = 10_000.0
+    rows, points, finals = [], [], []
+    for d in STAGGER_MS:
+        starts = {TWO_HOP: max(d, 0), **{h: max(-d, 0) for h in SIX_HOP}}
+        sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeseries_bin_us=bin_us, start_ms=starts), opts)
+        raw = run_raw(sc, opts.seed)
+        points.append({"labels": {"two_hop_start_offset_ms": d}, "seed": opts.seed, "scenario": sc})
+        flows = pd.read_csv(io.StringIO(raw["flows"]))
+        src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
+        ts = pd.read_csv(io.StringIO(raw["timeseries"]))
+        ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
+        ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+        for (t, h), g in ts.groupby(["t_s", "hops"]):
+            rows.append(
+                {
+                    "offset_ms": d,
+                    "t_s": t,
+                    "series": f"{h}-hop{' (mean)' if h == 6 else ''}, 2-hop starts {d:+d} ms",
+                    "throughput_mbps": float(g["throughput_mbps"].mean()),
+                }
+            )
+        # both kinds running: from the later start to the end
+        both = ts[ts["t_s"] > max(starts.values()) / 1e3]
+        two = float(both[both["hops"] == 2]["throughput_mbps"].mean())
+        six = float(both[both["hops"] == 6]["throughput_mbps"].mean())
+        finals.append((d, two, six, two / six if six > 0 else float("inf")))
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-stagger.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.lines,
+        opts.out / "outcast-stagger.png",
+        df=table,
+        x="t_s",
+        y="throughput_mbps",
+        series="series",
+        title="Staggered starts: 2-hop flow against 12 six-hop flows (10 ms bins)",
+        xlabel="time (s)",
+        ylabel="throughput per flow (Mbit/s)",
+        note=_note(opts, "outcast-stagger"),
+        marker=None,
+    )
+    vs = [verdict_of(r) for *_, r in finals]
+    v = vs[0] if len(set(vs)) == 1 else "partly"
+    lines = [
+        "outcast-stagger: h1 starts 100 ms before, 100 ms after or 200 ms after the 12 six-hop flows",
+        "",
+        f"{'offset':>7} {'2-hop Mbit/s':>13} {'6-hop mean':>11} {'2-hop/6-hop':>12}   (while both run)",
+        *(f"{d:>+7d} {two:>13.1f} {six:>11.1f} {r:>12.2f}" for d, two, six, r in finals),
+        "",
+        "claim: the unfairness persists with staggered starts, even when the 2-hop flow starts first.",
+        "ours: 2-hop / 6-hop = " + ", ".join(f"{r:.2f} ({d:+d} ms)" for d, _, _, r in finals) + f" -> {v}",
+    ]
+    return _finish(opts, "outcast-stagger", lines, [csv, *figs], {"bin_us": bin_us}, points)
+
+
+# ---------------------------------------------------------------------------
+# outcast-background
+
+LOADS = (0.1, 0.2, 0.5)
+# background flow sizes (ours: the paper names "a data-center distribution"
+# without giving it): bytes and probability, mean 685 KB
+SIZES = ((10_000, 0.5), (100_000, 0.3), (1_000_000, 0.15), (10_000_000, 0.05))
+
+
+def background_apps(load: float, opts: Options) -> list[dict[str, Any]]:
+    """Transfers between random host pairs: per host, Poisson arrivals with
+    mean gap F / (load x 1 Gbit/s), F the mean flow size; seeded by ``opts.seed``."""
+    rng = random.Random(opts.seed * 1000 + round(load * 100))
+    mean_bytes = sum(b * p for b, p in SIZES)
+    gap_s = mean_bytes * 8 / (load * 1e9)
+    hosts = [f"h{i}" for i in range(16)]
+    apps = []
+    for src in hosts:
+        t = rng.expovariate(1 / gap_s)
+        while t * 1e3 < duration_ms(opts):
+            dst = rng.choice([h for h in hosts if h != src])
+            size = rng.choices([b for b, _ in SIZES], weights=[p for _, p in SIZES])[0]
+            apps.append(
+                {"kind": "transfer", "src": src, "dst": dst, "bytes": size, "start_ms": round(t * 1e3, 6)}
+            )
+            t += rng.expovariate(1 / gap_s)
+    return apps
+
+
+def run_background(opts: Options) -> Outcome:
+    """1 two-hop, 2 four-hop and 12 six-hop bulk flows into Dest under 10, 20, 50 % background load."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    rows, points, finals = [], [], []
+    for load in LOADS:
+        sc = scenario(Setup([TWO_HOP, *FOUR_HOP, *SIX_HOP]), opts)
+        bg = background_apps(load, opts)
+        sc["apps"] += bg
+        raw = run_raw(sc, opts.seed)
+        points.append(
+            {"labels": {"load": load, "background_flows": len(bg)}, "seed": opts.seed, "scenario": sc}
+        )
+        f = flows_of(raw)
+        means = {h: float(f[f["hops"] == h]["goodput_mbps"].mean()) for h in (2, 4, 6)}
+        for h in (2, 4, 6):
+            rows.append({"load": load, "series": f"{h}-hop flows (mean)", "throughput_mbps": means[h]})
+        finals.append((load, len(bg), means, means[2] / means[6] if means[6] > 0 else float("inf")))
+    table = pd.DataFrame(rows)
+    csv = opts.out / "outcast-background.csv"
+    table.to_csv(csv, index=False)
+    figs = _save(
+        plot.bars,
+        opts.out / "outcast-background.png",
+        df=table,
+        x="load",
+        y="throughput_mbps",
+        series="series",
+        title="Outcast flows under background load",
+        xlabel="background load (fraction of 1 Gbit/s per host)",
+        ylabel="throughput per flow (Mbit/s)",
+        note=_note(opts, "outcast-background"),
+    )
+    vs = [verdict_of(r) for *_, r in finals[:2]]
+    v = vs[0] if len(set(vs)) == 1 else "partly"
+    lines = [
+        "outcast-background: h1 (2 hops), h2, h3 (4 hops), h4..h15 (6 hops) -> Dest, plus transfers between"
+        " random pairs (Poisson per host, sizes 10 KB..10 MB, mean 685 KB)",
+        "",
+        f"{'load':>5} {'bg flows':>8} {'2-hop':>7} {'4-hop':>7} {'6-hop':>7} {'2-hop/6-hop':>12}"
+        "   (Mbit/s per flow)",
+        *(f"{ld:>5.0%} {n:>8} {m[2]:>7.1f} {m[4]:>7.1f} {m[6]:>7.1f} {r:>12.2f}" for ld, n, m, r in finals),
+        "",
+        "claim: the unfairness persists under 10-20 % background load and tapers at 50 %.",
+        "ours: 2-hop / 6-hop = "
+        + ", ".join(f"{r:.2f} ({ld:.0%})" for ld, _, _, r in finals)
+        + f" -> {v} (judged at 10 and 20 %)",
+    ]
+    return _finish(opts, "outcast-background", lines, [csv, *figs], {"sizes_bytes_prob": SIZES}, points)
+
+
+for rid, title, fn in [
+    ("outcast-base", "15 senders into one receiver on a k=4 fat-tree: per-flow throughput by hops", run_base),
+    ("outcast-ratio", "one 2-hop flow against 2, 6, 12 six-hop flows over time", run_ratio),
+    ("outcast-remedies", "1 vs 12 under taildrop, RED, SFQ, pacing, equal-length routing", run_remedies),
+    ("outcast-blackout", "episodes of k consecutive drops per input port, queue timeline", run_blackout),
+    ("outcast-multiflow", "10, 20, 30 flows per host, 1 : 12 hosts: per-host throughput", run_multiflow),
+    (
+        "outcast-background",
+        "1, 2, 12 flows of 2, 4, 6 hops under 10, 20, 50 % background load",
+        run_background,
+    ),
+    ("outcast-stagger", "2-hop flow starting 100 ms before / 100, 200 ms after the 6-hop flows", run_stagger),
+    (
+        "outcast-dropmodel",
+        "ON/OFF blackout model: throughput of f flows against m dropped packets",
+        run_dropmodel,
+    ),
+]:
+    register(Reproduction(id=rid, title=f"{title} (TCP Outcast paper)", source="outcast.md", run=fn))
