@@ -58,3 +58,21 @@ def test_collapse_is_the_first_n_below_half_of_the_best_so_far():
     d = pd.DataFrame({"n": [2, 3, 4, 8], "goodput_mbps": [80.0, 60.0, 30.0, 50.0]})
     assert real_incast.collapse_n(d) == 4
     assert real_incast.collapse_n(d.assign(goodput_mbps=[80.0, 70.0, 60.0, 50.0])) is None
+
+
+def test_timeslices_keep_the_incast_port_from_overflowing(tmp_path):
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
+    present = _netns_names()
+    for _ in range(50):
+        prefix = "xj" + "".join(secrets.choice("0123456789") for _ in range(4))
+        if not any(n.startswith(f"{prefix}-") for n in present):
+            break
+    # N=8 overflows the 32 KB port every round without coordination (the test above: N=16);
+    # with the XCo daemons one server sends per slot into the client's port
+    df = real_incast.run_real([8], rounds=10, prefix=prefix, series="timeslice")
+    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    x = df.iloc[0]
+    assert x["series"] == "timeslice" and x["rounds"] == 10, x.to_dict()
+    assert x["port_drops"] == 0 and x["rto_timeouts"] == 0, x.to_dict()
+    assert x["rounds_over_rto_min"] == 0, x.to_dict()

@@ -73,6 +73,7 @@ fn cfg(mode: Mode) -> SchedConfig {
         slice: Dur::from_ms(2),
         min_active: Dur::from_us(100),
         feedback_timeout: None,
+        lead: Dur::ZERO,
     }
 }
 
@@ -177,6 +178,62 @@ fn five_hosts_into_one_port_get_exactly_one_sender_per_slot_rotating() {
             "round robin: every 5 slots all 5 senders: {senders:?}"
         );
     }
+}
+
+#[test]
+fn with_a_lead_each_slot_is_decided_that_long_before_its_boundary_and_says_so() {
+    let lead = Dur::from_us(500);
+    let net = star(6, G);
+    let with_lead = |lead| SchedConfig {
+        lead,
+        ..cfg(Mode::Timeslice)
+    };
+    let mut a = Scheduler::new(net.topology(&[G; 6]), with_lead(Dur::ZERO));
+    let mut b = Scheduler::new(net.topology(&[G; 6]), with_lead(lead));
+    for h in 0..5 {
+        a.handle_backlog(Time::ZERO, h, &[5]);
+        b.handle_backlog(Time::ZERO, h, &[5]);
+    }
+    let first: Vec<Directive> = std::iter::from_fn(|| b.poll_directive()).collect();
+    assert!(
+        first.iter().all(|d| d.start_in == Dur::ZERO),
+        "a report's directive starts at once: {first:?}"
+    );
+    while a.poll_directive().is_some() {}
+    for _ in 0..20 {
+        let due = a.poll_timeout().unwrap();
+        let early = b.poll_timeout().unwrap();
+        assert_eq!(early + lead, due, "the timer fires the lead early");
+        a.handle_timeout(due);
+        b.handle_timeout(early);
+        let da: Vec<Directive> = std::iter::from_fn(|| a.poll_directive()).collect();
+        let db: Vec<Directive> = std::iter::from_fn(|| b.poll_directive()).collect();
+        assert!(!db.is_empty());
+        for (x, y) in da.iter().zip(&db) {
+            // the same decisions, for the same slots: only the start differs
+            assert_eq!((x.host, x.epoch, &x.kind), (y.host, y.epoch, &y.kind));
+            assert_eq!(
+                (x.start_in, y.start_in),
+                (Dur::ZERO, lead),
+                "starts at the boundary"
+            );
+        }
+        assert_eq!(da.len(), db.len());
+    }
+    // an input that arrives between the decision and the boundary is handled at the
+    // boundary, so its directives start there too
+    let early = b.poll_timeout().unwrap();
+    b.handle_timeout(early);
+    while b.poll_directive().is_some() {}
+    let sender = (0..5).find(|&h| b.dest(h).is_some()).unwrap();
+    b.handle_giveback(early + Dur::from_us(200), sender, 5);
+    let d: Vec<Directive> = std::iter::from_fn(|| b.poll_directive()).collect();
+    assert!(!d.is_empty(), "the returned slot goes to another host");
+    assert!(d.iter().all(|d| d.start_in == Dur::from_us(300)), "{d:?}");
+    // a directive sent later than decided starts that much sooner, never before now
+    let aged = d[0].clone().aged(Dur::from_us(100));
+    assert_eq!(aged.start_in, Dur::from_us(200));
+    assert_eq!(d[0].clone().aged(Dur::from_ms(1)).start_in, Dur::ZERO);
 }
 
 #[test]
@@ -886,6 +943,7 @@ fn churn_log(k: u32, busy: u32, slots: u32, churn: u32, seed: u64, mode: Mode, m
         slice: Dur::from_ms(1),
         min_active: Dur::from_us(min_active_us),
         feedback_timeout: None,
+        lead: Dur::ZERO,
     };
     let mut s = Logged::new(Scheduler::new(topo, cfg), hosts, &header);
     let dests = |rng: &mut Rng, x: u32| -> Vec<u32> {
@@ -981,6 +1039,7 @@ fn tree_log(seed: u64, mode: Mode, deep: bool, events: u32) -> (Logged, usize) {
         slice: Dur::from_ms(2),
         min_active: Dur::from_us([0, 100, 1500][seed as usize % 3]),
         feedback_timeout: (seed % 2 == 0).then_some(Dur::from_ms(7)),
+        lead: Dur::ZERO,
     };
     // the longest path, asked of a topology of its own (a lookup may change
     // what the scheduler's topology keeps)

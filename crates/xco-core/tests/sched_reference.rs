@@ -405,6 +405,16 @@ fn random_case(seed: u64) -> (Net, SchedConfig, Rng) {
             &mut rng,
             &[None, None, Some(Dur::from_ms(3)), Some(Dur::from_ms(7))],
         ),
+        lead: Dur::ZERO,
+    };
+    // every other case decides its slots ahead (its timeouts are then called the lead early)
+    let cfg = SchedConfig {
+        lead: if seed % 2 == 1 {
+            Dur::from_us(300)
+        } else {
+            Dur::ZERO
+        },
+        ..cfg
     };
     (net, cfg, rng)
 }
@@ -562,6 +572,7 @@ fn the_reference_agrees_when_hosts_outgrow_their_service_history() {
             slice: Dur::from_ms(1),
             min_active: Dur::from_us(100),
             feedback_timeout: None,
+            lead: Dur::ZERO,
         };
         let inputs = Churn {
             inputs: 800,

@@ -57,6 +57,7 @@ fn controller_messages() -> Vec<Repr> {
         Message::Directive(Directive {
             host: 3,
             epoch: 17,
+            start_in: Dur::ZERO,
             kind: DirectiveKind::Slice {
                 dest: Some(5),
                 len: Dur::from_ms(2),
@@ -66,6 +67,7 @@ fn controller_messages() -> Vec<Repr> {
         Message::Directive(Directive {
             host: 3,
             epoch: 18,
+            start_in: Dur::from_us(480),
             kind: DirectiveKind::Slice {
                 dest: None,
                 len: Dur::from_ms(10),
@@ -75,6 +77,7 @@ fn controller_messages() -> Vec<Repr> {
         Message::Directive(Directive {
             host: 4,
             epoch: 1,
+            start_in: Dur::from_ms(1),
             kind: DirectiveKind::Rates {
                 rates: vec![(1, 200_000_000), (2, 769_230_769)],
             },
@@ -110,7 +113,7 @@ fn a_report_has_the_documented_bytes() {
         msg: Message::Report { dests: vec![1, 2] },
     });
     let want: &[u8] = &[
-        b'X', b'C', 2, 3, // magic, version, type = report
+        b'X', b'C', 3, 3, // magic, version, type = report
         0, 0, 0, 1, // host
         0, 0, 0, 0, 0, 0, 1, 2, // session
         0, 0, 0, 0, 0, 0, 0, 42, // seq
@@ -124,6 +127,98 @@ fn a_report_has_the_documented_bytes() {
         sign(want.to_vec()),
         "the tag is HMAC-SHA256 under the host's key over everything before it"
     );
+}
+
+#[test]
+fn a_directive_carries_its_start_after_the_epoch() {
+    let c = controller();
+    let d = c.encode(&Repr {
+        host: CONTROLLER_ID,
+        run: 1,
+        seq: 2,
+        msg: Message::Directive(Directive {
+            host: 3,
+            epoch: 9,
+            start_in: Dur::from_us(480),
+            kind: DirectiveKind::Slice {
+                dest: Some(5),
+                len: Dur::from_ms(2),
+                rate_bps: None,
+            },
+        }),
+    });
+    let want: &[u8] = &[
+        b'X', b'C', 3, 4, // magic, version 3, type = directive
+        0xff, 0xff, 0xff, 0xff, // the controller
+        0, 0, 0, 0, 0, 0, 0, 1, // run
+        0, 0, 0, 0, 0, 0, 0, 2, // seq
+        0, 41, // payload length
+        0, 0, 0, 3, // host
+        0, 0, 0, 0, 0, 0, 0, 9, // epoch
+        0, 0, 0, 0, 0, 0x07, 0x53, 0x00, // start: 480,000 ns after it is sent
+        1, 0, 0, 0, 5, // slice to host 5
+        0, 0, 0, 0, 0, 0x1e, 0x84, 0x80, // 2,000,000 ns
+        0, 0, 0, 0, 0, 0, 0, 0, // full line rate
+    ];
+    assert_eq!(&d[..want.len()], want);
+    assert_eq!(d.len(), want.len() + 64, "an Ed25519 signature follows");
+}
+
+#[test]
+fn a_version_2_directive_has_no_start_and_applies_on_receipt() {
+    use ed25519_dalek::{Signer, SigningKey};
+    let seed: [u8; 32] = {
+        let mut m = Hmac::<Sha256>::new_from_slice(MASTER).unwrap();
+        m.update(b"xco controller signing key v2");
+        m.finalize().into_bytes().into()
+    };
+    let key = SigningKey::from_bytes(&seed);
+    let signed = |ver: u8, payload: &[u8]| {
+        let mut v = vec![b'X', b'C', ver, 4, 0xff, 0xff, 0xff, 0xff];
+        v.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]);
+        v.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        v.extend_from_slice(payload);
+        let sig = key.sign(&v).to_bytes();
+        v.extend_from_slice(&sig);
+        v
+    };
+    let slice = [vec![0, 0, 0, 1], vec![0; 7], vec![3], vec![1, 0, 0, 0, 2]].concat();
+    let slice = [slice, 2_000_000u64.to_be_bytes().to_vec(), vec![0; 8]].concat();
+    let r = agent(1).decode(&signed(2, &slice)).unwrap();
+    let Message::Directive(d) = r.msg else {
+        panic!("{r:?}")
+    };
+    assert_eq!((d.epoch, d.start_in), (3, Dur::ZERO));
+    // the same payload under version 3 lacks the start field: malformed
+    assert!(matches!(
+        agent(1).decode(&signed(3, &slice)),
+        Err(WireError::BadPayload(_))
+    ));
+    // a start further than 7.5 s away is refused; 7.5 s is the bound
+    let at = |ns: u64| {
+        let p = [
+            vec![0, 0, 0, 1],
+            vec![0; 7],
+            vec![3],
+            ns.to_be_bytes().to_vec(),
+            vec![1, 0, 0, 0, 2],
+            2_000_000u64.to_be_bytes().to_vec(),
+            vec![0; 8],
+        ]
+        .concat();
+        agent(1).decode(&signed(3, &p))
+    };
+    assert!(matches!(at(7_500_000_001), Err(WireError::BadPayload(_))));
+    assert!(matches!(at(u64::MAX), Err(WireError::BadPayload(_))));
+    let Message::Directive(d) = at(7_500_000_000).unwrap().msg else {
+        panic!()
+    };
+    assert_eq!(d.start_in, Dur::from_ms(7500));
+    // and versions outside 2..=3 are not read
+    assert!(matches!(
+        agent(1).decode(&signed(4, &slice)),
+        Err(WireError::BadVersion(4))
+    ));
 }
 
 #[test]
@@ -249,6 +344,7 @@ fn directive(run: u64, seq: u64) -> Repr {
         msg: Message::Directive(Directive {
             host: 1,
             epoch: seq,
+            start_in: Dur::ZERO,
             kind: DirectiveKind::Slice {
                 dest: Some(2),
                 len: Dur::from_ms(2),

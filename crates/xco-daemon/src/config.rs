@@ -610,6 +610,8 @@ rate_mbps = 100
             (set("fail_open_ms = 3"), "control.fail_open_ms"),
             (set("min_active_us = -1"), "control.min_active_us"),
             (set("capacity_headroom = 0.9"), "control.capacity_headroom"),
+            (set("directive_lead_us = -1"), "control.directive_lead_us"),
+            (set("directive_lead_us = 1e9"), "control.directive_lead_us"),
             (STAR.replace(":7400", ":0"), "control.controller"),
             (
                 STAR.replace("10.200.0.1:7400", "0.0.0.0:7400"),

@@ -315,6 +315,7 @@ pub fn sched_churn(k: u32, slots: u32, seed: u64, slice_ms: u32) -> SchedBench {
             slice: Dur::from_ms(slice_ms as u64),
             min_active: Dur::from_us(50),
             feedback_timeout: None,
+            lead: Dur::ZERO,
         },
     );
     let mut rng = Rng::new(seed);

@@ -361,3 +361,40 @@ fn timeslices_lose_a_give_back_hysteresis_per_server_part() {
     eprintln!("N = 16 timeslices: hysteresis 200 us {slow:.1}, 50 us {fast:.1} Mbit/s");
     assert!(fast > 1.1 * slow, "50 us {fast:.1} vs 200 us {slow:.1}");
 }
+
+/// One UDP sender (the UDP app's multi-frame datagrams) into h5 at line
+/// rate, 2-ms slices, control out of band with a 200-µs trip, the given lead.
+fn one_udp_sender(lead_us: u32) -> String {
+    udp_vs_tcp(5, "", "").replace("src = \"h0..h4\"", "src = \"h0\"")
+        + &format!(
+            "[xco]\ncontroller = \"h6\"\nmode = \"timeslice\"\nslice_ms = 2\ncontrol = \"outofband\"\n\
+             control_latency_us = 200\ndirective_lead_us = {lead_us}\n"
+        )
+}
+
+#[test]
+fn slots_decided_ahead_reach_the_hosts_before_the_boundary_and_open_at_the_same_instants() {
+    // a constant 200-µs trip: without a lead a slot's directive arrives a trip after its
+    // boundary; with a 500-µs lead it arrives before and waits for its start (receipt plus
+    // its offset = the boundary plus the trip), so the gates open at the same instants
+    let late = run(&one_udp_sender(0));
+    let ahead = run(&one_udp_sender(500));
+    let d = |s: &xco_sim::sim::Sim| xco_metric(s, "directives");
+    let early = |s: &xco_sim::sim::Sim| xco_metric(s, "directives_ahead");
+    assert_eq!(early(&late), 0.0, "no lead: every directive applies on receipt");
+    assert!(d(&ahead) > 100.0);
+    assert!(
+        early(&ahead) >= d(&ahead) - 2.0,
+        "with the lead every slot but the first is decided ahead: {} of {}",
+        early(&ahead),
+        d(&ahead)
+    );
+    assert_eq!(d(&late), d(&ahead), "the same slots");
+    let g = |s: &xco_sim::sim::Sim| total(s, "udp", "goodput_mbps");
+    assert!(
+        (g(&late) - g(&ahead)).abs() < 0.005 * g(&late),
+        "the same instants, the same goodput: {:.1} vs {:.1} Mbit/s",
+        g(&late),
+        g(&ahead)
+    );
+}

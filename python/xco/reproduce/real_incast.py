@@ -17,6 +17,11 @@ with the TCP profile :data:`SIM_TCP_PROFILE` (a parameter of
 tail-loss probes, quick ACKs, docs/tcp-profiles.md; ``newreno`` gives the
 1999 TCP).
 
+The ``timeslice`` series (real hosts only) runs the largest quick N (32) again
+with the real XCo daemons: an agent on every server, the controller on the
+management bridge, 2-ms slices (:data:`XCO_SLICE_MS`): how much of the link
+coordination keeps where uncoordinated incast has collapsed.
+
 Needs root (namespaces).
 """
 
@@ -35,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from .. import scenario
-from ..testbed import fanin, netns, topo
+from ..testbed import daemons, fanin, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta
 
 RATE_MBPS = 100
@@ -49,6 +54,8 @@ PORT = 5500
 LINK_DELAY_US = 25.0
 SIM_TCP_PROFILE = "linux"
 CLIENT = "h1"
+XCO_SLICE_MS = 2.0  # the timeslice series' slices
+XCO_N = 32  # ... run at this N
 FANIN = Path(fanin.__file__)
 
 # the simulator's [tcp] per profile name; a name not listed is passed as `tcp.profile`
@@ -67,9 +74,12 @@ def _require_root() -> None:
 
 
 def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
-    """The star: the client h1 and servers h2..h(n_max+1) on one bridge."""
+    """The star: the client h1 and servers h2..h(n_max+1) on one bridge ([control]: the timeslice series)."""
     path = workdir / "real-incast.toml"
-    path.write_text(topo.star_toml(n_max + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, prefix=prefix))
+    path.write_text(
+        topo.star_toml(n_max + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, prefix=prefix,
+                       mode="timeslice", slice_ms=XCO_SLICE_MS)
+    )  # fmt: skip
     return topo.load(path)
 
 
@@ -124,10 +134,17 @@ def _real_point(tb: netns.Testbed, n: int, rounds: int, response_bytes: int, wor
 
 
 def run_real(
-    ns: list[int], rounds: int = ROUNDS, response_bytes: int = RESPONSE_BYTES, prefix: str = "xri"
+    ns: list[int],
+    rounds: int = ROUNDS,
+    response_bytes: int = RESPONSE_BYTES,
+    prefix: str = "xri",
+    series: str = "none",
 ) -> pd.DataFrame:
-    """The real sweep over ``ns`` on one testbed built for the largest N (and removed after)."""
+    """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
+    ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server)."""
     _require_root()
+    if series not in ("none", "timeslice"):
+        raise ValueError(f"series: {series!r} is not none or timeslice")
     rows = []
     with tempfile.TemporaryDirectory(prefix="xco-incast-") as tmp:
         work = Path(tmp)
@@ -135,8 +152,14 @@ def run_real(
         tb = netns.up(t)
         try:
             for n in ns:
-                print(f"  real-incast: N={n} ({rounds} rounds)", flush=True)
-                rows.append(_real_point(tb, n, rounds, response_bytes, work))
+                print(f"  real-incast: {series}, N={n} ({rounds} rounds)", flush=True)
+                if series == "none":
+                    row = _real_point(tb, n, rounds, response_bytes, work)
+                else:
+                    servers = [h.name for h in t.hosts[1 : n + 1]]
+                    with daemons.Xco(tb, work / f"xco-n{n}", agents=servers):
+                        row = _real_point(tb, n, rounds, response_bytes, work)
+                rows.append({**row, "series": series})
         finally:
             tb.stop_all()
             netns.down(t)
@@ -221,6 +244,7 @@ def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
 
 
 def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
+    xco = df[df["source"] == "real-timeslice"]
     real, simd = df[df["source"] == "real"], df[df["source"] == "sim"]
     lines = [
         f"real-incast: N servers -> 1 client on one bridge, {RATE_MBPS} Mbit/s links,",
@@ -236,6 +260,15 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
         lines.append(
             f"{name:<5} N={int(d['n'].iloc[0])}: {d['goodput_mbps'].iloc[0]:6.1f} Mbit/s; collapse at "
             + (f"N={c}; mean goodput from there {after:.1f} Mbit/s" if c is not None else "no N swept")
+        )
+    for _, x in xco.iterrows():
+        n = int(x["n"])
+        none = real[real["n"] == n]["goodput_mbps"]
+        lines.append(
+            f"XCo timeslice ({XCO_SLICE_MS:g}-ms slices, real daemons) at N={n}: "
+            f"{x['goodput_mbps']:.1f} Mbit/s, {x['goodput_mbps'] / RATE_MBPS:.0%} of the link"
+            + (f" (none: {none.iloc[0]:.1f} Mbit/s)" if len(none) else "")
+            + f"; {x['rounds_over_rto_min']} rounds >= 200 ms, {x['port_drops']} port drops"
         )
     lines += [
         "",
@@ -265,9 +298,11 @@ def _real_incast(opts: Options) -> Outcome:
     ns = FULL_N if opts.full else QUICK_N
     t0 = time.monotonic()
     real = run_real(ns).assign(source="real")
+    xco_n = [XCO_N if XCO_N in ns else max(ns)]
+    xco = run_real(xco_n, series="timeslice").assign(source="real-timeslice")
     t_real = time.monotonic() - t0
     simd = run_sim(ns, tcp_profile=SIM_TCP_PROFILE, seed=opts.seed).assign(source="sim")
-    df = pd.concat([real, simd], ignore_index=True)
+    df = pd.concat([real, xco, simd], ignore_index=True)
     cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
     df = df[cols]
     counts = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",
@@ -282,7 +317,8 @@ def _real_incast(opts: Options) -> Outcome:
     meta = write_meta(
         opts, "real-incast",
         {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "response_bytes": RESPONSE_BYTES,
-         "rounds": ROUNDS, "ns": ns, "sim_tcp_profile": SIM_TCP_PROFILE, "link_delay_us": LINK_DELAY_US},
+         "rounds": ROUNDS, "ns": ns, "sim_tcp_profile": SIM_TCP_PROFILE, "link_delay_us": LINK_DELAY_US,
+         "timeslice_n": xco_n, "timeslice_slice_ms": XCO_SLICE_MS},
         base=sim_scenario(ns[0], ROUNDS, RESPONSE_BYTES, SIM_TCP_PROFILE, opts.seed),
     )  # fmt: skip
     return Outcome(files=[csv, png, opts.out / "real-incast.txt", meta], summary=text.strip())

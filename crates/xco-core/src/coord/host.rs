@@ -91,6 +91,8 @@ pub struct CoordStats {
     pub dropped: u64,
     /// Directives applied.
     pub directives: u64,
+    /// Of those, received before their start (held pending, or continuing the open slice).
+    pub directives_ahead: u64,
     /// Backlog reports sent.
     pub reports: u64,
     /// Slices given back.
@@ -107,6 +109,7 @@ impl std::ops::AddAssign<&CoordStats> for CoordStats {
         self.released += o.released;
         self.dropped += o.dropped;
         self.directives += o.directives;
+        self.directives_ahead += o.directives_ahead;
         self.reports += o.reports;
         self.givebacks += o.givebacks;
         self.fail_opens += o.fail_opens;
@@ -241,16 +244,31 @@ impl<P> HostCoordinator<P> {
         out
     }
 
-    /// A directive arrived at `now` (destinations in the driver's
-    /// numbering). Returns false for an old or duplicate epoch.
+    /// A directive arrived at `now`, applied at once (destinations in the
+    /// driver's numbering). Returns false for an old or duplicate epoch.
     pub fn apply(&mut self, now: Time, epoch: u64, kind: &DirectiveKind) -> bool {
-        if !self.state.apply(now, epoch, kind) {
+        self.receive(now, epoch, Dur::ZERO, kind)
+    }
+
+    /// A directive arrived at `now`, to take effect `start_in` later (its
+    /// `Directive::start_in`; see [`super::start`]): pending until then,
+    /// when [`HostCoordinator::on_timer`] applies it. Returns false for an
+    /// old or duplicate epoch.
+    pub fn receive(&mut self, now: Time, epoch: u64, start_in: Dur, kind: &DirectiveKind) -> bool {
+        if !self.state.receive(now, epoch, start_in, kind) {
             return false;
         }
-        // a rate directive may name destinations this host never held traffic for
-        self.queues.resize_with(self.state.dests.len(), VecDeque::new);
+        self.fit_queues();
         self.stats.directives += 1;
+        self.stats.directives_ahead += u64::from(start_in > Dur::ZERO);
         true
+    }
+
+    /// A rate directive may name destinations this host never held traffic for.
+    fn fit_queues(&mut self) {
+        if self.queues.len() < self.state.dests.len() {
+            self.queues.resize_with(self.state.dests.len(), VecDeque::new);
+        }
     }
 
     /// The next instant [`HostCoordinator::on_timer`] has work.
@@ -262,6 +280,7 @@ impl<P> HostCoordinator<P> {
     /// open. Poll messages and pump afterwards.
     pub fn on_timer(&mut self, now: Time) -> bool {
         let act = self.state.on_timer(now);
+        self.fit_queues(); // a pending rate directive may have started
         if let Some(dest) = act.giveback {
             self.stats.givebacks += 1;
             self.outbox.push_back(Message::GiveBack { dest });

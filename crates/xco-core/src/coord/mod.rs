@@ -11,12 +11,17 @@
 //!
 //! Both the simulator's coordinators and the real agent run
 //! [`HostCoordinator`], so a scenario's coordination logic is the agent's logic.
+//!
+//! A directive takes effect at its start, which it carries as a delay after
+//! its receipt ([`start`]): until then it is pending.
 
 pub mod host;
 pub mod settings;
+pub mod start;
 
 pub use host::{Bypass, CoordStats, Egress, HostCoordinator, Offer, Pumped};
 pub use settings::{SettingError, Settings, SettingsSpec};
+pub use start::{start_at, Pending};
 
 use crate::sched::DirectiveKind;
 use crate::time::{Dur, Time};
@@ -100,8 +105,10 @@ pub struct Coordinator {
     pub gate: Gate,
     /// Per-destination accounting, in first-use order (the driver's queues use the same indices).
     pub dests: Vec<DestState>,
-    /// Highest directive epoch applied.
+    /// Highest directive epoch received (applied or pending).
     pub epoch: u64,
+    /// A directive received before its start.
+    pub pending: Option<Pending>,
     /// When the last directive arrived.
     pub last_directive: Time,
     /// When the host last went from no held traffic to some.
@@ -126,6 +133,7 @@ impl Coordinator {
             gate: Gate::Closed,
             dests: Vec::new(),
             epoch: 0,
+            pending: None,
             last_directive: now,
             backlogged_since: now,
             giveback_at: None,
@@ -297,26 +305,76 @@ impl Coordinator {
         }
     }
 
-    /// Apply a directive that arrived at `now` (destinations already in the
-    /// driver's numbering). Returns false for an old or duplicate epoch.
+    /// Apply a directive that arrived at `now`, at once (destinations
+    /// already in the driver's numbering). Returns false for an old or
+    /// duplicate epoch.
     pub fn apply(&mut self, now: Time, epoch: u64, kind: &DirectiveKind) -> bool {
+        self.receive(now, epoch, Dur::ZERO, kind)
+    }
+
+    /// A directive arrived at `now`, to take effect `start_in` later (see
+    /// [`start`]): at once if that is now, as a continuation if it is a
+    /// slice for the destination the gate is open to, else pending until
+    /// its start (replacing any pending one). Returns false for an old or
+    /// duplicate epoch.
+    pub fn receive(&mut self, now: Time, epoch: u64, start_in: Dur, kind: &DirectiveKind) -> bool {
         if epoch <= self.epoch {
             return false;
         }
         self.epoch = epoch;
         self.last_directive = now;
+        self.pending = None;
+        let start = start_at(now, start_in);
+        if let (
+            DirectiveKind::Slice {
+                dest: Some(d),
+                len,
+                rate_bps,
+            },
+            Gate::Open {
+                dest,
+                until,
+                rate_bps: open_rate,
+            },
+        ) = (kind, self.gate)
+        {
+            if *d == dest && *rate_bps == open_rate && now < until {
+                // the same pair again at the boundary: the slice goes on
+                self.gate = Gate::Open {
+                    dest,
+                    until: until.max(start + *len),
+                    rate_bps: open_rate,
+                };
+                self.giveback_at = None;
+                return true;
+            }
+        }
+        if start <= now {
+            self.enact(now, kind);
+        } else {
+            self.pending = Some(Pending {
+                start,
+                epoch,
+                kind: kind.clone(),
+            });
+        }
+        true
+    }
+
+    /// Set the gate as `kind` says, from `start`.
+    fn enact(&mut self, start: Time, kind: &DirectiveKind) {
         match kind {
             DirectiveKind::Slice { dest, len, rate_bps } => {
                 self.gate = match dest {
                     Some(d) => Gate::Open {
                         dest: *d,
-                        until: now + *len,
+                        until: start + *len,
                         rate_bps: *rate_bps,
                     },
                     None => Gate::Closed,
                 };
                 self.giveback_at = None;
-                self.slice_next = now;
+                self.slice_next = start;
             }
             DirectiveKind::Rates { rates } => {
                 self.gate = Gate::Rated;
@@ -326,18 +384,22 @@ impl Coordinator {
                 }
             }
         }
-        true
     }
 
     /// Forget the epoch (the controller restarted and numbers directives anew).
     pub fn reset_epoch(&mut self) {
         self.epoch = 0;
+        self.pending = None;
     }
 
-    /// The next instant [`Coordinator::on_timer`] has work: slice end,
-    /// give-back, pacing, fail-open check, periodic report.
+    /// The next instant [`Coordinator::on_timer`] has work: a pending
+    /// directive's start, slice end, give-back, pacing, fail-open check,
+    /// periodic report.
     pub fn next_deadline(&self) -> Time {
         let mut t = self.next_report.min(self.pace_wake);
+        if let Some(p) = &self.pending {
+            t = t.min(p.start);
+        }
         if let Gate::Open { until, .. } = self.gate {
             t = t.min(until);
         }
@@ -354,11 +416,16 @@ impl Coordinator {
         self.last_directive.max(self.backlogged_since) + self.cfg.fail_open_after
     }
 
-    /// Timers due at `now`: closes an ended slice, gives back a dry one, fails
-    /// open after the controller's silence, and asks for the periodic report.
-    /// The driver then sends what the actions say and runs a release pass.
+    /// Timers due at `now`: starts a pending directive, closes an ended
+    /// slice, gives back a dry one, fails open after the controller's
+    /// silence, and asks for the periodic report. The driver then sends what
+    /// the actions say and runs a release pass.
     pub fn on_timer(&mut self, now: Time) -> TimerActions {
         let mut out = TimerActions::default();
+        if self.pending.as_ref().is_some_and(|p| now >= p.start) {
+            let p = self.pending.take().expect("pending");
+            self.enact(p.start, &p.kind);
+        }
         if let Gate::Open { until, .. } = self.gate {
             if now >= until {
                 self.gate = Gate::Closed;
@@ -482,6 +549,128 @@ mod tests {
         assert_eq!(
             c.may_release(t0 + Dur::from_ms(11), q, t0 + Dur::from_ms(11)),
             Release::No
+        );
+    }
+
+    #[test]
+    fn a_directive_with_a_start_waits_for_it_then_opens_the_gate() {
+        let mut c = coord();
+        let q = c.dest_index(7);
+        c.hold(Time::ZERO, q, 1500);
+        let rx = Time::ZERO + Dur::from_us(100);
+        let start = rx + Dur::from_us(400);
+        assert!(c.receive(rx, 1, Dur::from_us(400), &slice(7, 2)));
+        assert_eq!(c.gate, Gate::Closed, "not before its start");
+        assert_eq!(c.may_release(rx, q, rx), Release::No);
+        assert_eq!(c.next_deadline(), start, "the timer wakes at the start");
+        c.on_timer(Time(start.ps() - 1));
+        assert_eq!(c.gate, Gate::Closed, "one picosecond early is still early");
+        c.on_timer(start);
+        assert_eq!(
+            c.gate,
+            Gate::Open {
+                dest: 7,
+                until: start + Dur::from_ms(2),
+                rate_bps: None
+            },
+            "open at the start for the slice's whole length"
+        );
+        assert_eq!(c.may_release(start, q, start), Release::Now);
+        assert_eq!(c.last_directive, rx, "the controller was heard at receipt");
+    }
+
+    #[test]
+    fn a_late_timer_still_ends_the_slice_its_length_after_the_start() {
+        let mut c = coord();
+        c.receive(Time::ZERO, 1, Dur::from_us(500), &slice(3, 2));
+        let start = Time::ZERO + Dur::from_us(500);
+        c.on_timer(start + Dur::from_us(50));
+        assert!(matches!(c.gate, Gate::Open { until, .. } if until == start + Dur::from_ms(2)));
+    }
+
+    #[test]
+    fn no_offset_applies_on_receipt_as_before() {
+        let mut c = coord();
+        let t = Time::ZERO + Dur::from_us(5);
+        assert!(c.receive(t, 1, Dur::ZERO, &slice(7, 2)));
+        assert_eq!(
+            c.gate,
+            Gate::Open {
+                dest: 7,
+                until: t + Dur::from_ms(2),
+                rate_bps: None
+            }
+        );
+        assert!(c.pending.is_none());
+    }
+
+    #[test]
+    fn the_same_pair_again_continues_the_open_slice_without_a_gap() {
+        let mut c = coord();
+        c.apply(Time::ZERO, 1, &slice(7, 2));
+        let end = Time::ZERO + Dur::from_ms(2);
+        // the next slot, decided 500 us ahead, arrives 450 us before this slice ends
+        let rx = Time::ZERO + Dur::from_us(1550);
+        assert!(c.receive(rx, 2, Dur::from_us(480), &slice(7, 2)));
+        let until = rx + Dur::from_us(480) + Dur::from_ms(2);
+        assert_eq!(
+            c.gate,
+            Gate::Open {
+                dest: 7,
+                until,
+                rate_bps: None
+            },
+            "extended at once: a packet may start across the boundary"
+        );
+        assert!(c.pending.is_none());
+        c.on_timer(end);
+        assert!(c.allows(end, 7), "no gap at the old end");
+        assert!(
+            c.allows(end + Dur::from_us(30), 7),
+            "nor in the one-way delay jitter"
+        );
+        c.on_timer(until);
+        assert_eq!(c.gate, Gate::Closed);
+    }
+
+    #[test]
+    fn another_destination_waits_for_the_boundary() {
+        let mut c = coord();
+        c.apply(Time::ZERO, 1, &slice(7, 2));
+        let end = Time::ZERO + Dur::from_ms(2);
+        let rx = Time::ZERO + Dur::from_us(1550);
+        c.receive(rx, 2, Dur::from_us(460), &slice(8, 2));
+        assert!(c.allows(rx, 7), "the current slice goes on");
+        assert!(!c.allows(rx, 8), "the next one not yet");
+        let start = rx + Dur::from_us(460);
+        c.on_timer(end);
+        assert_eq!(
+            c.gate,
+            Gate::Closed,
+            "closed between the two (one-way delay jitter)"
+        );
+        c.on_timer(start);
+        assert!(c.allows(start, 8) && !c.allows(start, 7));
+    }
+
+    #[test]
+    fn a_newer_directive_replaces_a_pending_one_and_old_epochs_are_refused() {
+        let mut c = coord();
+        c.receive(Time::ZERO, 5, Dur::from_us(300), &slice(7, 2));
+        assert!(
+            !c.receive(Time::ZERO, 5, Dur::ZERO, &slice(8, 2)),
+            "duplicate epoch"
+        );
+        assert!(!c.receive(Time::ZERO, 4, Dur::ZERO, &slice(8, 2)), "older epoch");
+        assert!(c.receive(Time::ZERO + Dur::from_us(10), 6, Dur::ZERO, &slice(9, 2)));
+        assert!(c.pending.is_none(), "the newer decision wins");
+        c.on_timer(Time::ZERO + Dur::from_us(300));
+        assert!(c.allows(Time::ZERO + Dur::from_us(300), 9));
+        c.receive(Time::ZERO + Dur::from_us(400), 7, Dur::from_us(300), &slice(1, 2));
+        c.reset_epoch();
+        assert!(
+            c.pending.is_none(),
+            "a new controller run forgets what the old one planned"
         );
     }
 

@@ -15,6 +15,11 @@
 //! | `report_interval_ms` | ms | 4 slices | period of a host's backlog report (its heartbeat too) |
 //! | `feedback_timeout_ms` | ms | 1000 | the controller forgets a host silent this long |
 //! | `capacity_headroom` | fraction | 0 | share of every link the scheduler keeps for uncoordinated traffic, 0 to 0.5 (not with `timeslice`) |
+//! | `directive_lead_us` | µs | 500, at most 3/4 of a slice | the controller decides each slot this long before its boundary and directives carry their start, so a host's gate opens at the boundary (plus one one-way delay) instead of a timer, a decision and a trip later; 0 to 3/4 of a slice; 0 = apply on receipt (`coord::start`) |
+//!
+//! The default lead covers the controller's trip to a host as measured on
+//! the namespace testbed (docs/slices-on-time.md): timer lateness, the
+//! decision, signing and the datagram's trip, with the loaded machine's tail.
 //!
 //! A driver declares its table with [`xco_settings_table!`], which adds
 //! these fields (with their docs) to the driver's own, so a name exists once;
@@ -49,6 +54,8 @@ pub struct SettingsSpec {
     pub feedback_timeout_ms: Option<f64>,
     /// `capacity_headroom`.
     pub capacity_headroom: Option<f64>,
+    /// `directive_lead_us`.
+    pub directive_lead_us: Option<f64>,
 }
 
 /// A setting that is out of its bounds or does not fit the others.
@@ -81,7 +88,12 @@ pub struct Settings {
     pub feedback_timeout: Dur,
     /// Share of every link kept free of coordinated traffic.
     pub capacity_headroom: f64,
+    /// The controller decides each slot this long before its boundary.
+    pub directive_lead: Dur,
 }
+
+/// Default `directive_lead_us` (capped at 3/4 of a slice).
+pub const DEFAULT_LEAD_US: f64 = 500.0;
 
 /// Longest slice, feedback timeout, fail-open or report period: one hour.
 const MAX_MS: f64 = 3_600_000.0;
@@ -182,6 +194,16 @@ impl Settings {
                     .into(),
             });
         }
+        // a host holds one pending directive: the next slot is decided a
+        // quarter slice after the one before it started, at the earliest
+        let max_lead_us = slice_ms * 750.0;
+        let lead_us = in_range(
+            "directive_lead_us",
+            s.directive_lead_us.unwrap_or(DEFAULT_LEAD_US.min(max_lead_us)),
+            0.0,
+            max_lead_us,
+            "µs (3/4 of a slice: a slot is decided after the one before it started)",
+        )?;
         Ok(Settings {
             mode,
             slice: ms(slice_ms),
@@ -195,6 +217,7 @@ impl Settings {
             report_interval: ms(report_ms),
             feedback_timeout: ms(feedback_ms),
             capacity_headroom,
+            directive_lead: us(lead_us),
         })
     }
 
@@ -214,6 +237,7 @@ impl Settings {
             slice: self.slice,
             min_active: self.min_active,
             feedback_timeout: Some(self.feedback_timeout),
+            lead: self.directive_lead,
         }
     }
 }
@@ -252,6 +276,8 @@ macro_rules! xco_settings_table {
             pub feedback_timeout_ms: Option<f64>,
             /// Share of each link kept for uncoordinated traffic, 0 to 0.5 (default 0).
             pub capacity_headroom: Option<f64>,
+            /// Decide each slot this long before its boundary, µs (default 500, at most 3/4 of a slice; 0: apply on receipt).
+            pub directive_lead_us: Option<f64>,
         }
 
         impl $name {
@@ -269,6 +295,7 @@ macro_rules! xco_settings_table {
                     report_interval_ms: self.report_interval_ms,
                     feedback_timeout_ms: self.feedback_timeout_ms,
                     capacity_headroom: self.capacity_headroom,
+                    directive_lead_us: self.directive_lead_us,
                 }
             }
         }
@@ -296,6 +323,14 @@ mod tests {
         assert_eq!(s.fail_open_after, Dur::from_ms(10), "5 slices");
         assert_eq!(s.report_interval, Dur::from_ms(8), "4 slices");
         assert_eq!(s.feedback_timeout, Dur::from_ms(1000));
+        assert_eq!(s.directive_lead, Dur::from_us(500));
+        assert_eq!(s.sched_config().lead, Dur::from_us(500));
+        let short = Settings::resolve(&SettingsSpec {
+            slice_ms: Some(0.5),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(short.directive_lead, Dur::from_us(375), "at most 3/4 of a slice");
         let s = Settings::resolve(&SettingsSpec {
             slice_ms: Some(10.0),
             work_conservation: Some(false),
@@ -348,6 +383,22 @@ mod tests {
             })
             .key,
             "feedback_timeout_ms"
+        );
+        let e = bad(SettingsSpec {
+            directive_lead_us: Some(1501.0),
+            ..Default::default()
+        });
+        assert_eq!(e.key, "directive_lead_us");
+        assert!(e.problem.contains("outside 0 to 1500"), "{}", e.problem);
+        assert_eq!(
+            Settings::resolve(&SettingsSpec {
+                directive_lead_us: Some(0.0),
+                ..Default::default()
+            })
+            .unwrap()
+            .directive_lead,
+            Dur::ZERO,
+            "0: decide at the boundary, apply on receipt"
         );
         assert_eq!(
             bad(SettingsSpec {

@@ -9,8 +9,24 @@ pub struct Directive {
     pub host: u32,
     /// Per-host directive counter (increases with every directive to that host).
     pub epoch: u64,
+    /// When it takes effect, as a delay after "now" at its sender: the
+    /// scheduler decided it this far ahead of the instant it was handling
+    /// (its lead, see `SchedConfig::lead`), the driver subtracts the time it
+    /// took to send it ([`Directive::aged`]), and the receiver adds it to its
+    /// own clock at receipt ([`crate::coord::start_at`]). Zero: at once.
+    pub start_in: Dur,
     /// What the host may do.
     pub kind: DirectiveKind,
+}
+
+impl Directive {
+    /// The directive leaves its sender `elapsed` after the instant its
+    /// `start_in` was computed from: its start is that much nearer (at once
+    /// if that has passed).
+    pub fn aged(mut self, elapsed: Dur) -> Directive {
+        self.start_in = self.start_in - elapsed;
+        self
+    }
 }
 
 /// The forms of directive (see the XCo spec, "Directive forms").

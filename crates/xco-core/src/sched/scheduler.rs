@@ -61,6 +61,12 @@ pub struct SchedConfig {
     pub min_active: Dur,
     /// A host whose feedback stops for this long is dropped (`None`: never).
     pub feedback_timeout: Option<Dur>,
+    /// Decide this long before each deadline (slice end, tick): the driver
+    /// calls [`Scheduler::handle_timeout`] at [`Scheduler::poll_timeout`],
+    /// which is the deadline minus the lead, and the directives then carry
+    /// the rest of the way to the deadline in `start_in`, so they reach the
+    /// hosts before the slot starts. Zero: decide at the deadline, apply on receipt.
+    pub lead: Dur,
 }
 
 impl Default for SchedConfig {
@@ -70,6 +76,7 @@ impl Default for SchedConfig {
             slice: Dur::from_ms(2),
             min_active: Dur::from_us(200),
             feedback_timeout: None,
+            lead: Dur::ZERO,
         }
     }
 }
@@ -111,8 +118,12 @@ pub struct Scheduler {
     /// slices are granted in time order, so a FIFO keeps them sorted.
     pub(super) expiries: VecDeque<(Time, u32)>,
     next_tick: Time,
-    /// The latest instant an input was stamped with.
+    /// The scheduler's time: the latest instant an input was stamped with,
+    /// or a deadline decided ahead of time (up to the lead past `input_now`).
     clock: Time,
+    /// The instant the input being handled was stamped with (directives
+    /// start `clock - input_now` after it, at most the lead).
+    input_now: Time,
     out: VecDeque<Directive>,
     pub(super) stats: SchedStats,
     /// Per-run marks (`== stamp` while set): membership of the affected set
@@ -164,6 +175,7 @@ impl Scheduler {
             expiries: VecDeque::new(),
             next_tick: Time::NEVER,
             clock: Time::ZERO,
+            input_now: Time::ZERO,
             out: VecDeque::new(),
             stats: SchedStats::default(),
             a_stamp: vec![0; h],
@@ -241,7 +253,21 @@ impl Scheduler {
     /// that calls `handle_timeout` late, at the instant `poll_timeout` gave,
     /// after later inputs, is so still served in order.
     fn advance(&mut self, now: Time) -> Time {
-        self.clock = self.clock.max(now);
+        self.advance_ahead(now, Dur::ZERO)
+    }
+
+    /// [`advance`](Self::advance) to `now + ahead`: the scheduler decides
+    /// for that instant (a deadline it handles its lead early). Inputs that
+    /// arrive before the real time catches up are handled at the scheduler's
+    /// time, so their directives start then too.
+    fn advance_ahead(&mut self, now: Time, ahead: Dur) -> Time {
+        self.input_now = now;
+        self.clock = self.clock.max(now + ahead);
+        self.clock
+    }
+
+    /// The scheduler's time (at least the latest input's instant).
+    pub fn now(&self) -> Time {
         self.clock
     }
 
@@ -343,10 +369,31 @@ impl Scheduler {
         self.scratch.freed = freed;
     }
 
-    /// Handle everything due at `now`: slice expiries (event 1), the periodic
-    /// tick (keep-alive directives, rate refresh), feedback timeouts.
+    /// Handle everything due by `now` plus the lead: slice expiries (event
+    /// 1), the periodic tick (keep-alive directives, rate refresh), feedback
+    /// timeouts. The directives it makes start the lead after `now`.
+    ///
+    /// The scheduler's time becomes the deadline it handles, even when the
+    /// call comes late (a loaded controller's timer): slots stay on their
+    /// grid instead of drifting by every lateness, the directives of a late
+    /// call start at once, and their slices are shortened by the lateness
+    /// so they still end on the grid.
     pub fn handle_timeout(&mut self, now: Time) {
-        let now = self.advance(now);
+        let ahead = now + self.cfg.lead;
+        // each deadline due by then at its own time, in order
+        while let Some(due) = self.next_deadline().filter(|&d| d <= ahead) {
+            self.input_now = now;
+            self.clock = self.clock.max(due);
+            self.due_at(self.clock);
+        }
+        self.input_now = now;
+        self.clock = self.clock.max(now);
+        self.due_at(self.clock); // feedback timeouts at the input's instant
+    }
+
+    /// Feedback timeouts, slice expiries and the tick due at `now` (the scheduler's time).
+    fn due_at(&mut self, now: Time) {
+        let input_now = self.input_now;
         // feedback timeouts
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.nodes.len() as u32)
@@ -359,6 +406,7 @@ impl Scheduler {
                 self.stats.hosts_timed_out += 1;
                 self.handle_leave(now, x);
             }
+            self.input_now = input_now;
         }
         // slice expiries that fall due together are one event whose triggers are all of them
         let mut triggers = std::mem::take(&mut self.scratch.triggers);
@@ -400,8 +448,15 @@ impl Scheduler {
         self.out.pop_front()
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must next be called.
+    /// When [`handle_timeout`](Self::handle_timeout) must next be called:
+    /// the next deadline minus the lead.
     pub fn poll_timeout(&self) -> Option<Time> {
+        self.next_deadline()
+            .map(|t| Time(t.ps().saturating_sub(self.cfg.lead.ps())))
+    }
+
+    /// The next slice expiry or tick.
+    fn next_deadline(&self) -> Option<Time> {
         let exp = self.expiries.front().map(|r| r.0);
         let tick = (self.next_tick != Time::NEVER).then_some(self.next_tick);
         match (exp, tick) {
@@ -512,6 +567,16 @@ impl Scheduler {
     }
 
     pub(super) fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
+        // decided for a slot that began before the input's instant (a late
+        // timer): the slice still ends where the slot does
+        let kind = match kind {
+            DirectiveKind::Slice { dest, len, rate_bps } if self.input_now > now => DirectiveKind::Slice {
+                dest,
+                len: (len - self.input_now.saturating_since(now)).max(Dur::from_ns(1)),
+                rate_bps,
+            },
+            k => k,
+        };
         let n = &mut self.nodes[x as usize];
         n.epoch += 1;
         n.last_directive = now;
@@ -519,6 +584,8 @@ impl Scheduler {
         self.out.push_back(Directive {
             host: x,
             epoch: n.epoch,
+            // (an input stamped before an earlier one is not a lead: at most the lead)
+            start_in: now.saturating_since(self.input_now).min(self.cfg.lead),
             kind,
         });
     }

@@ -16,13 +16,20 @@
 //! ```text
 //!  0     2     3     4             8                 16                24    26
 //!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
-//!  | "XC"|ver=2|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
+//!  | "XC"|ver=3|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
 //!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
 //! ```
 //!
 //! `len` is the payload length. The tag covers everything before it: a
 //! 64-byte Ed25519 signature on controller messages (types 4, 7, 8; host id
 //! `u32::MAX`), a 32-byte HMAC-SHA256 on agent messages (types 1-3, 5, 6, 9).
+//!
+//! A directive's payload: host (u32), epoch (u64), start (u64 ns, version 3
+//! on: how long after it is sent it takes effect, 0 to 7.5 s; see
+//! `coord::start`), kind (u8: 1 slice, 2 rates) and the kind's fields.
+//! Version 2 datagrams are still read; their directives have no start
+//! field and apply on receipt.
+//!
 //! Backlog reports carry the host's whole backlog set and rejection counts
 //! are cumulative (as in Fastpass), so a lost or duplicated one does no harm.
 

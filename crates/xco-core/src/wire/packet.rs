@@ -29,8 +29,12 @@ pub mod field {
 
 /// The magic bytes.
 pub const MAGIC: [u8; 2] = *b"XC";
-/// The protocol version this code speaks (2: controller signatures, sessions).
-pub const VERSION: u8 = 2;
+/// The protocol version this code sends (3: directives carry their start;
+/// 2: controller signatures, sessions).
+pub const VERSION: u8 = 3;
+/// The oldest version this code still reads: a version-2 directive has no
+/// start and applies on receipt.
+pub const MIN_VERSION: u8 = 2;
 /// Header bytes before the payload.
 pub const HEADER_LEN: usize = field::PAYLOAD;
 
@@ -90,7 +94,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if b[field::MAGIC] != MAGIC {
             return Err(WireError::BadMagic);
         }
-        if b[field::VERSION] != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&b[field::VERSION]) {
             return Err(WireError::BadVersion(b[field::VERSION]));
         }
         let sender = Sender::of_type(self.msg_type()).ok_or(WireError::UnknownType(self.msg_type()))?;
@@ -98,6 +102,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(WireError::BadLength);
         }
         Ok(())
+    }
+
+    /// Protocol version byte.
+    pub fn version(&self) -> u8 {
+        self.buffer.as_ref()[field::VERSION]
     }
 
     /// Message type byte.

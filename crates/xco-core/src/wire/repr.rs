@@ -12,6 +12,9 @@ pub const MAX_ENTRIES: usize = 4096;
 const NO_DEST: u32 = u32::MAX;
 /// Longest slice a directive may carry (10 s: XCo slices are milliseconds).
 pub const MAX_SLICE_NS: u64 = 10_000_000_000;
+/// Longest start delay a directive may carry (7.5 s: the controller's lead
+/// is at most 3/4 of a slice, of at most 10 s).
+pub const MAX_START_IN_NS: u64 = MAX_SLICE_NS / 4 * 3;
 
 /// What a control message says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +88,7 @@ impl Message {
             Message::Rejoin { .. } => 4,
             Message::Rejections(_) => 32,
             Message::Directive(d) => {
-                13 + match &d.kind {
+                21 + match &d.kind {
                     DirectiveKind::Slice { .. } => 20,
                     DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
                 }
@@ -211,6 +214,15 @@ impl Repr {
             4 => {
                 let host = r.u32("directive host")?;
                 let epoch = r.u64("directive epoch")?;
+                // version 3 added the start; a version-2 directive applies on receipt
+                let start_in_ns = if p.version() >= 3 {
+                    r.u64("directive start")?
+                } else {
+                    0
+                };
+                if start_in_ns > MAX_START_IN_NS {
+                    return Err(WireError::BadPayload("directive start must be 0 to 7.5 s away"));
+                }
                 let kind = match r.u8("directive kind")? {
                     1 => {
                         let dest = r.u32("slice destination")?;
@@ -237,7 +249,12 @@ impl Repr {
                     }
                     _ => return Err(WireError::BadPayload("unknown directive kind")),
                 };
-                Message::Directive(Directive { host, epoch, kind })
+                Message::Directive(Directive {
+                    host,
+                    epoch,
+                    start_in: Dur::from_ns(start_in_ns),
+                    kind,
+                })
             }
             t => return Err(WireError::UnknownType(t)),
         };
@@ -298,6 +315,7 @@ impl Repr {
             Message::Directive(d) => {
                 put(&d.host.to_be_bytes());
                 put(&d.epoch.to_be_bytes());
+                put(&d.start_in.as_ns().min(MAX_START_IN_NS).to_be_bytes());
                 match &d.kind {
                     DirectiveKind::Slice { dest, len, rate_bps } => {
                         put(&[1]);

@@ -150,6 +150,8 @@ pub struct RefScheduler {
     expiries: Vec<(Time, u32)>,
     next_tick: Option<Time>,
     clock: Time,
+    /// The instant of the input being handled.
+    input_now: Time,
     out: VecDeque<Directive>,
     stats: SchedStats,
     /// How often each rule made a difference (to check that tests reach them).
@@ -176,6 +178,7 @@ impl RefScheduler {
             expiries: Vec::new(),
             next_tick: None,
             clock: Time::ZERO,
+            input_now: Time::ZERO,
             out: VecDeque::new(),
             stats: SchedStats::default(),
             seen: BTreeMap::new(),
@@ -240,6 +243,7 @@ impl RefScheduler {
     // input
 
     fn advance(&mut self, now: Time) -> Time {
+        self.input_now = now;
         if now < self.clock {
             self.saw("input stamped before the clock");
         }
@@ -322,11 +326,26 @@ impl RefScheduler {
         self.algorithm1(now, &[x], &freed, false);
     }
 
+    /// Every deadline due by `now` plus the lead, each at its own time and
+    /// in order (so a late call keeps the slots on their grid), then
+    /// feedback timeouts at `now`.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let ahead = now + self.cfg.lead;
+        while let Some(due) = self.poll_deadline().filter(|&d| d <= ahead) {
+            self.input_now = now;
+            self.clock = self.clock.max(due);
+            self.due_at(self.clock);
+        }
+        self.input_now = now;
+        self.clock = self.clock.max(now);
+        self.due_at(self.clock);
+    }
+
     /// Everything due at `now`: feedback timeouts (each host as if it
     /// left), then the slices that end (event 1, one run for all of them,
     /// with the waiting hosts if a tick is due), then the tick.
-    pub fn handle_timeout(&mut self, now: Time) {
-        let now = self.advance(now);
+    fn due_at(&mut self, now: Time) {
+        let input_now = self.input_now;
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.hosts.len() as u32)
                 .filter(|&x| {
@@ -339,6 +358,7 @@ impl RefScheduler {
                 self.stats.hosts_timed_out += 1;
                 self.handle_leave(now, x);
             }
+            self.input_now = input_now;
         }
         let due: Vec<(Time, u32)> = self.expiries.iter().copied().filter(|e| e.0 <= now).collect();
         self.expiries.retain(|e| e.0 > now);
@@ -376,6 +396,11 @@ impl RefScheduler {
     /// still listed (as the scheduler does, also one that ended otherwise)
     /// or the tick.
     pub fn poll_timeout(&self) -> Option<Time> {
+        self.poll_deadline()
+            .map(|t| Time(t.ps().saturating_sub(self.cfg.lead.ps())))
+    }
+
+    fn poll_deadline(&self) -> Option<Time> {
         self.expiries.iter().map(|e| e.0).chain(self.next_tick).min()
     }
 
@@ -569,6 +594,17 @@ impl RefScheduler {
     }
 
     fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {
+        // a late call: the slice still ends where its slot does
+        let late = self.input_now.saturating_since(now);
+        let kind = match kind {
+            DirectiveKind::Slice { dest, len, rate_bps } if late > Dur::ZERO => DirectiveKind::Slice {
+                dest,
+                len: (len - late).max(Dur::from_ns(1)),
+                rate_bps,
+            },
+            k => k,
+        };
+        let start_in = now.saturating_since(self.input_now).min(self.cfg.lead);
         let host = &mut self.hosts[x as usize];
         host.epoch += 1;
         host.last_directive = now;
@@ -576,6 +612,7 @@ impl RefScheduler {
         self.out.push_back(Directive {
             host: x,
             epoch: host.epoch,
+            start_in,
             kind,
         });
     }

@@ -368,7 +368,8 @@ impl<G: PacketGate> Agent<G> {
             }
             let now = self.clock.now();
             let was_open = self.core.state.gate == Gate::FailOpen;
-            if !self.core.apply(now, d.epoch, &d.kind) {
+            // it takes effect `start_in` after now on this host's clock (pending until then)
+            if !self.core.receive(now, d.epoch, d.start_in, &d.kind) {
                 continue;
             }
             if was_open {

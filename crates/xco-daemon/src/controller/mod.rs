@@ -76,8 +76,11 @@ struct Controller {
 }
 
 impl Controller {
-    fn flush(&mut self) {
+    /// Send the scheduler's directives, decided for the input stamped `input_at`.
+    fn flush(&mut self, input_at: Time) {
         while let Some(d) = self.sched.poll_directive() {
+            // its start is relative to the input's instant: nearer by the time spent since
+            let d = d.aged(self.clock.now().saturating_since(input_at));
             self.send_directive(d);
         }
     }
@@ -91,7 +94,11 @@ impl Controller {
             self.log.log(
                 Level::Debug,
                 "directive",
-                &[("host", &d.host), ("kind", &format!("{:?}", d.kind))],
+                &[
+                    ("host", &d.host),
+                    ("start_in_us", &format!("{:.1}", d.start_in.as_secs_f64() * 1e6)),
+                    ("kind", &format!("{:?}", d.kind)),
+                ],
             );
         }
         self.chan.send(to, Message::Directive(d));
@@ -198,7 +205,7 @@ impl Controller {
                 Message::Directive(_) | Message::Hello { .. } | Message::Rejoin { .. } => {}
             }
             self.joined[h as usize] = self.sched.joined(h);
-            self.flush();
+            self.flush(now);
         }
     }
 
@@ -234,7 +241,7 @@ impl Controller {
                 }
             }
         }
-        self.flush();
+        self.flush(now);
     }
 }
 

@@ -455,7 +455,8 @@ impl XcoSim {
                     .collect(),
             },
         };
-        if !c.core.apply(now, d.epoch, &kind) {
+        // it takes effect `start_in` after its arrival (pending until then)
+        if !c.core.receive(now, d.epoch, d.start_in, &kind) {
             return; // old or duplicate
         }
         self.pump(now, ev, net, hosts, node);
@@ -492,6 +493,7 @@ impl XcoSim {
             ("reports", s.reports as f64),
             ("givebacks", s.givebacks as f64),
             ("directives", s.directives as f64),
+            ("directives_ahead", s.directives_ahead as f64),
             ("scheduler_events", st.events as f64),
             ("bypassed_packets", s.bypassed as f64),
             ("held_packets", s.held as f64),
