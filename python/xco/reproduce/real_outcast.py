@@ -263,10 +263,10 @@ def summary(h: pd.DataFrame, seconds: float, route: str) -> str:
     for r in h[h["series"] == "timeslice"].itertuples():
         v = xco_verdict(r.ratio, r.total_mbps)
         lines.append(f"  {r.source}: 2-hop / 6-hop = {r.ratio:.2f}, total {r.total_mbps:.1f} Mbit/s -> {v}")
-        if r.source == "sim" and v != "holds" and r.drops_from_two_hop is not None:
+        if r.source == "sim" and v != "holds" and pd.notna(r.drops_from_two_hop):
             lines.append(
                 f"    why: of the {r.bottleneck_drops} drops at Dest's port,"
-                f" {r.drops_from_two_hop} are the 2-hop flow's. A slice hands the port from a"
+                f" {int(r.drops_from_two_hop)} are the 2-hop flow's. A slice hands the port from a"
                 " 6-hop sender to h2 while the 6-hop sender's last frames are still four"
                 " store-and-forward hops away and its standing queue is in the port;"
                 " h2's first frames of its slice meet both and are dropped (seen in the port's queue"
