@@ -116,11 +116,27 @@ def bottleneck_runs(raw: dict[str, Any]) -> pd.DataFrame:
     return d[["input_from", "k", "episodes", "longest_run"]].reset_index(drop=True)
 
 
-def ratio(f: pd.DataFrame) -> tuple[float, float, float]:
-    """(2-hop goodput, mean 6-hop goodput, their ratio 2-hop / 6-hop), Mbit/s."""
-    two = float(f[f["hops"] == 2]["goodput_mbps"].mean())
-    six = float(f[f["hops"] == 6]["goodput_mbps"].mean())
+def ratio(f: pd.DataFrame, col: str = "goodput_mbps") -> tuple[float, float, float]:
+    """(2-hop figure, mean 6-hop figure, their ratio 2-hop / 6-hop) of column ``col``, Mbit/s."""
+    two = float(f[f["hops"] == 2][col].mean())
+    six = float(f[f["hops"] == 6][col].mean())
     return two, six, (two / six if six > 0 else float("inf"))
+
+
+def flow_timeseries(raw: dict[str, Any]) -> pd.DataFrame:
+    """The bulk flows' rows of a run's time series, with each flow's hop count."""
+    flows = pd.read_csv(io.StringIO(raw["flows"]))
+    src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
+    ts = pd.read_csv(io.StringIO(raw["timeseries"]))
+    ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
+    ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+    return ts
+
+
+def same_or_partly(finals: list[tuple]) -> str:
+    """One verdict for several cases (their ratio last): theirs if all agree, else ``partly``."""
+    vs = [verdict_of(r) for *_, r in finals]
+    return vs[0] if len(set(vs)) == 1 else "partly"
 
 
 def longest(runs: pd.DataFrame, input_from: str) -> int:
@@ -252,11 +268,7 @@ def run_ratio(opts: Options) -> Outcome:
         sc = scenario(Setup([TWO_HOP, *SIX_HOP[:n]], timeseries_bin_us=bin_us), opts)
         raw = run_raw(sc, opts.seed)
         points.append({"labels": {"six_hop_flows": n}, "seed": opts.seed, "scenario": sc})
-        flows = pd.read_csv(io.StringIO(raw["flows"]))
-        src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
-        ts = pd.read_csv(io.StringIO(raw["timeseries"]))
-        ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
-        ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+        ts = flow_timeseries(raw)
         for (t, h), g in ts.groupby(["t_s", "hops"]):
             rows.append(
                 {
@@ -612,9 +624,8 @@ def run_multiflow(opts: Options) -> Outcome:
         raw = run_raw(sc, opts.seed)
         points.append({"labels": {"flows_per_host": n}, "seed": opts.seed, "scenario": sc})
         h = per_host(raw)
-        two = float(h[h["hops"] == 2]["goodput_mbps"].mean())
-        six = float(h[h["hops"] == 6]["goodput_mbps"].mean())
-        finals.append((n, two, six, two / six if six > 0 else float("inf")))
+        finals.append((n, *ratio(h)))
+        two, six = finals[-1][1], finals[-1][2]
         rows += [
             {"flows_per_host": n, "series": "2-hop host (h1)", "throughput_mbps": two},
             {"flows_per_host": n, "series": "6-hop hosts (mean)", "throughput_mbps": six},
@@ -634,8 +645,7 @@ def run_multiflow(opts: Options) -> Outcome:
         ylabel="throughput per host (Mbit/s)",
         note=_note(opts, "outcast-multiflow"),
     )
-    vs = [verdict_of(r) for *_, r in finals]
-    v = vs[0] if len(set(vs)) == 1 else "partly"
+    v = same_or_partly(finals)
     lines = [
         "outcast-multiflow: h1 and h4..h15 each open n bulk flows to Dest, n = 10, 20, 30",
         "",
@@ -663,11 +673,7 @@ def run_stagger(opts: Options) -> Outcome:
         sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeseries_bin_us=bin_us, start_ms=starts), opts)
         raw = run_raw(sc, opts.seed)
         points.append({"labels": {"two_hop_start_offset_ms": d}, "seed": opts.seed, "scenario": sc})
-        flows = pd.read_csv(io.StringIO(raw["flows"]))
-        src_of = {int(r.flow): r.src for r in flows[flows["role"] == "bulk"].itertuples()}
-        ts = pd.read_csv(io.StringIO(raw["timeseries"]))
-        ts = ts[(ts["entity"] == "flow") & ts["id"].isin(src_of)].copy()
-        ts["hops"] = ts["id"].map({i: hops(s) for i, s in src_of.items()})
+        ts = flow_timeseries(raw)
         for (t, h), g in ts.groupby(["t_s", "hops"]):
             rows.append(
                 {
@@ -679,9 +685,7 @@ def run_stagger(opts: Options) -> Outcome:
             )
         # both kinds running: from the later start to the end
         both = ts[ts["t_s"] > max(starts.values()) / 1e3]
-        two = float(both[both["hops"] == 2]["throughput_mbps"].mean())
-        six = float(both[both["hops"] == 6]["throughput_mbps"].mean())
-        finals.append((d, two, six, two / six if six > 0 else float("inf")))
+        finals.append((d, *ratio(both, "throughput_mbps")))
     table = pd.DataFrame(rows)
     csv = opts.out / "outcast-stagger.csv"
     table.to_csv(csv, index=False)
@@ -698,8 +702,7 @@ def run_stagger(opts: Options) -> Outcome:
         note=_note(opts, "outcast-stagger"),
         marker=None,
     )
-    vs = [verdict_of(r) for *_, r in finals]
-    v = vs[0] if len(set(vs)) == 1 else "partly"
+    v = same_or_partly(finals)
     lines = [
         "outcast-stagger: h1 starts 100 ms before, 100 ms after or 200 ms after the 12 six-hop flows",
         "",
@@ -773,8 +776,7 @@ def run_background(opts: Options) -> Outcome:
         ylabel="throughput per flow (Mbit/s)",
         note=_note(opts, "outcast-background"),
     )
-    vs = [verdict_of(r) for *_, r in finals[:2]]
-    v = vs[0] if len(set(vs)) == 1 else "partly"
+    v = same_or_partly(finals[:2])
     lines = [
         "outcast-background: h1 (2 hops), h2, h3 (4 hops), h4..h15 (6 hops) -> Dest, plus transfers between"
         " random pairs (Poisson per host, sizes 10 KB..10 MB, mean 685 KB)",
