@@ -4,32 +4,22 @@ simulator's side of the comparison (no root)."""
 from __future__ import annotations
 
 import os
-import secrets
-import subprocess
 
 import pandas as pd
 import pytest
+from conftest import free_prefix, netns_names
 
 from xco import scenario
 from xco.reproduce import real_incast
 
 
-def _netns_names() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
-
-
 def test_real_hosts_collapse_between_small_and_larger_n(tmp_path):
     if os.geteuid() != 0:
         pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
-    present = _netns_names()
-    for _ in range(50):
-        prefix = "xi" + "".join(secrets.choice("0123456789") for _ in range(4))
-        if not any(n.startswith(f"{prefix}-") for n in present):
-            break
+    prefix = free_prefix("xi")
     # 10 rounds each: N=2 fits the 32 KB port (2 x 16,000 B), N=16 overflows it every round
     df = real_incast.run_real([2, 16], rounds=10, prefix=prefix)
-    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
     small, large = df[df["n"] == 2].iloc[0], df[df["n"] == 16].iloc[0]
     assert small["rounds"] == large["rounds"] == 10
     assert small["port_drops"] == 0 and small["rto_timeouts"] == 0, small.to_dict()
@@ -63,15 +53,11 @@ def test_collapse_is_the_first_n_below_half_of_the_best_so_far():
 def test_timeslices_keep_the_incast_port_from_overflowing(tmp_path):
     if os.geteuid() != 0:
         pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
-    present = _netns_names()
-    for _ in range(50):
-        prefix = "xj" + "".join(secrets.choice("0123456789") for _ in range(4))
-        if not any(n.startswith(f"{prefix}-") for n in present):
-            break
+    prefix = free_prefix("xj")
     # N=8 overflows the 32 KB port every round without coordination (the test above: N=16);
     # with the XCo daemons one server sends per slot into the client's port
     df = real_incast.run_real([8], rounds=10, prefix=prefix, series="timeslice")
-    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
     x = df.iloc[0]
     assert x["series"] == "timeslice" and x["rounds"] == 10, x.to_dict()
     assert x["port_drops"] == 0 and x["rto_timeouts"] == 0, x.to_dict()

@@ -4,31 +4,21 @@ real namespaces (root), and the simulator's side (no root)."""
 from __future__ import annotations
 
 import os
-import secrets
-import subprocess
 
 import pandas as pd
 import pytest
+from conftest import free_prefix, netns_names
 
 from xco import scenario
 from xco.reproduce import real_outcast
 
 
-def _netns_names() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
-
-
 def test_real_fat_tree_runs_both_series_with_the_papers_min_rto_and_is_removed(tmp_path):
     if os.geteuid() != 0:
         pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
-    present = _netns_names()
-    for _ in range(50):
-        prefix = "xo" + "".join(secrets.choice("0123456789") for _ in range(4))
-        if not any(n.startswith(f"{prefix}-") for n in present):
-            break
+    prefix = free_prefix("xo")
     df, route = real_outcast.run_real(2.0, prefix=prefix, work=tmp_path)
-    assert not any(n.startswith(f"{prefix}-") for n in _netns_names()), "the testbed was not removed"
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
     # every sender's route to Dest carries the paper's minimum RTO
     assert "rto_min" in route and "2ms" in route, route
     for series in real_outcast.SERIES:
