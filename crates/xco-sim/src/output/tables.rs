@@ -4,6 +4,7 @@ use super::csv_table::{num, CsvTable};
 use super::meta::meta_json;
 use crate::app::Metric;
 use crate::net::drop_runs::MAX_RUN;
+use crate::net::Net;
 use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
 
@@ -179,13 +180,13 @@ fn port_inputs_csv(sim: &Sim) -> String {
         if r.stats.arrived_packets == 0 {
             continue;
         }
-        let p = &net.ports[r.port as usize];
+        let [port, from, to, input, input_from] = port_input_cells(net, r.port, r.input, r.from_node);
         t.row(&[
-            r.port.to_string(),
-            net.name(p.from).to_string(),
-            net.name(p.to).to_string(),
-            r.input.to_string(),
-            r.from_node.map(|n| net.name(n).to_string()).unwrap_or_default(),
+            port,
+            from,
+            to,
+            input,
+            input_from,
             r.stats.arrived_packets.to_string(),
             r.stats.arrived_bytes.to_string(),
             r.stats.dropped_packets.to_string(),
@@ -193,6 +194,19 @@ fn port_inputs_csv(sim: &Sim) -> String {
         ]);
     }
     t.finish()
+}
+
+/// The cells naming a port and one of its inputs: port id, its two ends,
+/// the input's position and the node it comes from (empty at a host NIC).
+fn port_input_cells(net: &Net, port: u32, input: u32, from_node: Option<u32>) -> [String; 5] {
+    let p = &net.ports[port as usize];
+    [
+        port.to_string(),
+        net.name(p.from).to_string(),
+        net.name(p.to).to_string(),
+        input.to_string(),
+        from_node.map(|n| net.name(n).to_string()).unwrap_or_default(),
+    ]
 }
 
 /// Per switch port and input that dropped anything: how many runs of `k`
@@ -212,17 +226,17 @@ fn drop_runs_csv(sim: &Sim) -> String {
         "longest_run",
     ]);
     for r in net.drop_run_rows() {
-        let p = &net.ports[r.port as usize];
         for (i, &n) in r.histogram.episodes.iter().enumerate() {
             if n == 0 {
                 continue;
             }
+            let [port, from, to, input, input_from] = port_input_cells(net, r.port, r.input, r.from_node);
             t.row(&[
-                r.port.to_string(),
-                net.name(p.from).to_string(),
-                net.name(p.to).to_string(),
-                r.input.to_string(),
-                r.from_node.map(|n| net.name(n).to_string()).unwrap_or_default(),
+                port,
+                from,
+                to,
+                input,
+                input_from,
                 (i + 1).min(MAX_RUN).to_string(),
                 n.to_string(),
                 r.histogram.longest.to_string(),
