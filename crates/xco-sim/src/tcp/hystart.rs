@@ -16,7 +16,7 @@
 //! Rounds follow §4.2: a round ends when the cumulative ACK passes
 //! `windowEnd`, the highest sequence sent when the round began. The
 //! per-ACK growth limit is RFC 9406's `L`: unlimited without pacing, 8
-//! segments with pacing. As §4.3 recommends, HyStart++ runs in the initial
+//! segments with pacing. As RFC 9406 recommends, HyStart++ runs in the initial
 //! slow start only: after the first congestion event slow start is the
 //! plain RFC 5681 / RFC 3465 one again.
 //!
@@ -205,7 +205,7 @@ impl HyStart {
         t
     }
 
-    /// A congestion event (loss, RTO, ECN echo): HyStart++ ends (§4.2, §4.3).
+    /// A congestion event (loss, RTO, ECN echo): HyStart++ ends (RFC 9406 §4.2).
     pub fn on_congestion(&mut self) {
         self.phase = Phase::Done;
     }
