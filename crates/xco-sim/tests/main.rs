@@ -18,6 +18,7 @@ mod routing;
 mod scenario_errors;
 mod sharing;
 mod tcp_dctcp;
+mod tcp_hystart;
 mod tcp_pacing;
 mod tcp_profiles;
 mod tcp_rack;

@@ -340,6 +340,15 @@ fn tcp_config_from(
             "DCTCP needs ECN: tcp.ecn = false contradicts tcp.cc = \"dctcp\"".into(),
         ));
     }
+    // HyStart++ is part of CUBIC's slow start; hosts whose profile
+    // (`[[tcp.hosts]]`) runs another algorithm go without it
+    c.hystart = t.hystart.unwrap_or(c.hystart) && c.cc == CcKind::Cubic;
+    if t.hystart == Some(true) && c.cc != CcKind::Cubic && field == "tcp.profile" {
+        return Err(ScenarioError::field(
+            "tcp.hystart",
+            "HyStart++ is built for CUBIC only: set tcp.cc = \"cubic\" (or profile \"linux\")".into(),
+        ));
+    }
     Ok(c)
 }
 

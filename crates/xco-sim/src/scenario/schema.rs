@@ -263,6 +263,8 @@ pub struct TcpSpec {
     pub rack: Option<bool>,
     /// Pace at gain x cwnd / SRTT, 200% in slow start, 120% after (default false).
     pub pacing: Option<bool>,
+    /// HyStart++ (RFC 9406) in CUBIC's initial slow start (default false; `cc = cubic` only).
+    pub hystart: Option<bool>,
     /// Data segments ACKed at once at connection start (default 0).
     pub quickack_segments: Option<u32>,
     /// `[[tcp.hosts]]`: hosts whose TCP starts from another profile.

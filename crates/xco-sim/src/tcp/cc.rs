@@ -196,6 +196,10 @@ impl Cc {
         let abc_limit_bytes = cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64;
         match cfg.cc {
             CcKind::NewReno => Cc::NewReno(NewReno { abc_limit_bytes }),
+            CcKind::Cubic if cfg.hystart => {
+                let h = super::hystart::HyStart::new(super::hystart::HyStartParams::default(), cfg.pacing);
+                Cc::Cubic(Box::new(super::cubic::Cubic::with_hystart(abc_limit_bytes, h)))
+            }
             CcKind::Cubic => Cc::Cubic(Box::new(super::cubic::Cubic::new(abc_limit_bytes))),
             CcKind::Dctcp => Cc::Dctcp(Box::new(super::dctcp::Dctcp::new(abc_limit_bytes))),
         }

@@ -24,9 +24,11 @@
 //! (the growth per ACK is a fraction of a byte at large windows) and
 //! written to the byte window after each step; time stays integer until
 //! `t` is formed. The RTT is smoothed from the ACK samples (RFC 6298's 1/8).
-//! Not built: HyStart++ (RFC 9406) and the spurious-loss undo.
+//! With `[tcp] hystart = true` the initial slow start is HyStart++'s
+//! (RFC 9406, [`super::hystart`]). Not built: the spurious-loss undo.
 
 use super::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use super::hystart::HyStart;
 use xco_core::Time;
 
 /// CUBIC's C, segments per second cubed.
@@ -55,6 +57,8 @@ pub struct Cubic {
     pub epoch_start: Option<Time>,
     /// Smoothed RTT, seconds (0 before a sample).
     pub srtt_s: f64,
+    /// HyStart++ for the initial slow start (None: plain slow start).
+    pub hystart: Option<HyStart>,
 }
 
 impl Cubic {
@@ -70,6 +74,15 @@ impl Cubic {
             k_s: 0.0,
             epoch_start: None,
             srtt_s: 0.0,
+            hystart: None,
+        }
+    }
+
+    /// A fresh instance whose initial slow start is HyStart++'s.
+    pub fn with_hystart(abc_limit_bytes: u64, hystart: HyStart) -> Cubic {
+        Cubic {
+            hystart: Some(hystart),
+            ..Cubic::new(abc_limit_bytes)
         }
     }
 
@@ -117,7 +130,12 @@ impl CongestionControl for Cubic {
             return;
         }
         if w.cwnd < w.ssthresh {
-            w.cwnd += s.bytes_acked.min(self.abc_limit_bytes);
+            match &mut self.hystart {
+                Some(h) if h.active() => {
+                    h.on_ack(w, s);
+                }
+                _ => w.cwnd += s.bytes_acked.min(self.abc_limit_bytes),
+            }
             return;
         }
         let mss = w.mss as f64;
@@ -164,6 +182,9 @@ impl CongestionControl for Cubic {
     fn on_congestion(&mut self, w: &mut Window, ev: CongestionEvent, _s: &EventSample) {
         let mss = w.mss as f64;
         let cwnd_seg = w.cwnd as f64 / mss;
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion();
+        }
         self.epoch_start = None;
         // §4.7 fast convergence
         self.w_max = if cwnd_seg < self.w_max {

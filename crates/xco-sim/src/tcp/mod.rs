@@ -16,6 +16,7 @@ pub mod cc;
 pub mod cubic;
 pub mod dctcp;
 pub mod endpoint;
+pub mod hystart;
 pub mod pacing;
 pub mod profile;
 pub mod rack;
@@ -91,6 +92,9 @@ pub struct TcpConfig {
     pub quickack_segments: u32,
     /// Pace new data at `gain x cwnd / SRTT` (200% in slow start, 120% after), as Linux.
     pub pacing: bool,
+    /// HyStart++ (RFC 9406) in CUBIC's initial slow start: leave it when the
+    /// per-round minimum RTT grows, before the first loss (`cc = cubic` only).
+    pub hystart: bool,
 }
 
 impl TcpConfig {
@@ -123,6 +127,7 @@ impl TcpConfig {
             rack: false,
             quickack_segments: 0,
             pacing: false,
+            hystart: false,
         }
     }
 }
