@@ -13,6 +13,7 @@
 mod pdn;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_RESTART_AFTER_IDLE};
 use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
@@ -66,6 +67,8 @@ pub struct TcpEndpoint {
     pub state: TcpState,
     /// Which TCP settings this endpoint runs ([`Core::tcp_cfg_of`]; 0: the run's).
     pub cfg: u8,
+    /// Their per-packet fields, copied at creation (no lookup per packet).
+    hot: HotCfg,
 
     // ---- sender ----
     /// Oldest unacknowledged byte.
@@ -202,6 +205,7 @@ impl TcpEndpoint {
             rx_flow: init.rx_flow,
             state: init.state,
             cfg: init.cfg,
+            hot: HotCfg::of(cfg),
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -446,7 +450,7 @@ impl TcpEndpoint {
         }
         if p.flags & FLAG_ECE != 0 {
             self.ecn.ece_received += 1;
-            if core.tcp_cfg_of(self.cfg).ecn && p.ack > self.ecn_recover {
+            if self.hot.on(HOT_ECN) && p.ack > self.ecn_recover {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
                 if !self.in_recovery {
@@ -562,7 +566,7 @@ impl TcpEndpoint {
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
         }
-        let cfg = core.tcp_cfg_of(self.cfg);
+        let cfg = self.hot;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
             let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
@@ -678,8 +682,8 @@ impl TcpEndpoint {
                 ep: self.id,
                 bytes: delivered,
             });
-            let cfg = core.tcp_cfg_of(self.cfg);
-            let (delayed_ack, delack_segments) = (cfg.delayed_ack, cfg.delayed_ack_segments);
+            let (delayed_ack, delack_segments) =
+                (self.hot.on(HOT_DELAYED_ACK), self.hot.delayed_ack_segments);
             if filled_hole || !delayed_ack {
                 self.ack_now = true;
             } else if self.quickacks > 0 {
@@ -740,17 +744,16 @@ impl TcpEndpoint {
             self.sack_recovery_output(core);
             return;
         }
-        let cfg = core.tcp_cfg_of(self.cfg);
-        let header_bytes = cfg.header_bytes as u64;
+        let header_bytes = self.hot.header_bytes as u64;
         let mss = self.win.mss;
-        if cfg.restart_after_idle
+        if self.hot.on(HOT_RESTART_AFTER_IDLE)
             && self.snd_una == self.snd_max
             && self.snd_nxt < self.app_limit
             && self.snd_max > 0
             && core.now.saturating_since(self.last_send) > self.rtt.rto()
         {
             // RFC 5681 §4.1: restart window after an idle period
-            let iw = cfg.initial_cwnd_segments.max(1) as u64 * mss;
+            let iw = core.tcp_cfg_of(self.cfg).initial_cwnd_segments.max(1) as u64 * mss;
             self.win.cwnd = self.win.cwnd.min(iw);
         }
         let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
@@ -837,8 +840,7 @@ impl TcpEndpoint {
                 NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
                 NextSeg::NewData => (self.snd_max, new_len),
             };
-            let frame = (core.tcp_cfg_of(self.cfg).header_bytes as u64 + len) as u32
-                + core.net.framing.frame_overhead_bytes;
+            let frame = (self.hot.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -863,10 +865,10 @@ impl TcpEndpoint {
         self.send_data(core, seg.seq, seg.len_bytes);
     }
 
-    fn advertised_window(&self, now: Time, cfg: &TcpConfig) -> u32 {
+    fn advertised_window(&self, now: Time) -> u32 {
         let s = RcvState {
             now,
-            rcv_buf_bytes: cfg.rcv_buf_bytes,
+            rcv_buf_bytes: self.hot.rcv_buf_bytes,
             ooo_bytes: self.ooo_bytes,
         };
         self.rcv_window.advertised_bytes(&s).min(u32::MAX as u64) as u32
@@ -878,8 +880,7 @@ impl TcpEndpoint {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
         }
-        let cfg = core.tcp_cfg_of(self.cfg);
-        let mut ip_bytes = cfg.header_bytes;
+        let mut ip_bytes = self.hot.header_bytes;
         if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
@@ -900,7 +901,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(core.now, cfg),
+            wnd: self.advertised_window(core.now),
         }
     }
 
@@ -922,7 +923,7 @@ impl TcpEndpoint {
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
-        if core.tcp_cfg_of(self.cfg).ecn && seq >= self.snd_max {
+        if self.hot.on(HOT_ECN) && seq >= self.snd_max {
             // new data only: RFC 3168 §6.1.5 keeps retransmissions not-ECT
             p.set_ecn(Ecn::Ect0);
             if self.cwr_pending {

@@ -16,6 +16,7 @@ pub mod cc;
 pub mod cubic;
 pub mod dctcp;
 pub mod endpoint;
+pub mod hot;
 pub mod hystart;
 pub mod pacing;
 pub mod profile;
