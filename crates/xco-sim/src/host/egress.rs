@@ -17,6 +17,7 @@ impl Core {
                 self.net.count_sent(pkt);
                 x.offer(self.now, &mut self.ev, &mut self.net, &mut self.hosts, pkt);
             }
+            _ if self.hosts.settings.tsq_limit_bytes != 0 => self.tsq_send(pkt),
             _ => self.net.host_send(self.now, &mut self.ev, pkt),
         }
     }
