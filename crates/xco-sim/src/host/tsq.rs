@@ -5,7 +5,8 @@
 //! completion frees it, i.e. while it waits in the qdisc or the NIC; the
 //! socket stops sending while the charge exceeds
 //! `max(2 x skb->truesize, sk_pacing_rate >> sk_pacing_shift)` capped at
-//! `net.ipv4.tcp_limit_output_bytes` (1 MiB since Linux 5.x), and
+//! `net.ipv4.tcp_limit_output_bytes` (1 MiB in current kernels, 256 KiB
+//! from Linux 4.2), and
 //! `tcp_tsq_handler` resumes it when its packets leave. `sk_pacing_rate` is
 //! kept up to date whether or not the socket paces (`tcp_update_pacing_rate`:
 //! 200% (slow start) or 120% of `cwnd x mss / srtt`), and the default pacing
@@ -106,7 +107,11 @@ impl Core {
             // a scheduled NIC's departure is not known yet: not charged
             PortMode::Scheduled => return,
         };
-        self.hosts.tsq_socket(ep).charge(done, bytes);
+        let sock = self.hosts.tsq_socket(ep);
+        // trim what the NIC has sent: a socket that only ACKs is never
+        // asked, and its list must not grow
+        sock.charged_bytes(self.now);
+        sock.charge(done, bytes);
     }
 }
 
