@@ -10,7 +10,7 @@ use crate::sim::Core;
 impl Core {
     /// A packet leaves its transport. With XCo the host's local coordinator
     /// decides when it reaches the NIC; otherwise it goes straight to the NIC queue.
-    #[inline]
+    #[inline(always)]
     pub fn send(&mut self, pkt: u32) {
         match self.xco.as_mut() {
             Some(x) if x.coordinates(self.net.pool[pkt].src) => {

@@ -50,11 +50,17 @@ pub fn pacing_rate_bytes_per_s(cwnd_bytes: u64, ssthresh_bytes: u64, srtt: Optio
 }
 
 impl Core {
+    /// TSQ is on (`[host] tsq_limit_bytes` set): one load and a branch.
+    #[inline(always)]
+    pub fn tsq_on(&self) -> bool {
+        self.hosts.settings.tsq_limit_bytes != 0
+    }
+
     /// With TSQ on, `Some(t)`: TCP endpoint `ep` on `host` holds its limit
     /// in its host and may send its next frame of `frame_bytes` at `t`,
     /// when enough of its frames have left the NIC. `None`: send now.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
+    /// The caller checks [`Core::tsq_on`] first (the packet path stays one branch).
+    #[inline(never)]
     pub fn tsq_hold(
         &mut self,
         host: u32,
@@ -64,23 +70,7 @@ impl Core {
         ssthresh_bytes: u64,
         srtt: Option<Dur>,
     ) -> Option<Time> {
-        if self.hosts.settings.tsq_limit_bytes == 0 {
-            return None;
-        }
-        self.tsq_hold_on(host, ep, frame_bytes, cwnd_bytes, ssthresh_bytes, srtt)
-    }
-
-    #[inline(never)]
-    fn tsq_hold_on(
-        &mut self,
-        host: u32,
-        ep: u32,
-        frame_bytes: u32,
-        cwnd_bytes: u64,
-        ssthresh_bytes: u64,
-        srtt: Option<Dur>,
-    ) -> Option<Time> {
-        if self.xco.as_ref().is_some_and(|x| x.coordinates(host)) {
+        if !self.tsq_on() || self.xco.as_ref().is_some_and(|x| x.coordinates(host)) {
             return None;
         }
         let rate = pacing_rate_bytes_per_s(cwnd_bytes, ssthresh_bytes, srtt);

@@ -870,6 +870,15 @@ impl TcpEndpoint {
     /// holds its limit in its host until `t`.
     #[inline(always)]
     fn tsq_hold(&self, core: &mut Core, frame: u32) -> Option<Time> {
+        if !core.tsq_on() {
+            return None;
+        }
+        self.tsq_hold_on(core, frame)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tsq_hold_on(&self, core: &mut Core, frame: u32) -> Option<Time> {
         let (cwnd, ssthresh, srtt) = (self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
         core.tsq_hold(self.host, self.id, frame, cwnd, ssthresh, srtt)
     }
