@@ -9,6 +9,7 @@ mod drop_runs;
 mod engine;
 mod golden;
 mod host_model;
+mod host_tsq;
 mod incast;
 mod outputs;
 mod pdn;

@@ -25,6 +25,7 @@ from .pdn import PROFILES, base_scenario, settings_text
 
 FLOWS = 5
 PDN_FLOWS = 2  # flows 1..PDN_FLOWS use PDN
+TSQ_LIMIT_BYTES = 1 << 20  # the hosts' TCP Small Queues cap (Linux's default)
 
 
 def interval_s(opts: Options) -> float:
@@ -53,6 +54,8 @@ def fairness_scenario(opts: Options) -> dict[str, Any]:
         for i in range(FLOWS)
     ]
     sc["pdn"] = {"hosts": [f"a{i}" for i in range(PDN_FLOWS)] + ["b0"]}
+    # Linux's TCP Small Queues with its default cap (tcp_limit_output_bytes, 1 MiB)
+    sc["host"] = {**sc.get("host", {}), "tsq_limit_bytes": TSQ_LIMIT_BYTES}
     sc["output"] = {"timeseries_bin_us": round(t * 1e6 / 20, 3), "timeseries_ports": "none"}
     sc["run"]["duration_ms"] = round(2 * FLOWS * t * 1e3, 6)
     return sc
@@ -165,13 +168,16 @@ def run(opts: Options) -> Outcome:
             f"  control: with the hosts' links at 10 Gbps (the uplink stays 1 Gbps) the lowest Jain index"
             f" is {cworst:.3f} (here {worst['jain']:.3f})."
         )
+        ports = pd.read_csv(io.StringIO(raw["ports"]))
+        nic_max = int(ports[ports["from"].str.startswith("a")]["max_queue_bytes"].max())
         if cworst >= worst["jain"] + 0.3:
             lines.append(
                 "  So most of the unfairness comes from our hosts: a sender whose link equals the uplink"
-                " keeps the uplink busy from its own NIC queue (up to the whole host buffer, 1,000 frames"
-                " here), where"
-                " Linux's TCP Small Queues would hold it to about 1 ms of data; halving its window does not"
-                " slow it, and the newcomers' packets meet a full port."
+                " keeps the uplink busy from its own NIC queue (at most"
+                f" {nic_max} B here): TCP Small Queues hold a socket to about 1 ms at its pacing rate,"
+                " but that rate is 120% of cwnd/SRTT and the window keeps growing, up to the cap"
+                f" ({TSQ_LIMIT_BYTES} B, Linux's default); halving its window does not slow it, and the"
+                " newcomers' packets meet a full port."
             )
         else:
             lines.append("  The control is not much fairer: the cause is not established.")

@@ -10,13 +10,14 @@ use crate::sim::Core;
 impl Core {
     /// A packet leaves its transport. With XCo the host's local coordinator
     /// decides when it reaches the NIC; otherwise it goes straight to the NIC queue.
-    #[inline]
+    #[inline(always)]
     pub fn send(&mut self, pkt: u32) {
         match self.xco.as_mut() {
             Some(x) if x.coordinates(self.net.pool[pkt].src) => {
                 self.net.count_sent(pkt);
                 x.offer(self.now, &mut self.ev, &mut self.net, &mut self.hosts, pkt);
             }
+            _ if self.hosts.settings.tsq_limit_bytes != 0 => self.tsq_send(pkt),
             _ => self.net.host_send(self.now, &mut self.ev, pkt),
         }
     }

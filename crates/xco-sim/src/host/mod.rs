@@ -31,6 +31,10 @@
 //! fits, instead of losing fragments at a full host queue. The defaults are
 //! the old model (bytes only, UDP never waits), which the golden runs pin.
 //!
+//! **TCP Small Queues** ([`tsq`], `[host] tsq_limit_bytes`): a TCP socket
+//! holds at most its TSQ limit in its host (NIC queue) and resumes when its
+//! frames leave the NIC, as Linux's does; off by default.
+//!
 //! The layer's own state is small: which endpoints wait for room in which
 //! host's NIC queue and whether a room check is pending. It is kept out of
 //! [`crate::net`], which knows ports, links and switches, not sockets.
@@ -40,6 +44,7 @@ pub mod nic_queue;
 pub mod receive;
 pub mod settings;
 pub mod sndbuf;
+pub mod tsq;
 pub mod udp_socket;
 
 use crate::engine::{Event, EventQueue};
@@ -62,6 +67,9 @@ pub struct Hosts {
     pub app_wakeups: Vec<u32>,
     /// The host model's settings.
     pub settings: settings::HostSettings,
+    /// Per TCP endpoint (grown on first use): its frames charged to it
+    /// until its NIC sends them, with TSQ on ([`tsq`]).
+    tsq: Vec<sndbuf::SendBuffer>,
 }
 
 impl Hosts {
@@ -73,7 +81,18 @@ impl Hosts {
             wakeups: Vec::new(),
             app_wakeups: Vec::new(),
             settings: settings::HostSettings::default(),
+            tsq: Vec::new(),
         }
+    }
+
+    /// TCP endpoint `ep`'s TSQ charge list.
+    #[inline]
+    pub fn tsq_socket(&mut self, ep: u32) -> &mut sndbuf::SendBuffer {
+        let i = ep as usize;
+        if i >= self.tsq.len() {
+            self.tsq.resize_with(i + 1, sndbuf::SendBuffer::default);
+        }
+        &mut self.tsq[i]
     }
 
     /// True if `host`'s NIC queue can take a TCP frame of `frame_bytes`

@@ -17,6 +17,11 @@
 //!
 //! TCP always blocks rather than losing a segment at its own host (both
 //! models), now against the packet limit too when `txqueuelen` is set.
+//! With `tsq_limit_bytes` set, each TCP socket also holds at most its TCP
+//! Small Queues limit in its host (`crate::host::tsq`).
+
+/// Linux's `net.ipv4.tcp_limit_output_bytes` default (1 MiB), bytes.
+pub const LINUX_TCP_LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
 
 /// Linux's default UDP socket send buffer (`net.core.wmem_default`), bytes.
 pub const LINUX_WMEM_DEFAULT_BYTES: u64 = 212_992;
@@ -31,6 +36,9 @@ pub struct HostSettings {
     pub blocking_udp: bool,
     /// A UDP socket's send buffer, bytes (with `blocking_udp`).
     pub udp_sndbuf_bytes: u64,
+    /// TCP Small Queues' cap (`net.ipv4.tcp_limit_output_bytes`), bytes;
+    /// 0: off, a TCP socket may fill the NIC queue (`crate::host::tsq`).
+    pub tsq_limit_bytes: u64,
 }
 
 impl Default for HostSettings {
@@ -40,6 +48,7 @@ impl Default for HostSettings {
             txqueuelen: None,
             blocking_udp: false,
             udp_sndbuf_bytes: LINUX_WMEM_DEFAULT_BYTES,
+            tsq_limit_bytes: 0,
         }
     }
 }

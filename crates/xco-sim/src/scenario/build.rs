@@ -2,8 +2,8 @@
 
 use super::apps::AppCx;
 use super::limits::{
-    self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS, MAX_TXQUEUELEN,
-    MAX_UDP_SNDBUF_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
+    self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS, MAX_TSQ_LIMIT_BYTES,
+    MAX_TXQUEUELEN, MAX_UDP_SNDBUF_BYTES, MIN_TSQ_LIMIT_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
 };
 use super::record::{RunRecord, SeedSource};
 use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
@@ -230,6 +230,17 @@ fn host_settings(sc: &Scenario) -> Result<HostSettings, ScenarioError> {
     if let Some(q) = &spec.udp_sndbuf {
         let b = bytes(q, "host.udp_sndbuf")?;
         h.udp_sndbuf_bytes = count(b, "host.udp_sndbuf", MIN_UDP_SNDBUF_BYTES, MAX_UDP_SNDBUF_BYTES)?;
+    }
+    if let Some(q) = &spec.tsq_limit_bytes {
+        let b = bytes(q, "host.tsq_limit_bytes")?;
+        if b != 0 {
+            h.tsq_limit_bytes = count(
+                b,
+                "host.tsq_limit_bytes",
+                MIN_TSQ_LIMIT_BYTES,
+                MAX_TSQ_LIMIT_BYTES,
+            )?;
+        }
     }
     Ok(h)
 }

@@ -19,6 +19,7 @@
 //! | `pdn.queue_notices` | 1 to 1,000,000 notifications per port |
 //! | `host.txqueuelen` | 64 to 1,000,000 packets (64: a 64 KB UDP message, 45 fragments at MTU 1500, fits whole with the 4-packet headroom) |
 //! | `host.udp_sndbuf` | 4,608 B (Linux's smallest) to 1 GB |
+//! | `host.tsq_limit_bytes` | 0 (off) or 1,538 B (one full frame) to 1 GB |
 //! | hosts | 100,000 per topology (`explicit`: 200,000 nodes, 1,000,000 links) |
 //! | RED `max_p`, `weight` | above 0, at most 1 |
 //! | RED `mean_packet` | 64 B to 1 MB |
@@ -53,6 +54,10 @@ pub const MAX_TXQUEUELEN: u64 = 1_000_000;
 pub const MIN_UDP_SNDBUF_BYTES: u64 = 4_608;
 /// Largest UDP send buffer, bytes (1 GB).
 pub const MAX_UDP_SNDBUF_BYTES: u64 = 1_000_000_000;
+/// Smallest TSQ cap, bytes (one full frame; 0 turns TSQ off).
+pub const MIN_TSQ_LIMIT_BYTES: u64 = 1_538;
+/// Largest TSQ cap, bytes (1 GB).
+pub const MAX_TSQ_LIMIT_BYTES: u64 = 1_000_000_000;
 /// Most UDP messages per second of one source.
 pub const MAX_UDP_MSGS_PER_S: f64 = 1e9;
 /// Most hosts of a generated topology.

@@ -65,6 +65,10 @@ pub struct HostSpec {
     /// A UDP socket's send buffer with `blocking_udp` (default 212992 B,
     /// Linux's `net.core.wmem_default`).
     pub udp_sndbuf: Option<Quantity>,
+    /// TCP Small Queues: the most one TCP socket keeps in its host, the cap
+    /// of its `max(2 frames, ~1 ms at its pacing rate)` limit (Linux's
+    /// `net.ipv4.tcp_limit_output_bytes`, 1 MiB); default unset or 0: off.
+    pub tsq_limit_bytes: Option<Quantity>,
 }
 
 /// `[profiles.NAME]`: settings that override the scenario's own when

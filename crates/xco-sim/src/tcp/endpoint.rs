@@ -777,6 +777,10 @@ impl TcpEndpoint {
                 self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
                 break;
             }
+            if let Some(at) = self.tsq_hold(core, frame) {
+                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+                break;
+            }
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -841,6 +845,10 @@ impl TcpEndpoint {
                 NextSeg::NewData => (self.snd_max, new_len),
             };
             let frame = (self.hot.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
+            if let Some(at) = self.tsq_hold(core, frame) {
+                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+                break;
+            }
             if !core.egress_has_room(self.host, self.peer_host, frame) {
                 core.egress_block(self.host, self.id);
                 break;
@@ -858,6 +866,23 @@ impl TcpEndpoint {
         if !self.rto_armed() {
             self.arm_rto(core);
         }
+    }
+
+    /// TCP Small Queues (`crate::host::tsq`): `Some(t)` if this socket
+    /// holds its limit in its host until `t`.
+    #[inline(always)]
+    fn tsq_hold(&self, core: &mut Core, frame: u32) -> Option<Time> {
+        if !core.tsq_on() {
+            return None;
+        }
+        self.tsq_hold_on(core, frame)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tsq_hold_on(&self, core: &mut Core, frame: u32) -> Option<Time> {
+        let (cwnd, ssthresh, srtt) = (self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
+        core.tsq_hold(self.host, self.id, frame, cwnd, ssthresh, srtt)
     }
 
     fn retransmit(&mut self, core: &mut Core, seg: Segment) {
