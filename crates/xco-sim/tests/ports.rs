@@ -3,7 +3,7 @@
 //! where drop-tail does not, ECN marks travel to the receiver and back, and
 //! ports count arrivals and drops per input.
 
-use crate::support::metric;
+use crate::support::{metric, TRANSFER_1MB};
 use std::sync::{Arc, Mutex};
 use xco_core::Time;
 use xco_sim::net::packet::{Packet, PktKind, FLAG_CWR, FLAG_ECE};
@@ -237,22 +237,7 @@ timeseries_bin_us = 0
 
 #[test]
 fn a_ce_mark_comes_back_as_ece_and_the_sender_answers_with_cwr() {
-    let mut sim = sim_of(
-        r#"
-[topology]
-kind = "star"
-hosts = 2
-link_delay_us = 10
-switch_buffer = "1MB"
-[[apps]]
-kind = "transfer"
-src = "h0"
-dst = "h1"
-bytes = "1MB"
-[output]
-timeseries_bin_us = 0
-"#,
-    );
+    let mut sim = sim_of(TRANSFER_1MB);
     sim.core.tcp_cfg.ecn = true;
     let limit = 1_000_000;
     let net = &mut sim.core.net;

@@ -31,13 +31,6 @@ SENDERS = 5
 RECEIVER = "h6"
 
 
-def _require_root() -> None:
-    if os.geteuid() != 0:
-        raise netns.TestbedError(
-            "real-host experiments need root (network namespaces, iptables): run with sudo"
-        )
-
-
 def _ks(full: bool) -> list[int]:
     return [0, 1, 2, 3, 4] if full else [1, 2, 4]
 
@@ -83,7 +76,7 @@ def _real_point(tb: netns.Testbed, series: str, k: int, seconds: float, workdir:
 
 def run_real_udp(opts: Options, ks: list[int] | None = None, seconds: float | None = None) -> pd.DataFrame:
     """The real runs: a DataFrame with ``series,udp_senders,total_mbps,tcp_per_flow_mbps``."""
-    _require_root()
+    netns.require_root("a real-host experiment", "network namespaces, iptables")
     ks = ks if ks is not None else _ks(opts.full)
     seconds = seconds if seconds is not None else _seconds(opts.full)
     rows = []
@@ -224,7 +217,7 @@ def run_overhead(
     opts: Options, rates_mbps: tuple[float, ...] = (100, 10000), seconds: float = 3.0
 ) -> pd.DataFrame:
     """TCP throughput and CPU on one veth path with and without the agent gating it."""
-    _require_root()
+    netns.require_root("a real-host experiment", "network namespaces, iptables")
     rows = []
     with tempfile.TemporaryDirectory(prefix="xco-ovh-") as tmp:
         work = Path(tmp)

@@ -28,7 +28,6 @@ Needs root (namespaces).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -68,11 +67,6 @@ SIM_TCP = {
 }  # fmt: skip
 
 
-def _require_root() -> None:
-    if os.geteuid() != 0:
-        raise netns.TestbedError("real-incast needs root (network namespaces): run with sudo")
-
-
 def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
     """The star: the client h1 and servers h2..h(n_max+1) on one bridge ([control]: the timeslice series)."""
     path = workdir / "real-incast.toml"
@@ -83,17 +77,12 @@ def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
     return topo.load(path)
 
 
-def _port_drops(tb: netns.Testbed, switch: str, port: str) -> int:
-    out = netns.sh("tc", "-s", "-j", "qdisc", "show", "dev", port, ns=tb.ns(switch)).stdout
-    return sum(int(q.get("drops", 0)) for q in json.loads(out or "[]"))
-
-
 def _real_point(tb: netns.Testbed, n: int, rounds: int, response_bytes: int, work: Path) -> dict[str, Any]:
     t = tb.topo
     servers = [t.hosts[i] for i in range(1, n + 1)]
     client = t.host(CLIENT)
     port = f"p-{CLIENT}"
-    drops0 = _port_drops(tb, client.switch, port)
+    drops0 = netns.port_drops(tb, client.switch, port)
     procs = [
         tb.spawn(s.name, [sys.executable, str(FANIN), "server", str(PORT)], work / f"n{n}-{s.name}.json",
                  split_stderr=True)
@@ -129,7 +118,7 @@ def _real_point(tb: netns.Testbed, n: int, rounds: int, response_bytes: int, wor
         "tail_loss_probes": counters.get("TCPLossProbes", 0),
         "fast_retransmits": counters.get("TCPFastRetrans", 0),
         "retrans_segs": counters.get("RetransSegs", 0),
-        "port_drops": _port_drops(tb, client.switch, port) - drops0,
+        "port_drops": netns.port_drops(tb, client.switch, port) - drops0,
     }
 
 
@@ -142,7 +131,7 @@ def run_real(
 ) -> pd.DataFrame:
     """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
     ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server)."""
-    _require_root()
+    netns.require_root("real-incast")
     if series not in ("none", "timeslice"):
         raise ValueError(f"series: {series!r} is not none or timeslice")
     rows = []

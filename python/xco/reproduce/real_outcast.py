@@ -27,8 +27,6 @@ Needs root (namespaces).
 from __future__ import annotations
 
 import io
-import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -69,11 +67,6 @@ def seconds_of(full: bool) -> float:
     return 15.0 if full else 4.0
 
 
-def _require_root() -> None:
-    if os.geteuid() != 0:
-        raise netns.TestbedError("real-outcast needs root (network namespaces): run with sudo")
-
-
 def _topology(workdir: Path, prefix: str) -> topo.TestbedTopology:
     text = topo.fattree_toml(
         4, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, prefix=prefix, slice_ms=SLICE_MS
@@ -105,14 +98,9 @@ def _set_rto_min(tb: netns.Testbed, host: str, ms: int) -> str:
     return netns.sh("ip", "-o", "route", "show", "default", ns=ns).stdout.strip()
 
 
-def _port_drops(tb: netns.Testbed, switch: str, port: str) -> int:
-    out = netns.sh("tc", "-s", "-j", "qdisc", "show", "dev", port, ns=tb.ns(switch)).stdout
-    return sum(int(q.get("drops", 0)) for q in json.loads(out or "[]"))
-
-
 def run_real(seconds: float, prefix: str = "xro", work: Path | None = None) -> tuple[pd.DataFrame, str]:
     """Both series on one testbed (removed after): per-flow rows and the route line that ran."""
-    _require_root()
+    netns.require_root("real-outcast")
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="xco-outcast-") as tmp:
         work = work or Path(tmp)
@@ -126,14 +114,14 @@ def run_real(seconds: float, prefix: str = "xro", work: Path | None = None) -> t
             for series in SERIES:
                 print(f"  real-outcast: {series} ({seconds:g} s, 1 two-hop vs 12 six-hop flows)", flush=True)
                 flows = [iperf.Flow(src=h, dst=DEST, port=PORT0 + i) for i, h in enumerate(SENDERS)]
-                d0 = _port_drops(tb, edge, port)
+                d0 = netns.port_drops(tb, edge, port)
                 run_dir = work / series
                 if series == "none":
                     res = iperf.run_flows(tb, flows, seconds, run_dir)
                 else:
                     with daemons.Xco(tb, run_dir, agents=SENDERS):
                         res = iperf.run_flows(tb, flows, seconds, run_dir)
-                drops = _port_drops(tb, edge, port) - d0
+                drops = netns.port_drops(tb, edge, port) - d0
                 for r in res:
                     rows.append(
                         {

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -54,6 +55,18 @@ def sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.Comp
     if check and r.returncode != 0:
         raise TestbedError(f"`{' '.join(cmd)}` failed: {r.stderr.strip() or r.stdout.strip()}")
     return r
+
+
+def require_root(what: str, needs: str = "network namespaces") -> None:
+    """Refuse to start ``what`` without root, saying what it needs root for."""
+    if os.geteuid() != 0:
+        raise TestbedError(f"{what} needs root ({needs}): run with sudo")
+
+
+def port_drops(tb: Testbed, node: str, dev: str) -> int:
+    """Packets the queueing discipline of ``dev`` in ``node``'s namespace dropped so far."""
+    out = sh("tc", "-s", "-j", "qdisc", "show", "dev", dev, ns=tb.ns(node)).stdout
+    return sum(int(q.get("drops", 0)) for q in json.loads(out or "[]"))
 
 
 def require_tools() -> None:
