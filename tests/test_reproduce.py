@@ -78,6 +78,21 @@ def test_pdn_theory_and_queue_state_the_claim_beside_the_measurement(tmp_path, c
     assert q["n"].max() == 300
     assert q["max_notice_queue"].max() >= 1, "notifications were queued"
     assert "never holds more than a single notification" in r.stdout
+    # drops notified per data segment: N servers x rounds x ceil(SRU / PDN's MSS) segments
+    segs = -(-10_000 // 1428)
+    expect = q["notifications"] / (q["n"] * 20 * segs)
+    assert (q["notifications_per_segment"] - expect).abs().max() < 1e-9
+    assert "loss stays low" in r.stdout
+
+
+def test_the_loss_verdict_moves_with_the_drops_per_segment():
+    from xco.reproduce.pdn import verdict_loss
+
+    table = pd.DataFrame({"n": [2, 50], "rounds": [20, 20], "notifications": [0, 50 * 20 * 8 // 2]})
+    assert "-> holds" in verdict_loss(table, 8)[0]
+    table.loc[1, "notifications"] = 50 * 20 * 8 * 3
+    line = verdict_loss(table, 8)[0]
+    assert "-> does not hold" in line and "3.00 at most (N = 50)" in line
 
 
 def test_a_profile_is_chosen_by_name_and_an_unknown_one_is_refused(tmp_path, cli):
@@ -112,3 +127,7 @@ def test_pdn_fairness_writes_per_flow_series_and_phases(tmp_path, cli):
     late = df[(df["series"] == "flow 1 (PDN)") & (df["t_s"] > ph["to_s"][4] + 0.02)]
     assert late["throughput_mbps"].sum() == 0
     assert "claim: PDN and NewReno flows share fairly" in r.stdout
+    if "-> holds" not in r.stdout:
+        # the summary says why from measurements: the PDN senders' wire bytes and two controls
+        assert "why (measured)" in r.stdout and "flow 1 (PDN):" in r.stdout
+        assert "control A" in r.stdout and "control B" in r.stdout

@@ -66,6 +66,9 @@ pub struct FlowStats {
     pub notified_retransmits: u64,
     /// Window reductions a PDN notification caused.
     pub notified_reductions: u64,
+    /// PDN notifications of a segment already resent on a notification
+    /// (a lost retransmission), left to the retransmission timer.
+    pub notified_left_to_timer: u64,
     /// UDP messages sent.
     pub msgs_sent: u64,
     /// UDP messages delivered whole.
@@ -102,6 +105,7 @@ impl FlowStats {
             fast_retransmits: 0,
             notified_retransmits: 0,
             notified_reductions: 0,
+            notified_left_to_timer: 0,
             msgs_sent: 0,
             msgs_delivered: 0,
             rtt_sum_ps: 0,

@@ -246,3 +246,67 @@ fn sack_acks_in_a_capture_stay_plain_ipv4_frames() {
         assert_eq!(pkt.unwrap().data[12..14], [0x08, 0x00], "no PDN in this run");
     }
 }
+
+/// A PDN TCP flow h0 -> h2 beside a line-rate UDP flood h1 -> h2 that keeps
+/// the small port toward h2 full: most of the TCP flow's segments, and of
+/// their notified retransmissions, are dropped.
+fn shut_out(resend_lost: bool) -> Sim {
+    run(&format!(
+        r#"
+[run]
+duration_ms = 300
+[topology]
+kind = "star"
+hosts = 3
+switch_buffer = "30KB"
+[[apps]]
+kind = "bulk"
+src = "h0"
+dst = "h2"
+[[apps]]
+kind = "udp"
+src = "h1"
+dst = "h2"
+[output]
+timeseries_bin_us = 0
+[pdn]
+hosts = ["h0", "h2"]
+resend_lost_retransmits = {resend_lost}
+"#
+    ))
+}
+
+#[test]
+fn a_lost_notified_retransmission_is_resent_at_once_or_left_to_the_timer_as_configured() {
+    let answered = |sim: &Sim| {
+        let t = sim.core.net.pdn().unwrap().totals();
+        assert_eq!(t.lost, 0, "every notification reached the sender");
+        t.delivered
+    };
+    // the spec's rule: every notification is answered with a resend
+    let every = shut_out(true);
+    let f = &every.core.net.flows[0];
+    assert_eq!(f.notified_left_to_timer, 0);
+    assert_eq!(f.notified_retransmits, answered(&every));
+    // with the timer rule the same run meets lost notified retransmissions
+    // (a second notification of a segment) and leaves exactly those
+    let timer = shut_out(false);
+    let g = &timer.core.net.flows[0];
+    assert!(
+        g.notified_left_to_timer > 0,
+        "the flood drops resent segments too"
+    );
+    assert_eq!(
+        g.notified_retransmits + g.notified_left_to_timer,
+        answered(&timer)
+    );
+    assert!(g.timeouts > 0, "the timer repairs what was left to it");
+    // resending every notified segment at once, whatever the window, puts
+    // many times more on the wire than the timer rule
+    assert!(
+        f.wire_bytes_sent > 4 * g.wire_bytes_sent,
+        "{} vs {} bytes sent",
+        f.wire_bytes_sent,
+        g.wire_bytes_sent
+    );
+}

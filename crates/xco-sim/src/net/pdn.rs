@@ -60,6 +60,11 @@ pub struct PdnConfig {
     pub hosts: Vec<bool>,
     /// Notifications a port's notification queue holds at most.
     pub queue_limit: u32,
+    /// Senders answer a notification of a segment they already resent on a
+    /// notification (a lost retransmission) at once, as every other one
+    /// (`[pdn] resend_lost_retransmits`, default true: the spec's rule);
+    /// false leaves it to the retransmission timer (`tcp/endpoint/pdn.rs`).
+    pub resend_lost_retransmits: bool,
 }
 
 /// PDN counters of one output port.
@@ -143,6 +148,11 @@ impl PdnState {
     #[inline]
     pub fn host(&self, host: u32) -> bool {
         self.cfg.hosts[host as usize]
+    }
+
+    /// True if senders resend a lost notified retransmission at once.
+    pub fn resend_lost_retransmits(&self) -> bool {
+        self.cfg.resend_lost_retransmits
     }
 }
 
@@ -405,6 +415,7 @@ mod tests {
             switches: vec![true; n],
             hosts: vec![true; n],
             queue_limit,
+            resend_lost_retransmits: true,
         })
         .unwrap();
         let port = net

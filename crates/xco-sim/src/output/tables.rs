@@ -354,6 +354,10 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
                 "notified_reductions",
                 flows.iter().map(|f| f.notified_reductions).sum::<u64>() as f64,
             ),
+            (
+                "notified_left_to_timer",
+                flows.iter().map(|f| f.notified_left_to_timer).sum::<u64>() as f64,
+            ),
         ];
         for (k, v) in &m {
             apps_csv.row(&[i.to_string(), "pdn".to_string(), k.to_string(), num(*v)]);

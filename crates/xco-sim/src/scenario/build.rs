@@ -601,6 +601,7 @@ fn pdn_config(
         switches: vec![false; n],
         hosts: vec![false; n],
         queue_limit: p.queue_notices.unwrap_or(64),
+        resend_lost_retransmits: p.resend_lost_retransmits.unwrap_or(true),
     };
     if cfg.queue_limit == 0 || cfg.queue_limit > MAX_PDN_QUEUE_NOTICES {
         return Err(ScenarioError::field(

@@ -90,6 +90,11 @@ pub struct TcpEndpoint {
     pub recover: u64,
     /// PDN on: drop notifications are answered (see `pdn.rs`).
     pub pdn: bool,
+    /// PDN: a lost notified retransmission is resent at once too (`pdn.rs`).
+    pdn_resend_lost: bool,
+    /// PDN with `pdn_resend_lost` off: segments (by first byte) already
+    /// resent on a notification since the last timeout, ascending.
+    pdn_resent: Vec<u64>,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
@@ -225,6 +230,8 @@ impl TcpEndpoint {
             in_recovery: false,
             recover: 0,
             pdn: false,
+            pdn_resend_lost: true,
+            pdn_resent: Vec::new(),
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
@@ -1157,6 +1164,7 @@ impl TcpEndpoint {
             return;
         }
         // the loss window; RFC 6582 §4: recover := highest sent
+        self.pdn_resent.clear();
         let s = self.event_sample(core.now);
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
         let (recovery, cx) = self.loss_ctx();

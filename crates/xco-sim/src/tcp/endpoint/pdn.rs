@@ -16,6 +16,20 @@
 //! resend, at each partial ACK, holes the notifications have already
 //! repaired. A notification that is lost on the way leaves the loss to
 //! duplicate ACKs or the retransmission timer, as without PDN.
+//!
+//! A lost retransmission. The spec answers every notification at once, so
+//! a notification of a segment the sender already resent on a notification
+//! (its retransmission was dropped too) resends it again: with
+//! `[pdn] resend_lost_retransmits = true` (the default) that is what
+//! happens. It keeps incast rounds free of timeouts, but a sender shut out
+//! of a full port (a drop-tail lock-out) then puts its window on the wire
+//! once per round trip at line rate while delivering nothing, and halving
+//! cwnd does not slow it: the resends do not wait for the window
+//! (`pdn-fairness` measures it). With `false` a segment is resent on a
+//! notification once per timeout period and a lost retransmission is left
+//! to the retransmission timer, as NewReno does with a lost fast
+//! retransmit; a timeout forgets the resent segments, so a dropped timer
+//! retransmission is answered at once again.
 
 use super::TcpEndpoint;
 use crate::net::pdn::NOTICE_BYTES;
@@ -26,7 +40,8 @@ use crate::tcp::recovery::Segment;
 impl TcpEndpoint {
     /// Use PDN: the MSS shrinks by a notification's size, so a frame that
     /// carries one still fits the MTU (the initial window keeps its segments).
-    pub fn use_pdn(&mut self) {
+    pub fn use_pdn(&mut self, resend_lost_retransmits: bool) {
+        self.pdn_resend_lost = resend_lost_retransmits;
         let old = self.win.mss;
         let new = old.saturating_sub(NOTICE_BYTES as u64).max(1);
         self.win.cwnd = self.win.cwnd / old * new;
@@ -40,6 +55,21 @@ impl TcpEndpoint {
             return; // already acknowledged (or not ours to answer)
         }
         let len_bytes = len.min(self.snd_max - seq);
+        if !self.pdn_resend_lost {
+            let una = self.snd_una;
+            self.pdn_resent.retain(|&s| s >= una);
+            match self.pdn_resent.binary_search(&seq) {
+                Ok(_) => {
+                    // its notified retransmission was dropped too: the timer's
+                    core.net.flows[self.tx_flow as usize].notified_left_to_timer += 1;
+                    if !self.rto_armed() {
+                        self.arm_rto(core);
+                    }
+                    return;
+                }
+                Err(at) => self.pdn_resent.insert(at, seq),
+            }
+        }
         core.net.flows[self.tx_flow as usize].notified_retransmits += 1;
         self.retransmit(core, Segment { seq, len_bytes });
         if seq >= self.recover {
