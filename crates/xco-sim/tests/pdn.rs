@@ -250,7 +250,7 @@ fn sack_acks_in_a_capture_stay_plain_ipv4_frames() {
 /// A PDN TCP flow h0 -> h2 beside a line-rate UDP flood h1 -> h2 that keeps
 /// the small port toward h2 full: most of the TCP flow's segments, and of
 /// their notified retransmissions, are dropped.
-fn shut_out(resend_lost: bool) -> Sim {
+fn shut_out(resend: &str) -> Sim {
     run(&format!(
         r#"
 [run]
@@ -271,42 +271,62 @@ dst = "h2"
 timeseries_bin_us = 0
 [pdn]
 hosts = ["h0", "h2"]
-resend_lost_retransmits = {resend_lost}
+resend = "{resend}"
 "#
     ))
 }
 
 #[test]
-fn a_lost_notified_retransmission_is_resent_at_once_or_left_to_the_timer_as_configured() {
+fn each_resend_rule_answers_notifications_as_documented() {
     let answered = |sim: &Sim| {
         let t = sim.core.net.pdn().unwrap().totals();
         assert_eq!(t.lost, 0, "every notification reached the sender");
         t.delivered
     };
-    // the spec's rule: every notification is answered with a resend
-    let every = shut_out(true);
+    // at-once (the spec): every notification is answered with a resend
+    let every = shut_out("at-once");
     let f = &every.core.net.flows[0];
     assert_eq!(f.notified_left_to_timer, 0);
     assert_eq!(f.notified_retransmits, answered(&every));
-    // with the timer rule the same run meets lost notified retransmissions
-    // (a second notification of a segment) and leaves exactly those
-    let timer = shut_out(false);
-    let g = &timer.core.net.flows[0];
+    // once: the same run meets lost resends (a second notification of a
+    // segment) and leaves exactly those to the timer
+    let once = shut_out("once");
+    let g = &once.core.net.flows[0];
     assert!(
         g.notified_left_to_timer > 0,
         "the flood drops resent segments too"
     );
-    assert_eq!(
-        g.notified_retransmits + g.notified_left_to_timer,
-        answered(&timer)
-    );
+    assert_eq!(g.notified_retransmits + g.notified_left_to_timer, answered(&once));
     assert!(g.timeouts > 0, "the timer repairs what was left to it");
-    // resending every notified segment at once, whatever the window, puts
-    // many times more on the wire than the timer rule
     assert!(
         f.wire_bytes_sent > 4 * g.wire_bytes_sent,
-        "{} vs {} bytes sent",
+        "at once resends far more: {} vs {} bytes sent",
         f.wire_bytes_sent,
         g.wire_bytes_sent
     );
+    // window: nothing is left to the timer; a notified segment waits for
+    // the window, so at most every notification is answered
+    let win = shut_out("window");
+    let w = &win.core.net.flows[0];
+    assert_eq!(w.notified_left_to_timer, 0);
+    assert!(w.notified_retransmits > 0 && w.notified_retransmits <= answered(&win));
+}
+
+#[test]
+fn incast_rounds_end_without_timeouts_under_at_once_and_window_but_not_once() {
+    let notices = |rule: &str| {
+        let sim = run(&with_pdn(
+            &incast(150, 10, "300KB", 200.0),
+            &format!("resend = \"{rule}\""),
+        ));
+        let t = sim.core.net.pdn().unwrap().totals();
+        (metric(&sim, 0, "timeouts"), t.made)
+    };
+    let (at_once, at_once_made) = notices("at-once");
+    let (window, window_made) = notices("window");
+    let (once, _) = notices("once");
+    assert_eq!((at_once, window), (0.0, 0.0));
+    assert!(once > 0.0, "lost resends wait for the timer");
+    // the window rule resends fewer copies into the full port
+    assert!(window_made < at_once_made, "{window_made} vs {at_once_made}");
 }

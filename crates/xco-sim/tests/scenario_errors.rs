@@ -273,3 +273,12 @@ fn an_unknown_profile_or_profile_key_is_named() {
     let e = err(&PROFILED.replace("delayed_ack_timeout_ms = 200 }", "delack = 200 }"));
     assert!(e.starts_with("profiles.paper.tcp.delack: unknown field"), "{e}");
 }
+
+#[test]
+fn an_unknown_pdn_resend_rule_is_named_with_the_choices() {
+    let e = err(&format!("{OK}\n[pdn]\nresend = \"twice\"\n"));
+    assert!(
+        e.starts_with("pdn.resend:") && e.contains("\"twice\"") && e.contains("at-once, once, window"),
+        "{e}"
+    );
+}

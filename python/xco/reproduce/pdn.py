@@ -269,7 +269,7 @@ def verdict_loss(df: pd.DataFrame, segs: int) -> list[str]:
         + ("holds" if worst <= 1 else "does not hold")
         + " (low: each segment dropped at most once on average). Why: a notified segment is resent at once,"
         " whatever the window, and a resend that meets the still-full port is dropped and notified again"
-        " (tcp/endpoint/pdn.rs; `[pdn] resend_lost_retransmits = false` leaves those to the timer)"
+        " (tcp/endpoint/pdn.rs; `[pdn] resend` chooses another rule, docs/pdn.md)"
         if worst > 1
         else "claim: because the sender slows down at the first loss, loss stays low. ours: drops notified"
         f" per data segment at most {worst:.2f} -> holds (low: each segment dropped at most once on average)"

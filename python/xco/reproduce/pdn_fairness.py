@@ -137,14 +137,13 @@ def why_unfair(raw: dict[str, Any], ph: pd.DataFrame, opts: Options) -> list[str
             f" {int(r.packets_dropped)} packets dropped, {int(r.retransmits)} retransmits"
         )
     timer = fairness_scenario(opts)
-    timer["pdn"] = {**timer["pdn"], "resend_lost_retransmits": False}
+    timer["pdn"] = {**timer["pdn"], "resend": "once"}
     fast = fairness_scenario(opts)
     fast["topology"]["host_rate"] = "10Gbps"
     here, a, b = jain_range(ph), _jain_range_of(timer, opts), _jain_range_of(fast, opts)
     out += [
         f"    Jain over the shared phases, lowest / mean: this run {here[0]:.3f} / {here[1]:.3f};",
-        f"    control A, lost notified retransmissions left to the timer"
-        f" ([pdn] resend_lost_retransmits = false): {a[0]:.3f} / {a[1]:.3f};",
+        f'    control A, lost resends left to the timer ([pdn] resend = "once"): {a[0]:.3f} / {a[1]:.3f};',
         f"    control B, the hosts' links at 10 Gbps (the uplink stays 1 Gbps): {b[0]:.3f} / {b[1]:.3f}.",
     ]
     better_a, better_b = a[1] >= here[1] + 0.3, b[1] >= here[1] + 0.3

@@ -60,11 +60,40 @@ pub struct PdnConfig {
     pub hosts: Vec<bool>,
     /// Notifications a port's notification queue holds at most.
     pub queue_limit: u32,
-    /// Senders answer a notification of a segment they already resent on a
-    /// notification (a lost retransmission) at once, as every other one
-    /// (`[pdn] resend_lost_retransmits`, default true: the spec's rule);
-    /// false leaves it to the retransmission timer (`tcp/endpoint/pdn.rs`).
-    pub resend_lost_retransmits: bool,
+    /// How senders resend notified segments (`[pdn] resend`).
+    pub resend: PdnResend,
+}
+
+/// How a PDN sender resends the segments notifications report dropped
+/// (`[pdn] resend`; the rules are explained in `tcp/endpoint/pdn.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PdnResend {
+    /// Every notification is answered with a resend at once, whatever the
+    /// window, a notification of a lost resend too (the spec's rule).
+    #[default]
+    AtOnce,
+    /// At once, but a segment once per timeout period: a lost resend is left
+    /// to the retransmission timer.
+    Once,
+    /// A notified segment leaves the flight; resends go out while the flight
+    /// fits the window, and the window halves again each round trip in
+    /// which resends keep being dropped.
+    Window,
+}
+
+impl PdnResend {
+    /// Every rule's name as scenario files spell it.
+    pub const NAMES: [&'static str; 3] = ["at-once", "once", "window"];
+
+    /// The rule called `name` in scenario files.
+    pub fn parse(name: &str) -> Option<PdnResend> {
+        match name {
+            "at-once" => Some(PdnResend::AtOnce),
+            "once" => Some(PdnResend::Once),
+            "window" => Some(PdnResend::Window),
+            _ => None,
+        }
+    }
 }
 
 /// PDN counters of one output port.
@@ -150,9 +179,9 @@ impl PdnState {
         self.cfg.hosts[host as usize]
     }
 
-    /// True if senders resend a lost notified retransmission at once.
-    pub fn resend_lost_retransmits(&self) -> bool {
-        self.cfg.resend_lost_retransmits
+    /// How senders resend notified segments.
+    pub fn resend(&self) -> PdnResend {
+        self.cfg.resend
     }
 }
 
@@ -415,7 +444,7 @@ mod tests {
             switches: vec![true; n],
             hosts: vec![true; n],
             queue_limit,
-            resend_lost_retransmits: true,
+            resend: PdnResend::AtOnce,
         })
         .unwrap();
         let port = net

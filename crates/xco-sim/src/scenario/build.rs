@@ -11,7 +11,7 @@ use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::Metric;
 use crate::host::settings::HostSettings;
-use crate::net::pdn::PdnConfig;
+use crate::net::pdn::{PdnConfig, PdnResend};
 use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
@@ -601,7 +601,15 @@ fn pdn_config(
         switches: vec![false; n],
         hosts: vec![false; n],
         queue_limit: p.queue_notices.unwrap_or(64),
-        resend_lost_retransmits: p.resend_lost_retransmits.unwrap_or(true),
+        resend: match p.resend.as_deref() {
+            None => PdnResend::AtOnce,
+            Some(name) => PdnResend::parse(name).ok_or_else(|| {
+                ScenarioError::field(
+                    "pdn.resend",
+                    format!("unknown rule {name:?}; one of {}", PdnResend::NAMES.join(", ")),
+                )
+            })?,
+        },
     };
     if cfg.queue_limit == 0 || cfg.queue_limit > MAX_PDN_QUEUE_NOTICES {
         return Err(ScenarioError::field(

@@ -106,10 +106,9 @@ pub struct PdnSpec {
     pub switches: Option<Hosts>,
     /// Notifications one output port's notification queue holds (default 64).
     pub queue_notices: Option<u32>,
-    /// Resend at once a segment whose notified retransmission was dropped
-    /// too (default true, the spec); false leaves it to the sender's
-    /// retransmission timer.
-    pub resend_lost_retransmits: Option<bool>,
+    /// How senders resend notified segments: `at-once` (default, the
+    /// spec), `once` or `window` (`tcp/endpoint/pdn.rs`).
+    pub resend: Option<String>,
 }
 
 xco_core::xco_settings_table! {

@@ -24,6 +24,7 @@ use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
 use crate::net::packet::{Ecn, Packet, PktId, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN};
+use crate::net::pdn::PdnResend;
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -90,11 +91,16 @@ pub struct TcpEndpoint {
     pub recover: u64,
     /// PDN on: drop notifications are answered (see `pdn.rs`).
     pub pdn: bool,
-    /// PDN: a lost notified retransmission is resent at once too (`pdn.rs`).
-    pdn_resend_lost: bool,
-    /// PDN with `pdn_resend_lost` off: segments (by first byte) already
-    /// resent on a notification since the last timeout, ascending.
-    pdn_resent: Vec<u64>,
+    /// PDN: how notified segments are resent (`pdn.rs`).
+    pdn_resend: PdnResend,
+    /// PDN `once`: segments (first byte) resent on a notification since the
+    /// last timeout; `window`: notified segments waiting for the window
+    /// (first byte, length). Ascending.
+    pdn_segs: Vec<(u64, u64)>,
+    /// PDN `window`: bytes of `pdn_segs` (out of the network, not resent).
+    pdn_lost_bytes: u64,
+    /// PDN `window`: when the window was last halved.
+    pdn_cut_at: Time,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
@@ -230,8 +236,10 @@ impl TcpEndpoint {
             in_recovery: false,
             recover: 0,
             pdn: false,
-            pdn_resend_lost: true,
-            pdn_resent: Vec::new(),
+            pdn_resend: PdnResend::AtOnce,
+            pdn_segs: Vec::new(),
+            pdn_lost_bytes: 0,
+            pdn_cut_at: Time::ZERO,
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
@@ -418,6 +426,9 @@ impl TcpEndpoint {
             self.process_ack(core, p, newly_sacked);
             if self.rack_on {
                 self.rack_after_ack(core, p);
+            }
+            if self.pdn_lost_bytes > 0 {
+                self.pdn_resend_waiting(core);
             }
         }
         if p.payload_bytes > 0 {
@@ -1164,7 +1175,7 @@ impl TcpEndpoint {
             return;
         }
         // the loss window; RFC 6582 §4: recover := highest sent
-        self.pdn_resent.clear();
+        self.pdn_forget();
         let s = self.event_sample(core.now);
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
         let (recovery, cx) = self.loss_ctx();

@@ -186,6 +186,15 @@ impl Recovery {
         }
     }
 
+    /// Bytes above the first hole known to have left the network: SACKed
+    /// bytes, or one `mss` per duplicate ACK without SACK (RFC 5681 §3.2).
+    pub fn delivered_above_hole(&self, mss: u64) -> u64 {
+        match self {
+            Recovery::NewReno(r) => r.dupacks as u64 * mss,
+            Recovery::Sack(r) => r.scoreboard.sacked_bytes(),
+        }
+    }
+
     /// An ACK advanced `snd_una` (already in `cx`) by `acked_bytes`.
     #[inline]
     pub fn on_new_ack(&mut self, cx: LossCtx, acked_bytes: u64) -> NewAckStep {

@@ -102,7 +102,7 @@ impl TcpTable {
         if let Some(pdn) = core.net.pdn() {
             for (ep, host) in [(c_id, client), (s_id, server)] {
                 if pdn.host(host) {
-                    self.eps[ep as usize].use_pdn(pdn.resend_lost_retransmits());
+                    self.eps[ep as usize].use_pdn(pdn.resend());
                 }
             }
         }
