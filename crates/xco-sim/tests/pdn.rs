@@ -310,6 +310,18 @@ fn each_resend_rule_answers_notifications_as_documented() {
     let w = &win.core.net.flows[0];
     assert_eq!(w.notified_left_to_timer, 0);
     assert!(w.notified_retransmits > 0 && w.notified_retransmits <= answered(&win));
+    // window-rtt: a lost resend waits a round trip before its next copy, so
+    // far fewer copies go into the flooded port than under window
+    let rtt = shut_out("window-rtt");
+    let r = &rtt.core.net.flows[0];
+    assert_eq!(r.notified_left_to_timer, 0);
+    assert!(r.notified_retransmits > 0 && r.notified_retransmits <= answered(&rtt));
+    assert!(
+        w.wire_bytes_sent > 4 * r.wire_bytes_sent,
+        "{} vs {} bytes sent",
+        w.wire_bytes_sent,
+        r.wire_bytes_sent
+    );
 }
 
 #[test]

@@ -120,8 +120,8 @@ def _jain_range_of(sc: dict[str, Any], opts: Options) -> tuple[float, float]:
 def why_unfair(raw: dict[str, Any], ph: pd.DataFrame, opts: Options) -> list[str]:
     """Lines that say, from measurements, why the flows did not share: what
     the PDN senders put on the wire, and two control runs that each change
-    one thing (lost notified retransmissions left to the timer; hosts'
-    links ten times faster than the uplink)."""
+    one thing (lost resends left to the timer; hosts' links ten times faster
+    than the uplink; a lost resend waiting a round trip before its next copy)."""
     flows = pd.read_csv(io.StringIO(raw["flows"]))
     data = flows[flows["role"] == "bulk"]
     out = ["  why (measured):"]
@@ -140,27 +140,35 @@ def why_unfair(raw: dict[str, Any], ph: pd.DataFrame, opts: Options) -> list[str
     timer["pdn"] = {**timer["pdn"], "resend": "once"}
     fast = fairness_scenario(opts)
     fast["topology"]["host_rate"] = "10Gbps"
+    paced = fairness_scenario(opts)
+    paced["pdn"] = {**paced["pdn"], "resend": "window-rtt"}
     here, a, b = jain_range(ph), _jain_range_of(timer, opts), _jain_range_of(fast, opts)
+    c = _jain_range_of(paced, opts)
     out += [
         f"    Jain over the shared phases, lowest / mean: this run {here[0]:.3f} / {here[1]:.3f};",
         f'    control A, lost resends left to the timer ([pdn] resend = "once"): {a[0]:.3f} / {a[1]:.3f};',
-        f"    control B, the hosts' links at 10 Gbps (the uplink stays 1 Gbps): {b[0]:.3f} / {b[1]:.3f}.",
+        f"    control B, the hosts' links at 10 Gbps (the uplink stays 1 Gbps): {b[0]:.3f} / {b[1]:.3f};",
+        '    control C, a lost resend waits a round trip ([pdn] resend = "window-rtt"):'
+        f" {c[0]:.3f} / {c[1]:.3f}.",
     ]
-    better_a, better_b = a[1] >= here[1] + 0.3, b[1] >= here[1] + 0.3
-    if storm and better_a:
+    better_a, better_b, better_c = (x[1] >= here[1] + 0.3 for x in (a, b, c))
+    if storm and (better_a or better_c):
+        which = " or ".join(
+            w for w, ok in (("waits for the timer (A)", better_a), ("waits a round trip (C)", better_c)) if ok
+        )
         out.append(
             "    A PDN sender shut out of the full uplink port resends every notified segment at once,"
             " whatever its window, and its resends are dropped and notified again: its window circulates"
-            " at line rate and keeps the port full; with lost retransmissions left to the timer (A) the"
-            " flows share far better on the mean (the spec does not say what a notified retransmission"
-            " does; A costs PDN its incast result, docs/pdn.md)."
+            f" at line rate and keeps the port full. Where a lost resend {which} the flows share far better"
+            " on the mean; the spec does not say what a lost resend does, and these rules cost PDN its"
+            " incast result (docs/pdn.md)."
         )
     if better_b:
         out.append(
             "    The shut-out needs senders whose links equal the uplink's rate: with faster host links (B)"
             " arrivals interleave and the flows share far better (a drop-tail lock-out, as in Outcast)."
         )
-    if not (storm and better_a) and not better_b:
+    if not (storm and (better_a or better_c)) and not better_b:
         out.append("    Neither control is much fairer: the cause is not established.")
     return out
 

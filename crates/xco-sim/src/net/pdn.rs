@@ -79,11 +79,14 @@ pub enum PdnResend {
     /// fits the window, and the window halves again each round trip in
     /// which resends keep being dropped.
     Window,
+    /// `Window`, and a segment whose resend was dropped too waits one
+    /// smoothed RTT before it is resent again.
+    WindowRtt,
 }
 
 impl PdnResend {
     /// Every rule's name as scenario files spell it.
-    pub const NAMES: [&'static str; 3] = ["at-once", "once", "window"];
+    pub const NAMES: [&'static str; 4] = ["at-once", "once", "window", "window-rtt"];
 
     /// The rule called `name` in scenario files.
     pub fn parse(name: &str) -> Option<PdnResend> {
@@ -91,6 +94,7 @@ impl PdnResend {
             "at-once" => Some(PdnResend::AtOnce),
             "once" => Some(PdnResend::Once),
             "window" => Some(PdnResend::Window),
+            "window-rtt" => Some(PdnResend::WindowRtt),
             _ => None,
         }
     }

@@ -11,6 +11,7 @@
 //! deadline is a field write, with at most one engine event pending for each.
 
 mod pdn;
+use pdn::PdnSender;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
 use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_RESTART_AFTER_IDLE};
@@ -24,7 +25,6 @@ use super::TcpConfig;
 use crate::app::AppNote;
 use crate::engine::{Event, Timer};
 use crate::net::packet::{Ecn, Packet, PktId, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN};
-use crate::net::pdn::PdnResend;
 use crate::sim::Core;
 use xco_core::{Dur, Time};
 
@@ -89,18 +89,8 @@ pub struct TcpEndpoint {
     pub in_recovery: bool,
     /// `recover` of RFC 6582 (one past the highest byte sent when recovery or a timeout began).
     pub recover: u64,
-    /// PDN on: drop notifications are answered (see `pdn.rs`).
-    pub pdn: bool,
-    /// PDN: how notified segments are resent (`pdn.rs`).
-    pdn_resend: PdnResend,
-    /// PDN `once`: segments (first byte) resent on a notification since the
-    /// last timeout; `window`: notified segments waiting for the window
-    /// (first byte, length). Ascending.
-    pdn_segs: Vec<(u64, u64)>,
-    /// PDN `window`: bytes of `pdn_segs` (out of the network, not resent).
-    pdn_lost_bytes: u64,
-    /// PDN `window`: when the window was last halved.
-    pdn_cut_at: Time,
+    /// PDN: drop notifications answered, as `pdn.rs` says.
+    pdn: PdnSender,
     /// RTT estimator.
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
@@ -235,11 +225,7 @@ impl TcpEndpoint {
             },
             in_recovery: false,
             recover: 0,
-            pdn: false,
-            pdn_resend: PdnResend::AtOnce,
-            pdn_segs: Vec::new(),
-            pdn_lost_bytes: 0,
-            pdn_cut_at: Time::ZERO,
+            pdn: PdnSender::default(),
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
             rto_timer: Timer::IDLE,
@@ -427,7 +413,7 @@ impl TcpEndpoint {
             if self.rack_on {
                 self.rack_after_ack(core, p);
             }
-            if self.pdn_lost_bytes > 0 {
+            if self.pdn.waiting_bytes > 0 {
                 self.pdn_resend_waiting(core);
             }
         }
@@ -1196,6 +1182,9 @@ impl TcpEndpoint {
             .pace_timer
             .fire(&mut core.ev, core.now, Event::TcpPace(self.id))
         {
+            if self.pdn.waiting_bytes > 0 {
+                self.pdn_resend_waiting(core);
+            }
             self.output(core);
         }
     }

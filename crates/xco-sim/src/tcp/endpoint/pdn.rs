@@ -40,63 +40,127 @@
 //!   smoothed RTT has passed since it: resends that keep being dropped
 //!   halve the window every round trip, down to its floor. This is
 //!   NewReno's conservation of packets with the switch's exact loss report
-//!   in place of duplicate ACKs.
+//!   in place of duplicate ACKs. It does not bound a storm: a drop is
+//!   reported within one notification loop (tens of microseconds), far
+//!   sooner than an RTT, so the window's worth of resends circulates once
+//!   per loop.
+//! - `window-rtt`: `window`, and a segment whose notified resend was dropped
+//!   too waits one smoothed RTT from that notification before it is resent
+//!   again (the endpoint's pacing timer wakes it), so a window's worth of
+//!   resends circulates at most once per RTT.
 
 use super::TcpEndpoint;
+use crate::engine::Event;
 use crate::net::pdn::{PdnResend, NOTICE_BYTES};
 use crate::sim::Core;
 use crate::tcp::cc::{CongestionControl, CongestionEvent};
 use crate::tcp::recovery::Segment;
+use xco_core::Time;
+
+/// A notified segment waiting for the window (`window`, `window-rtt`).
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    seq: u64,
+    len_bytes: u64,
+    /// Not resent before this time (`window-rtt`: a lost resend's wait).
+    not_before: Time,
+}
+
+/// One endpoint's PDN sender state.
+#[derive(Clone, Debug, Default)]
+pub(super) struct PdnSender {
+    /// PDN on: notifications are answered.
+    on: bool,
+    rule: PdnResend,
+    /// `once`, `window-rtt`: segments (first byte) resent on a notification
+    /// since the last timeout, ascending.
+    resent: Vec<u64>,
+    /// `window`, `window-rtt`: notified segments not yet resent, ascending.
+    waiting: Vec<Waiting>,
+    /// Bytes of `waiting` (out of the network, not resent).
+    pub(super) waiting_bytes: u64,
+    /// `window`, `window-rtt`: when the window was last halved.
+    cut_at: Time,
+}
+
+impl PdnSender {
+    /// True if `seq` was resent on a notification (and remember it if not).
+    fn resent_before(&mut self, seq: u64, snd_una: u64) -> bool {
+        self.resent.retain(|&s| s >= snd_una);
+        match self.resent.binary_search(&seq) {
+            Ok(_) => true,
+            Err(at) => {
+                self.resent.insert(at, seq);
+                false
+            }
+        }
+    }
+
+    /// Queue a notified segment (unless it already waits).
+    fn wait(&mut self, w: Waiting) {
+        if let Err(at) = self.waiting.binary_search_by_key(&w.seq, |x| x.seq) {
+            self.waiting.insert(at, w);
+            self.waiting_bytes += w.len_bytes;
+        }
+    }
+}
 
 impl TcpEndpoint {
     /// Use PDN: the MSS shrinks by a notification's size, so a frame that
     /// carries one still fits the MTU (the initial window keeps its segments).
-    pub fn use_pdn(&mut self, resend: PdnResend) {
-        self.pdn_resend = resend;
+    pub fn use_pdn(&mut self, rule: PdnResend) {
+        self.pdn.rule = rule;
         let old = self.win.mss;
         let new = old.saturating_sub(NOTICE_BYTES as u64).max(1);
         self.win.cwnd = self.win.cwnd / old * new;
         self.win.mss = new;
-        self.pdn = true;
+        self.pdn.on = true;
     }
 
     /// A drop notification for the `len` bytes from `seq` arrived.
     pub fn on_drop_notification(&mut self, core: &mut Core, seq: u64, len: u64) {
-        if !self.pdn || seq < self.snd_una || seq >= self.snd_max || len == 0 {
+        if !self.pdn.on || seq < self.snd_una || seq >= self.snd_max || len == 0 {
             return; // already acknowledged (or not ours to answer)
         }
         let len_bytes = len.min(self.snd_max - seq);
+        let srtt = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
         let una = self.snd_una;
-        self.pdn_segs.retain(|&(s, _)| s >= una);
-        let known = self.pdn_segs.binary_search_by_key(&seq, |&(s, _)| s);
-        match (self.pdn_resend, known) {
-            (PdnResend::AtOnce, _) => self.pdn_resend_now(core, seq, len_bytes),
-            (PdnResend::Once, Ok(_)) => {
-                // its notified resend was dropped too: the timer's
-                core.net.flows[self.tx_flow as usize].notified_left_to_timer += 1;
+        match self.pdn.rule {
+            PdnResend::AtOnce => self.pdn_resend_now(core, seq, len_bytes),
+            PdnResend::Once => {
+                if self.pdn.resent_before(seq, una) {
+                    // its notified resend was dropped too: the timer's
+                    core.net.flows[self.tx_flow as usize].notified_left_to_timer += 1;
+                } else {
+                    self.pdn_resend_now(core, seq, len_bytes);
+                }
             }
-            (PdnResend::Once, Err(at)) => {
-                self.pdn_segs.insert(at, (seq, len_bytes));
-                self.pdn_resend_now(core, seq, len_bytes);
-            }
-            (PdnResend::Window, Ok(_)) => {} // already waiting
-            (PdnResend::Window, Err(at)) => {
-                self.pdn_segs.insert(at, (seq, len_bytes));
-                self.pdn_lost_bytes += len_bytes;
+            PdnResend::Window => self.pdn.wait(Waiting {
+                seq,
+                len_bytes,
+                not_before: Time::ZERO,
+            }),
+            PdnResend::WindowRtt => {
+                let lost_resend = self.pdn.resent.binary_search(&seq).is_ok();
+                let not_before = if lost_resend { core.now + srtt } else { Time::ZERO };
+                self.pdn.wait(Waiting {
+                    seq,
+                    len_bytes,
+                    not_before,
+                });
             }
         }
-        let srtt = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
-        let again =
-            self.pdn_resend == PdnResend::Window && core.now.saturating_since(self.pdn_cut_at) >= srtt;
+        let windowed = matches!(self.pdn.rule, PdnResend::Window | PdnResend::WindowRtt);
+        let again = windowed && core.now.saturating_since(self.pdn.cut_at) >= srtt;
         if seq >= self.recover || again {
             let s = self.event_sample(core.now);
             self.cc
                 .on_congestion(&mut self.win, CongestionEvent::DropNotification, &s);
             self.recover = self.snd_max;
-            self.pdn_cut_at = core.now;
+            self.pdn.cut_at = core.now;
             core.net.flows[self.tx_flow as usize].notified_reductions += 1;
         }
-        if self.pdn_lost_bytes > 0 {
+        if self.pdn.waiting_bytes > 0 {
             self.pdn_resend_waiting(core);
         }
         if !self.rto_armed() {
@@ -109,39 +173,46 @@ impl TcpEndpoint {
         self.retransmit(core, Segment { seq, len_bytes });
     }
 
-    /// `window`: resend the notified segments the window has room for,
-    /// oldest first (those an ACK covered are dropped from the list).
+    /// `window`, `window-rtt`: resend the waiting segments that are due and
+    /// that the window has room for, oldest first (those an ACK covered
+    /// leave the list); wake at the next due time if one must wait.
     #[cold]
     #[inline(never)]
     pub(super) fn pdn_resend_waiting(&mut self, core: &mut Core) {
         let una = self.snd_una;
-        let mut lost = 0;
-        self.pdn_segs.retain(|&(s, l)| {
-            let keep = s >= una;
-            lost += if keep { l } else { 0 };
-            keep
-        });
-        self.pdn_lost_bytes = lost;
-        let mut sent = 0;
-        while let Some(&(seq, len_bytes)) = self.pdn_segs.get(sent) {
-            let out = self.pdn_lost_bytes + self.recovery.delivered_above_hole(self.win.mss);
+        self.pdn.waiting.retain(|w| w.seq >= una);
+        self.pdn.waiting_bytes = self.pdn.waiting.iter().map(|w| w.len_bytes).sum();
+        let mut next_due = Time::NEVER;
+        let mut i = 0;
+        while let Some(&w) = self.pdn.waiting.get(i) {
+            if w.not_before > core.now {
+                next_due = next_due.min(w.not_before);
+                i += 1;
+                continue;
+            }
+            let out = self.pdn.waiting_bytes + self.recovery.delivered_above_hole(self.win.mss);
             let in_flight = (self.snd_nxt - self.snd_una).saturating_sub(out);
-            if in_flight + len_bytes > self.win.cwnd {
+            if in_flight + w.len_bytes > self.win.cwnd {
                 break;
             }
-            core.net.flows[self.tx_flow as usize].notified_retransmits += 1;
-            core.net.flows[self.tx_flow as usize].retransmits += 1;
-            self.send_data(core, seq, len_bytes);
-            self.pdn_lost_bytes -= len_bytes;
-            sent += 1;
+            self.pdn.waiting.remove(i);
+            self.pdn.waiting_bytes -= w.len_bytes;
+            if self.pdn.rule == PdnResend::WindowRtt {
+                self.pdn.resent_before(w.seq, una);
+            }
+            self.pdn_resend_now(core, w.seq, w.len_bytes);
         }
-        self.pdn_segs.drain(..sent);
+        if next_due != Time::NEVER {
+            self.pace_timer
+                .arm_earlier(&mut core.ev, next_due, Event::TcpPace(self.id));
+        }
     }
 
     /// A timeout resends from the first unacknowledged byte: forget the
     /// notified segments (a notification of a timer resend is answered anew).
     pub(super) fn pdn_forget(&mut self) {
-        self.pdn_segs.clear();
-        self.pdn_lost_bytes = 0;
+        self.pdn.resent.clear();
+        self.pdn.waiting.clear();
+        self.pdn.waiting_bytes = 0;
     }
 }
