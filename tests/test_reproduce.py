@@ -12,7 +12,9 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(tmp_path / "pdn-goodput.csv")
     assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
-    assert set(df["series"]) == {"newreno", "delay400", "delay800", "pdn", "rto1ms", "linux", "dctcp"}
+    assert set(df["series"]) == set(pdn.SERIES)
+    paper = {"newreno", "delay400", "delay800", "pdn"}
+    assert set(pdn.SERIES) == paper | {"pdn-rtt", "rto1ms", "linux", "dctcp"}
     assert sorted(set(df["n"])) == pdn.QUICK_N
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -64,6 +66,13 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     assert timeouts["dctcp"] < 0.5 * timeouts["newreno"]
     dc = df[df["series"] == "dctcp"].set_index("n")
     assert dc["goodput_mbps"][150] > nr[150]
+    # beyond the paper: a lost resend waiting a round trip keeps PDN's goodput
+    # with far fewer copies of each segment dropped at the port
+    rtt = df[df["series"] == "pdn-rtt"].set_index("n")
+    assert (rtt["timeouts"] == 0).all()
+    assert rtt["goodput_mbps"][150] > 0.8 * nr.max()
+    assert rtt["notifications"][150] < p["notifications"][150]
+    assert "beyond the paper" in r.stdout
 
 
 def test_pdn_theory_and_queue_state_the_claim_beside_the_measurement(tmp_path, cli):

@@ -160,8 +160,9 @@ def why_unfair(raw: dict[str, Any], ph: pd.DataFrame, opts: Options) -> list[str
             "    A PDN sender shut out of the full uplink port resends every notified segment at once,"
             " whatever its window, and its resends are dropped and notified again: its window circulates"
             f" at line rate and keeps the port full. Where a lost resend {which} the flows share far better"
-            " on the mean; the spec does not say what a lost resend does, and these rules cost PDN its"
-            " incast result (docs/pdn.md)."
+            " on the mean; the spec does not say what a lost resend does (docs/pdn.md: waiting for the"
+            " timer costs PDN its incast result, waiting a round trip keeps it: pdn-goodput's pdn-rtt"
+            " series)."
         )
     if better_b:
         out.append(

@@ -192,7 +192,10 @@ impl TcpEndpoint {
             }
             let out = self.pdn.waiting_bytes + self.recovery.delivered_above_hole(self.win.mss);
             let in_flight = (self.snd_nxt - self.snd_una).saturating_sub(out);
-            if in_flight + w.len_bytes > self.win.cwnd {
+            // window-rtt: the first hole goes when due whatever the window
+            // (nothing above it can be ACKed before it is filled)
+            let first_hole = w.seq == una && self.pdn.rule == PdnResend::WindowRtt;
+            if in_flight + w.len_bytes > self.win.cwnd && !first_hole {
                 break;
             }
             self.pdn.waiting.remove(i);
