@@ -18,6 +18,7 @@ mod queues;
 mod routing;
 mod scenario_errors;
 mod sharing;
+mod tcp_cubic;
 mod tcp_dctcp;
 mod tcp_hystart;
 mod tcp_pacing;
