@@ -20,6 +20,7 @@ mod scenario_errors;
 mod sharing;
 mod tcp_cubic;
 mod tcp_dctcp;
+mod tcp_dsack;
 mod tcp_hystart;
 mod tcp_pacing;
 mod tcp_profiles;

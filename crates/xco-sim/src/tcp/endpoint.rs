@@ -148,6 +148,8 @@ pub struct TcpEndpoint {
     dctcp_echo: bool,
     /// ACKs sent with a D-SACK block (RFC 2883; SACK receivers only).
     pub dsacks_sent: u64,
+    /// ACKs received with a D-SACK block (RFC 2883 §4; SACK senders only).
+    pub dsacks_received: u64,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -261,6 +263,7 @@ impl TcpEndpoint {
             quickacks: cfg.quickack_segments,
             dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
             dsacks_sent: 0,
+            dsacks_received: 0,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -485,7 +488,8 @@ impl TcpEndpoint {
     }
 
     /// Record the SACK option of packet `pkt` (acknowledging `ack`) on the
-    /// scoreboard: the bytes newly SACKed.
+    /// scoreboard, and count its D-SACK block if it has one: the bytes
+    /// newly SACKed.
     #[cold]
     #[inline(never)]
     fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
@@ -493,15 +497,20 @@ impl TcpEndpoint {
             return 0;
         }
         let (una, max) = (p.ack.max(self.snd_una), self.snd_max);
+        let (probe_end, mss) = (self.tlp.end_seq, self.win.mss);
         let Some(r) = self.recovery.as_sack() else {
             return 0;
         };
         let opt = core.net.pool.sack(pkt);
+        let dsack = r.on_dsack(&opt, p.ack, probe_end, mss);
         let newly = r.on_sack(&opt, una, max);
         if let Some(rack) = r.rack.as_mut() {
             for &(s, e) in opt.used() {
                 rack.on_sacked(s.max(una), e.min(max), core.now, p.ts_ecr);
             }
+        }
+        if dsack {
+            self.dsacks_received += 1;
         }
         newly
     }
@@ -515,6 +524,7 @@ impl TcpEndpoint {
         let (una, now) = (self.snd_una, core.now);
         if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
             rack.on_cum_ack(una, now, p.ts_ecr);
+            rack.on_ack_done(now); // §6.2 step 4, after the ACK's deliveries
         }
         self.rack_detect_and_recover(core);
     }

@@ -15,14 +15,16 @@
 //! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
 //! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
-//! Not modelled: the sender's use of D-SACK (RFC 2883; receivers send it,
-//! `super::sack`), Limited Transmit (RFC 3042) and
+//! A D-SACK block ([`SackRecovery::on_dsack`], RFC 2883 §4) is counted by
+//! the endpoint and grows RACK's reordering window (`super::rack`); it
+//! undoes nothing (no undo of a spurious recovery). Not modelled: Limited
+//! Transmit (RFC 3042) and
 //! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
 //! the whole episode, as RFC 6675 writes it).
 
 use super::rack::Rack;
 use super::recovery::{LossCtx, NewAckStep, Segment};
-use super::sack::Scoreboard;
+use super::sack::{dsack_block, Scoreboard};
 use crate::net::packet::SackOption;
 
 /// What `NextSeg` chose.
@@ -74,6 +76,20 @@ impl SackRecovery {
         newly
     }
 
+    /// RFC 2883 §4: is there a D-SACK block in `opt`, an ACK of `ack`? If
+    /// so, tell RACK (its reordering window may grow); `probe_end` is where
+    /// an outstanding tail loss probe ends, `mss` the sender's MSS (a
+    /// one-segment D-SACK ending there reports the probe's duplicate).
+    pub fn on_dsack(&mut self, opt: &SackOption, ack: u64, probe_end: Option<u64>, mss: u64) -> bool {
+        let Some((s, e)) = dsack_block(opt, ack) else {
+            return false;
+        };
+        if let Some(r) = self.rack.as_mut() {
+            r.on_dsack(probe_end == Some(e) && e - s <= mss);
+        }
+        true
+    }
+
     /// The lost boundary of RFC 6675's `IsLost` for this sender, or
     /// RACK's if that is higher.
     #[inline]
@@ -107,6 +123,9 @@ impl SackRecovery {
             // (A): the episode ends; cwnd stays at ssthresh
             *cx.in_recovery = false;
             cx.win.cwnd = cx.win.ssthresh;
+            if let Some(r) = self.rack.as_mut() {
+                r.on_recovery_end();
+            }
         }
         NewAckStep {
             retransmit: None,
@@ -144,7 +163,7 @@ impl SackRecovery {
         self.high_rxt = cx.snd_una;
         *cx.recover = cx.snd_max;
         if let Some(r) = self.rack.as_mut() {
-            r.on_rto();
+            r.on_rto(cx.snd_max);
         }
     }
 
