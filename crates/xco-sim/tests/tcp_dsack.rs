@@ -157,7 +157,7 @@ impl Run {
         (
             f.retransmits,
             self.sim.tcp.eps[self.client].dsacks_sent,
-            s.dsacks_received,
+            s.dsacks_received(),
         )
     }
 

@@ -148,8 +148,6 @@ pub struct TcpEndpoint {
     dctcp_echo: bool,
     /// ACKs sent with a D-SACK block (RFC 2883; SACK receivers only).
     pub dsacks_sent: u64,
-    /// ACKs received with a D-SACK block (RFC 2883 §4; SACK senders only).
-    pub dsacks_received: u64,
 }
 
 /// ECN signals of one endpoint (RFC 3168).
@@ -263,7 +261,6 @@ impl TcpEndpoint {
             quickacks: cfg.quickack_segments,
             dctcp_echo: cfg.cc == super::cc::CcKind::Dctcp,
             dsacks_sent: 0,
-            dsacks_received: 0,
             sack_max_blocks: match (cfg.sack, cfg.header_bytes > 40) {
                 (false, _) => 0,
                 (true, true) => 3, // beside the timestamps option
@@ -281,6 +278,15 @@ impl TcpEndpoint {
             base.saturating_mul(1u64 << self.backoff)
         };
         Dur(shifted).min(cfg.rto_max)
+    }
+
+    /// ACKs received with a D-SACK block (RFC 2883 §4; SACK senders only,
+    /// else 0), the sender's side of [`TcpEndpoint::dsacks_sent`].
+    pub fn dsacks_received(&self) -> u64 {
+        match &self.recovery {
+            Recovery::Sack(r) => r.dsacks_received,
+            Recovery::NewReno(_) => 0,
+        }
     }
 
     /// Bytes sent and not yet acknowledged.
@@ -488,8 +494,8 @@ impl TcpEndpoint {
     }
 
     /// Record the SACK option of packet `pkt` (acknowledging `ack`) on the
-    /// scoreboard, and count its D-SACK block if it has one: the bytes
-    /// newly SACKed.
+    /// scoreboard, and its D-SACK block if it has one: the bytes newly
+    /// SACKed.
     #[cold]
     #[inline(never)]
     fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
@@ -502,15 +508,12 @@ impl TcpEndpoint {
             return 0;
         };
         let opt = core.net.pool.sack(pkt);
-        let dsack = r.on_dsack(&opt, p.ack, probe_end, mss);
+        r.on_dsack(&opt, p.ack, probe_end, mss);
         let newly = r.on_sack(&opt, una, max);
         if let Some(rack) = r.rack.as_mut() {
             for &(s, e) in opt.used() {
                 rack.on_sacked(s.max(una), e.min(max), core.now, p.ts_ecr);
             }
-        }
-        if dsack {
-            self.dsacks_received += 1;
         }
         newly
     }

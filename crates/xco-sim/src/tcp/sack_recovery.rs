@@ -15,8 +15,8 @@
 //! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
 //! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
-//! A D-SACK block ([`SackRecovery::on_dsack`], RFC 2883 §4) is counted by
-//! the endpoint and grows RACK's reordering window (`super::rack`); it
+//! A D-SACK block ([`SackRecovery::on_dsack`], RFC 2883 §4) is counted
+//! and grows RACK's reordering window (`super::rack`); it
 //! undoes nothing (no undo of a spurious recovery). Not modelled: Limited
 //! Transmit (RFC 3042) and
 //! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
@@ -55,6 +55,8 @@ pub struct SackRecovery {
     pub pipe: u64,
     /// RACK's time-based loss detection (RFC 8985 §6), when on.
     pub rack: Option<Rack>,
+    /// ACKs received with a D-SACK block (RFC 2883 §4).
+    pub dsacks_received: u64,
 }
 
 impl SackRecovery {
@@ -77,13 +79,14 @@ impl SackRecovery {
     }
 
     /// RFC 2883 §4: is there a D-SACK block in `opt`, an ACK of `ack`? If
-    /// so, tell RACK (its reordering window may grow); `probe_end` is where
+    /// so, count it and tell RACK (its reordering window may grow); `probe_end` is where
     /// an outstanding tail loss probe ends, `mss` the sender's MSS (a
     /// one-segment D-SACK ending there reports the probe's duplicate).
     pub fn on_dsack(&mut self, opt: &SackOption, ack: u64, probe_end: Option<u64>, mss: u64) -> bool {
         let Some((s, e)) = dsack_block(opt, ack) else {
             return false;
         };
+        self.dsacks_received += 1;
         if let Some(r) = self.rack.as_mut() {
             r.on_dsack(probe_end == Some(e) && e - s <= mss);
         }
