@@ -281,6 +281,15 @@ impl TcpEndpoint {
         Dur(shifted).min(cfg.rto_max)
     }
 
+    /// ACKs received with a D-SACK block (RFC 2883 §4; SACK senders only,
+    /// else 0), the sender's side of [`TcpEndpoint::dsacks_sent`].
+    pub fn dsacks_received(&self) -> u64 {
+        match &self.recovery {
+            Recovery::Sack(r) => r.dsacks_received,
+            Recovery::NewReno(_) => 0,
+        }
+    }
+
     /// Bytes sent and not yet acknowledged.
     pub fn flight_bytes(&self) -> u64 {
         self.snd_max - self.snd_una
@@ -489,7 +498,8 @@ impl TcpEndpoint {
     }
 
     /// Record the SACK option of packet `pkt` (acknowledging `ack`) on the
-    /// scoreboard: the bytes newly SACKed.
+    /// scoreboard, and its D-SACK block if it has one: the bytes newly
+    /// SACKed.
     #[cold]
     #[inline(never)]
     fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
@@ -497,10 +507,12 @@ impl TcpEndpoint {
             return 0;
         }
         let (una, max) = (p.ack.max(self.snd_una), self.snd_max);
+        let (probe_end, mss) = (self.tlp.end_seq, self.win.mss);
         let Some(r) = self.recovery.as_sack() else {
             return 0;
         };
         let opt = core.net.pool.sack(pkt);
+        r.on_dsack(&opt, p.ack, probe_end, mss);
         let newly = r.on_sack(&opt, una, max);
         if let Some(rack) = r.rack.as_mut() {
             for &(s, e) in opt.used() {
@@ -519,6 +531,7 @@ impl TcpEndpoint {
         let (una, now) = (self.snd_una, core.now);
         if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
             rack.on_cum_ack(una, now, p.ts_ecr);
+            rack.on_ack_done(now); // §6.2 step 4, after the ACK's deliveries
         }
         self.rack_detect_and_recover(core);
     }

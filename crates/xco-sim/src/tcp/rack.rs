@@ -25,15 +25,39 @@
 //! what it acknowledges, plus, while holes exist, the records below the
 //! highest SACK.
 //!
+//! The reordering window grows with D-SACKs (§6.2 step 4, as Linux's
+//! `tcp_rack_update_reo_wnd`): a D-SACK ([`Rack::on_dsack`]) says a
+//! retransmission was spurious, perhaps because the window was too short
+//! for the path's reordering; on the next ACK that delivers data sent after
+//! the last growth, `reo_wnd_mult` grows by one (at most once per round
+//! trip) and `reo_wnd = min(reo_wnd_mult * min_RTT / 4, SRTT)`. The larger
+//! window persists for [`RECOVERY_THRESH`] loss recoveries (fast or timeout)
+//! ending without a D-SACK, then returns to one quarter. As in Linux (since
+//! it stopped growing the window on D-SACKs of tail loss probes), a D-SACK
+//! counts only once reordering has been seen and when it is not the
+//! duplicate of a tail loss probe; the RFC's pseudocode has neither
+//! condition. Linux keeps "a round trip" in delivered-packet counts
+//! (`rack.last_delivered`); here it is in time: a D-SACK is disregarded
+//! while the newest segment the ACK delivers left before the last growth.
+//!
 //! RACK lives inside SACK recovery ([`super::sack_recovery::SackRecovery`];
 //! RFC 8985 needs SACK): the sender's `IsLost` boundary is the larger of
-//! RFC 6675's and RACK's ([`Rack::lost_below`]). Not modelled: reordering
-//! window adaptation by D-SACK (`reo_wnd_mult` stays 1), and RACK's
+//! RFC 6675's and RACK's ([`Rack::lost_below`]). Not modelled: RACK's
 //! detection of a lost retransmission within one recovery episode (RFC
-//! 6675's `HighRxt` is not moved back; the RTO repairs it).
+//! 6675's `HighRxt` is not moved back; the RTO repairs it), Linux's undo of
+//! a spurious recovery, and Linux's checks for dubious D-SACKs (longer than
+//! the receive window, or more duplicates than retransmissions: the
+//! simulated network never duplicates a packet).
 
 use std::collections::VecDeque;
 use xco_core::{Dur, Time};
+
+/// Loss recoveries without a D-SACK a grown reordering window lasts
+/// (`TCP_RACK_RECOVERY_THRESH` in Linux, 16 in RFC 8985 §6.2 step 4).
+pub const RECOVERY_THRESH: u32 = 16;
+
+/// The largest `reo_wnd_mult` (Linux keeps it in a byte).
+pub const MAX_REO_WND_MULT: u32 = 255;
 
 /// One transmitted segment still above the cumulative ACK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,12 +90,26 @@ pub struct Rack {
     pub fack: u64,
     /// A segment never retransmitted was delivered below `fack` (`RACK.reordering_seen`).
     pub reordering_seen: bool,
+    /// `fack` before the ACK being processed (Linux's `prior_fack`).
+    prior_fack: u64,
     /// Every unSACKed byte below this was found lost by RACK.
     pub lost_below: u64,
     /// When the RACK timer is due (`Time::NEVER`: not armed).
     pub reo_at: Time,
     /// Segments RACK has found lost.
     pub segments_lost: u64,
+    /// `RACK.reo_wnd_mult`: the reordering window in quarters of the min RTT.
+    pub reo_wnd_mult: u32,
+    /// `RACK.reo_wnd_persist`: recoveries left before the multiplier returns to 1.
+    pub reo_wnd_persist: u32,
+    /// A D-SACK that may grow the window arrived (Linux's `rack.dsack_seen`).
+    pub dsack_seen: bool,
+    /// When the window last grew (a round trip since then: data sent after it delivered).
+    pub grown_at: Option<Time>,
+    /// The latest send time among the segments the ACK being processed delivered.
+    ack_newest_xmit: Option<Time>,
+    /// After a timeout: its recovery ends when `snd_una` reaches this.
+    rto_recover: Option<u64>,
 }
 
 impl Rack {
@@ -79,6 +117,7 @@ impl Rack {
     pub fn new() -> Rack {
         Rack {
             reo_at: Time::NEVER,
+            reo_wnd_mult: 1,
             ..Rack::default()
         }
     }
@@ -116,7 +155,11 @@ impl Rack {
 
     /// §6.2 steps 1-3 for one delivered record, `now`, the ACK echoing `ts_ecr` (ps, 0: none).
     fn deliver(&mut self, r: SentRecord, now: Time, ts_ecr: u64) {
-        if !r.retrans && r.end < self.fack {
+        self.ack_newest_xmit = Some(self.ack_newest_xmit.map_or(r.xmit_at, |t| t.max(r.xmit_at)));
+        // step 3, against the highest byte delivered before this ACK (as
+        // Linux's `prior_fack`): a segment the same ACK delivers below a
+        // SACK it carries was not overtaken
+        if !r.retrans && r.start < self.prior_fack {
             self.reordering_seen = true;
         }
         self.fack = self.fack.max(r.end);
@@ -159,6 +202,10 @@ impl Rack {
 
     /// The cumulative ACK reached `snd_una` at `now`: its records are delivered and dropped.
     pub fn on_cum_ack(&mut self, snd_una: u64, now: Time, ts_ecr: u64) {
+        if self.rto_recover.is_some_and(|r| snd_una >= r) {
+            self.rto_recover = None;
+            self.on_recovery_end();
+        }
         while let Some(&r) = self.sent.front() {
             if r.end > snd_una {
                 break;
@@ -170,13 +217,56 @@ impl Rack {
         }
     }
 
+    /// A D-SACK block arrived (RFC 2883); `of_probe` if it reports the
+    /// duplicate of a tail loss probe (one segment ending where the
+    /// outstanding probe ends). Linux's `tcp_dsack_seen`: the window may
+    /// grow only once reordering has been seen, and not for a probe (TLP is
+    /// timer-driven, not triggered by RACK).
+    pub fn on_dsack(&mut self, of_probe: bool) {
+        if self.reordering_seen && !of_probe {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// The ACK being processed at `now` has had its SACK blocks and
+    /// cumulative ACK recorded: update the reordering window (§6.2 step 4,
+    /// Linux's `tcp_rack_update_reo_wnd`) and close the ACK. An ACK that
+    /// delivered nothing changes nothing; a pending D-SACK grows the window
+    /// unless the newest segment this ACK delivered left before the last
+    /// growth (not a round trip yet); without one, a window whose
+    /// persistence ran out returns to one quarter of the min RTT.
+    pub fn on_ack_done(&mut self, now: Time) {
+        self.prior_fack = self.fack;
+        let Some(newest) = self.ack_newest_xmit.take() else {
+            return;
+        };
+        if self.grown_at.is_some_and(|g| newest < g) {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_mult = (self.reo_wnd_mult + 1).min(MAX_REO_WND_MULT);
+            self.dsack_seen = false;
+            self.grown_at = Some(now);
+            self.reo_wnd_persist = RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_mult = 1;
+        }
+    }
+
+    /// A loss recovery (fast, or after a timeout) ended: one fewer left
+    /// before a grown window shrinks (Linux's `tcp_try_undo_recovery`
+    /// without an undo).
+    pub fn on_recovery_end(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+    }
+
     /// §6.2 step 4: the reordering window. `no_wait` is true when the
     /// sender is in recovery or has DupThresh segments SACKed.
     pub fn reo_wnd(&self, no_wait: bool, srtt: Option<Dur>) -> Dur {
         if !self.reordering_seen && no_wait {
             return Dur::ZERO;
         }
-        let quarter = Dur(self.min_rtt.unwrap_or(Dur::ZERO).ps() / 4);
+        let quarter = Dur(self.min_rtt.unwrap_or(Dur::ZERO).ps() / 4 * self.reo_wnd_mult as u64);
         match srtt {
             Some(s) => quarter.min(s),
             None => quarter,
@@ -218,10 +308,13 @@ impl Rack {
         self.lost_below
     }
 
-    /// A retransmission timeout: forget what RACK found lost (go-back-N resends it).
-    pub fn on_rto(&mut self) {
+    /// A retransmission timeout with `snd_max` sent: forget what RACK
+    /// found lost (go-back-N resends it); its recovery ends when the
+    /// cumulative ACK reaches `snd_max`.
+    pub fn on_rto(&mut self, snd_max: u64) {
         self.lost_below = 0;
         self.reo_at = Time::NEVER;
+        self.rto_recover = Some(snd_max);
     }
 }
 
@@ -286,8 +379,17 @@ mod tests {
     fn a_late_original_segment_is_reordering_an_ambiguous_retransmission_no_sample() {
         let mut r = ten();
         r.on_sacked(2 * MSS, 3 * MSS, t_us(103), 0);
+        r.on_ack_done(t_us(103));
         r.on_cum_ack(2 * MSS, t_us(104), 0);
         assert!(r.reordering_seen, "0 and 1 arrived after 2, never retransmitted");
+        // one ACK that SACKs 4 and cumulatively ACKs 3: nothing overtook 3
+        let mut r = ten();
+        r.on_cum_ack(3 * MSS, t_us(103), 0);
+        r.on_ack_done(t_us(103));
+        r.on_sacked(4 * MSS, 5 * MSS, t_us(105), 0);
+        r.on_cum_ack(4 * MSS, t_us(105), 0);
+        r.on_ack_done(t_us(105));
+        assert!(!r.reordering_seen, "3 and 4 in one ACK are in order");
         let mut r = ten();
         r.on_cum_ack(MSS, t_us(101), 0);
         r.on_send(MSS, MSS, t_us(150));
@@ -295,5 +397,110 @@ mod tests {
         r.on_cum_ack(2 * MSS, t_us(160), t_us(2).ps());
         assert_eq!((r.xmit_at, r.rtt), (Some(t_us(1)), Dur::from_us(100)));
         assert!(!r.reordering_seen);
+    }
+
+    /// Ten segments, 0..4 ACKed and 5 SACKed before 4 arrives: reordering
+    /// seen; min RTT 100 us.
+    fn reordered() -> Rack {
+        let mut r = ten();
+        for k in 1..=4 {
+            r.on_cum_ack(k * MSS, t_us(k + 100), 0);
+        }
+        r.on_sacked(5 * MSS, 6 * MSS, t_us(106), 0);
+        r.on_ack_done(t_us(106));
+        r.on_cum_ack(6 * MSS, t_us(107), 0);
+        r.on_ack_done(t_us(107));
+        assert!(r.reordering_seen);
+        assert_eq!(r.min_rtt, Some(Dur::from_us(100)));
+        r
+    }
+
+    #[test]
+    fn a_d_sack_grows_the_window_by_a_quarter_min_rtt_on_the_next_delivering_ack() {
+        let mut r = reordered();
+        let srtt = Some(Dur::from_ms(1));
+        assert_eq!(r.reo_wnd(false, srtt), Dur::from_us(25));
+        r.on_dsack(false);
+        assert_eq!(r.reo_wnd_mult, 1, "not before an ACK delivers data");
+        r.on_ack_done(t_us(108)); // a pure D-SACK ACK: nothing delivered
+        assert_eq!(r.reo_wnd_mult, 1);
+        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_ack_done(t_us(110));
+        assert_eq!((r.reo_wnd_mult, r.reo_wnd_persist), (2, RECOVERY_THRESH));
+        assert_eq!(r.reo_wnd(false, srtt), Dur::from_us(50), "2 x min_RTT / 4");
+        // once reordering was seen, even recovery keeps the window
+        assert_eq!(r.reo_wnd(true, srtt), Dur::from_us(50));
+        // at most SRTT
+        assert_eq!(r.reo_wnd(false, Some(Dur::from_us(40))), Dur::from_us(40));
+    }
+
+    #[test]
+    fn at_most_one_growth_per_round_trip() {
+        let mut r = reordered();
+        r.on_dsack(false);
+        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_ack_done(t_us(110));
+        assert_eq!(r.reo_wnd_mult, 2);
+        // another D-SACK; the next ACK delivers segment 7, sent (at 8 us)
+        // before the growth: the same round trip, disregarded
+        r.on_dsack(false);
+        r.on_cum_ack(8 * MSS, t_us(111), 0);
+        r.on_ack_done(t_us(111));
+        assert_eq!(r.reo_wnd_mult, 2);
+        assert!(!r.dsack_seen, "dropped, not kept for later");
+        // a segment sent after the growth is delivered: a new round trip
+        r.on_send(10 * MSS, MSS, t_us(120));
+        r.on_dsack(false);
+        r.on_cum_ack(11 * MSS, t_us(220), 0);
+        r.on_ack_done(t_us(220));
+        assert_eq!(r.reo_wnd_mult, 3);
+    }
+
+    #[test]
+    fn no_growth_without_reordering_seen_or_for_a_probe_s_duplicate() {
+        let mut r = ten();
+        r.on_cum_ack(MSS, t_us(101), 0);
+        r.on_dsack(false);
+        r.on_cum_ack(2 * MSS, t_us(102), 0);
+        r.on_ack_done(t_us(102));
+        assert_eq!(r.reo_wnd_mult, 1, "no reordering seen");
+        let mut r = reordered();
+        r.on_dsack(true);
+        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_ack_done(t_us(110));
+        assert_eq!(r.reo_wnd_mult, 1, "the duplicate of a tail loss probe");
+    }
+
+    #[test]
+    fn the_window_returns_to_a_quarter_after_sixteen_recoveries_without_d_sack() {
+        let mut r = reordered();
+        r.on_dsack(false);
+        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_ack_done(t_us(110));
+        assert_eq!(r.reo_wnd_mult, 2);
+        for k in 0..RECOVERY_THRESH {
+            // one recovery each time; a timeout's counts when snd_una reaches its snd_max
+            if k == 0 {
+                r.on_rto(10 * MSS);
+                r.on_cum_ack(9 * MSS, t_us(300), 0);
+                assert_eq!(r.reo_wnd_persist, RECOVERY_THRESH, "not over yet");
+                r.on_cum_ack(10 * MSS, t_us(301), 0);
+            } else {
+                r.on_recovery_end();
+            }
+            r.on_ack_done(t_us(400));
+            assert_eq!(r.reo_wnd_mult, 2, "after {} recoveries", k + 1);
+            r.on_send(20 * MSS + k as u64 * MSS, MSS, t_us(500 + k as u64));
+            r.on_cum_ack(21 * MSS + k as u64 * MSS, t_us(600 + k as u64), 0);
+            r.on_ack_done(t_us(600 + k as u64));
+            let left = RECOVERY_THRESH - k - 1;
+            assert_eq!(r.reo_wnd_persist, left);
+            assert_eq!(
+                r.reo_wnd_mult,
+                if left == 0 { 1 } else { 2 },
+                "after {} recoveries",
+                k + 1
+            );
+        }
     }
 }

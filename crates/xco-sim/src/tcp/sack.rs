@@ -7,7 +7,8 @@
 //!   `selective_acks[4]`. Three blocks fit beside the timestamps option,
 //!   four without. A duplicate segment is reported once as a D-SACK block
 //!   (RFC 2883): the duplicated range first, before the others, on the next
-//!   ACK only.
+//!   ACK only. [`dsack_block`] is the sender's side of it (RFC 2883 §4):
+//!   which block of an arriving ACK is a D-SACK.
 //! * [`Scoreboard`] is the sender's side: the SACKed ranges above `snd_una`,
 //!   sorted and merged, in a fixed array (nothing allocated on the packet
 //!   path). When more holes exist than it has room for, the highest range is
@@ -22,6 +23,25 @@
 //! ([`Scoreboard::pipe`]).
 
 use crate::net::packet::{SackOption, MAX_SACK_BLOCKS};
+
+/// The D-SACK block of an ACK of `ack` carrying `opt` (RFC 2883 §4, as
+/// Linux's `tcp_check_dsack`): the first block, if it starts below the
+/// cumulative ACK or lies inside the second block. `None` if there is none
+/// (or the first block is empty or reversed: Linux ignores it as dubious).
+pub fn dsack_block(opt: &SackOption, ack: u64) -> Option<(u64, u64)> {
+    let blocks = opt.used();
+    let &(s0, e0) = blocks.first()?;
+    if s0 >= e0 {
+        return None;
+    }
+    if s0 < ack {
+        return Some((s0, e0));
+    }
+    match blocks.get(1) {
+        Some(&(s1, e1)) if s0 >= s1 && e0 <= e1 => Some((s0, e0)),
+        _ => None,
+    }
+}
 
 /// The receiver's SACK blocks, most recently changed first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -330,6 +350,64 @@ mod tests {
             "D-SACK first, then the latest blocks, three in all"
         );
         assert_eq!(b.option(4).len, 4);
+    }
+
+    fn opt(blocks: &[(u64, u64)]) -> SackOption {
+        let mut o = SackOption::default();
+        o.blocks[..blocks.len()].copy_from_slice(blocks);
+        o.len = blocks.len() as u8;
+        o
+    }
+
+    #[test]
+    fn a_first_block_below_the_cumulative_ack_is_a_d_sack() {
+        // RFC 2883 §4.1.1: a duplicate of acknowledged data, alone or before others
+        assert_eq!(dsack_block(&opt(&[(10, 20)]), 30), Some((10, 20)));
+        assert_eq!(dsack_block(&opt(&[(10, 20), (40, 50)]), 30), Some((10, 20)));
+        // partly below (a segment straddling rcv_nxt): its start decides
+        assert_eq!(dsack_block(&opt(&[(25, 35), (40, 50)]), 30), Some((25, 35)));
+        // an ordinary SACK: above the cumulative ACK, not inside the next block
+        assert_eq!(dsack_block(&opt(&[(40, 50)]), 30), None);
+        assert_eq!(dsack_block(&opt(&[(60, 70), (40, 50)]), 30), None);
+        assert_eq!(
+            dsack_block(&opt(&[(30, 40)]), 30),
+            None,
+            "starting at the ACK: not below it"
+        );
+    }
+
+    #[test]
+    fn a_first_block_inside_the_second_is_a_d_sack() {
+        // RFC 2883 §4.1.2-4.1.3: a duplicate of out-of-order data the receiver holds
+        assert_eq!(dsack_block(&opt(&[(50, 60), (40, 70)]), 30), Some((50, 60)));
+        assert_eq!(
+            dsack_block(&opt(&[(40, 70), (40, 70)]), 30),
+            Some((40, 70)),
+            "the whole block"
+        );
+        // overlapping but sticking out on either side: not inside
+        assert_eq!(dsack_block(&opt(&[(35, 60), (40, 70)]), 30), None);
+        assert_eq!(dsack_block(&opt(&[(50, 75), (40, 70)]), 30), None);
+        // only the second block counts (RFC 2883 §4: the first block is the D-SACK)
+        assert_eq!(dsack_block(&opt(&[(90, 95), (40, 70), (80, 100)]), 30), None);
+        // nothing, or an empty block: none
+        assert_eq!(dsack_block(&opt(&[]), 30), None);
+        assert_eq!(dsack_block(&opt(&[(20, 20)]), 30), None);
+    }
+
+    #[test]
+    fn the_receiver_s_d_sack_blocks_are_recognised_by_the_sender_s_rule() {
+        // what SackBlocks sends for both kinds of duplicate, read back
+        let mut b = SackBlocks::default();
+        b.on_duplicate(0, 10);
+        assert_eq!(dsack_block(&b.option(3), 10), Some((0, 10)));
+        b.dsack_sent();
+        for r in [(30, 40), (50, 60)] {
+            b.on_arrival(r);
+        }
+        assert_eq!(dsack_block(&b.option(3), 10), None, "plain SACK blocks");
+        b.on_duplicate(50, 60);
+        assert_eq!(dsack_block(&b.option(3), 10), Some((50, 60)));
     }
 
     #[test]

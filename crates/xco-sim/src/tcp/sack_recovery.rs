@@ -15,14 +15,16 @@
 //! The endpoint drives it: [`SackRecovery::on_sack`] on every arriving SACK
 //! option, [`SackRecovery::set_pipe`] before it sends during recovery, then
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
-//! Not modelled: the sender's use of D-SACK (RFC 2883; receivers send it,
-//! `super::sack`), Limited Transmit (RFC 3042) and
+//! A D-SACK block ([`SackRecovery::on_dsack`], RFC 2883 §4) is counted
+//! and grows RACK's reordering window (`super::rack`); it
+//! undoes nothing (no undo of a spurious recovery). Not modelled: Limited
+//! Transmit (RFC 3042) and
 //! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
 //! the whole episode, as RFC 6675 writes it).
 
 use super::rack::Rack;
 use super::recovery::{LossCtx, NewAckStep, Segment};
-use super::sack::Scoreboard;
+use super::sack::{dsack_block, Scoreboard};
 use crate::net::packet::SackOption;
 
 /// What `NextSeg` chose.
@@ -53,6 +55,8 @@ pub struct SackRecovery {
     pub pipe: u64,
     /// RACK's time-based loss detection (RFC 8985 §6), when on.
     pub rack: Option<Rack>,
+    /// ACKs received with a D-SACK block (RFC 2883 §4).
+    pub dsacks_received: u64,
 }
 
 impl SackRecovery {
@@ -72,6 +76,21 @@ impl SackRecovery {
             newly += self.scoreboard.add(s, e, snd_una, snd_max);
         }
         newly
+    }
+
+    /// RFC 2883 §4: is there a D-SACK block in `opt`, an ACK of `ack`? If
+    /// so, count it and tell RACK (its reordering window may grow); `probe_end` is where
+    /// an outstanding tail loss probe ends, `mss` the sender's MSS (a
+    /// one-segment D-SACK ending there reports the probe's duplicate).
+    pub fn on_dsack(&mut self, opt: &SackOption, ack: u64, probe_end: Option<u64>, mss: u64) -> bool {
+        let Some((s, e)) = dsack_block(opt, ack) else {
+            return false;
+        };
+        self.dsacks_received += 1;
+        if let Some(r) = self.rack.as_mut() {
+            r.on_dsack(probe_end == Some(e) && e - s <= mss);
+        }
+        true
     }
 
     /// The lost boundary of RFC 6675's `IsLost` for this sender, or
@@ -107,6 +126,9 @@ impl SackRecovery {
             // (A): the episode ends; cwnd stays at ssthresh
             *cx.in_recovery = false;
             cx.win.cwnd = cx.win.ssthresh;
+            if let Some(r) = self.rack.as_mut() {
+                r.on_recovery_end();
+            }
         }
         NewAckStep {
             retransmit: None,
@@ -144,7 +166,7 @@ impl SackRecovery {
         self.high_rxt = cx.snd_una;
         *cx.recover = cx.snd_max;
         if let Some(r) = self.rack.as_mut() {
-            r.on_rto();
+            r.on_rto(cx.snd_max);
         }
     }
 

@@ -14,10 +14,10 @@
 //! earlier PTO when a probe may go ([`TlpState::pto`]).
 //!
 //! RACK's time-based detection (RFC 8985 §6) is `super::rack`. Not modelled:
-//! the sender's use of D-SACK,
-//! so a probe that retransmitted data is always taken as having repaired a
-//! loss (§7.4.2: without a D-SACK the sender "MUST assume" one) and the
-//! congestion control is told, as for fast recovery.
+//! the probe's use of D-SACK (§7.4.2; the sender counts D-SACKs and RACK
+//! uses them, but not here), so a probe that retransmitted data is always
+//! taken as having repaired a loss (without a D-SACK the sender "MUST
+//! assume" one) and the congestion control is told, as for fast recovery.
 
 use super::recovery::Segment;
 use xco_core::{Dur, Time};
