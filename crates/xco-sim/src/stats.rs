@@ -27,9 +27,16 @@ impl FlowKind {
     }
 }
 
+/// [`FlowStats::route`] of a flow without a stored route (control traffic,
+/// per-packet spraying).
+pub const NO_ROUTE: u32 = u32::MAX;
+
 /// Everything measured about one flow.
 #[derive(Clone, Debug)]
 pub struct FlowStats {
+    /// The route its packets take (an offset into the network's route
+    /// table), or [`NO_ROUTE`].
+    pub route: u32,
     /// Transport.
     pub kind: FlowKind,
     /// Application index that owns the flow.
@@ -84,9 +91,16 @@ pub struct FlowStats {
 }
 
 impl FlowStats {
+    /// The record with the route its packets take.
+    pub fn with_route(mut self, route: u32) -> FlowStats {
+        self.route = route;
+        self
+    }
+
     /// A fresh record.
     pub fn new(kind: FlowKind, app: u32, role: &'static str, src: u32, dst: u32, start: Time) -> FlowStats {
         FlowStats {
+            route: NO_ROUTE,
             kind,
             app,
             role,

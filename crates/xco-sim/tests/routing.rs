@@ -106,3 +106,66 @@ fn routing_errors_name_the_key() {
         e.message
     );
 }
+
+#[test]
+fn flows_csv_names_each_flows_path_and_ecmp_pair_gives_a_host_pair_one_path() {
+    // four flows between the same two hosts of different pods
+    let text = |routing: &str| {
+        format!(
+            r#"
+[run]
+duration_ms = 1
+[topology]
+kind = "fat_tree"
+k = 4
+routing = "{routing}"
+[[apps]]
+kind = "bulk"
+src = "h4"
+dst = "h0"
+[[apps]]
+kind = "bulk"
+src = "h4"
+dst = "h0"
+[[apps]]
+kind = "bulk"
+src = "h4"
+dst = "h0"
+[[apps]]
+kind = "bulk"
+src = "h4"
+dst = "h0"
+[output]
+timeseries_bin_us = 0
+"#
+        )
+    };
+    let paths = |routing: &str| -> Vec<String> {
+        let out = run_scenario(&text(routing), Some(1)).unwrap();
+        let mut lines = out.flows_csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let (col, role) = (
+            header.iter().position(|h| *h == "path").unwrap(),
+            header.iter().position(|h| *h == "role").unwrap(),
+        );
+        lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|c| c[role] == "bulk")
+            .map(|c| c[col].to_string())
+            .collect()
+    };
+    let pair = paths("ecmp-pair");
+    assert_eq!(pair.len(), 4);
+    // a 6-hop path: host, edge, aggregation, core, aggregation, edge, host
+    let nodes: Vec<&str> = pair[0].split(' ').collect();
+    assert_eq!(nodes.len(), 7, "{}", pair[0]);
+    assert_eq!((nodes[0], nodes[6]), ("h4", "h0"));
+    assert!(nodes[3].starts_with('c'), "{}", pair[0]);
+    assert!(
+        pair.iter().all(|p| *p == pair[0]),
+        "one path per host pair: {pair:?}"
+    );
+    // per-flow hashing spreads the same pair's flows over several paths
+    let flow = paths("ecmp");
+    assert!(flow.iter().any(|p| *p != flow[0]), "{flow:?}");
+}

@@ -282,3 +282,12 @@ fn an_unknown_pdn_resend_rule_is_named_with_the_choices() {
         "{e}"
     );
 }
+
+#[test]
+fn an_unknown_routing_mode_lists_every_mode() {
+    let e = err(&OK.replace("hosts = 2", "hosts = 2\nrouting = \"ospf\""));
+    assert!(
+        e.starts_with("topology.routing:") && e.contains("'ospf'") && e.contains("ecmp-pair"),
+        "{e}"
+    );
+}

@@ -91,14 +91,17 @@ impl Application for Ping {
         self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
         self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
         self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Ping,
-            self.id,
-            "probe",
-            self.cfg.src,
-            self.cfg.dst,
-            core.now,
-        ));
+        core.net.flows.push(
+            FlowStats::new(
+                FlowKind::Ping,
+                self.id,
+                "probe",
+                self.cfg.src,
+                self.cfg.dst,
+                core.now,
+            )
+            .with_route(self.fwd),
+        );
         self.probe(core);
         Ok(())
     }

@@ -135,14 +135,17 @@ impl Application for UdpSource {
         let h = xco_core::rng::mix64(core.seed, 0x0d_9000 + self.id as u64);
         self.route = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
         self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Udp,
-            self.id,
-            "udp",
-            self.cfg.src,
-            self.cfg.dst,
-            core.now,
-        ));
+        core.net.flows.push(
+            FlowStats::new(
+                FlowKind::Udp,
+                self.id,
+                "udp",
+                self.cfg.src,
+                self.cfg.dst,
+                core.now,
+            )
+            .with_route(self.route),
+        );
         self.sink = core.udp_sinks.len() as u32;
         core.udp_sinks
             .push(UdpSink::new(self.flow, self.cfg.message_bytes));

@@ -302,6 +302,27 @@ impl Net {
         })
     }
 
+    /// The nodes a flow on the route at `offset` crosses from host `src` to
+    /// host `dst`, space-separated (`h2 e1_0 a1_0 e0_0 h0`); `per-packet`
+    /// when each packet draws its own path.
+    pub fn route_text(&self, offset: u32, src: u32, dst: u32) -> String {
+        if self.spray {
+            return "per-packet".to_string();
+        }
+        let mut out = self.name(src).to_string();
+        let mut at = src;
+        for hop in 0..u16::MAX {
+            if at == dst {
+                break;
+            }
+            let port = &self.ports[self.routes.port(offset, hop) as usize];
+            at = port.to;
+            out.push(' ');
+            out.push_str(self.name(at));
+        }
+        out
+    }
+
     /// Offset of a route from host `src` to host `dst` for a flow with
     /// `flow_hash` (ignored with `pair_routing`: then one path per host pair).
     pub fn route(&mut self, src: u32, dst: u32, flow_hash: u64) -> Result<u32, NetError> {

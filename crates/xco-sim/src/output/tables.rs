@@ -33,8 +33,14 @@ fn flows_csv(sim: &Sim) -> String {
         "msgs_delivered",
         "rtt_us_mean",
         "rtt_us_max",
+        "path",
     ]);
     for (i, f) in net.flows.iter().enumerate() {
+        let path = if f.route == crate::stats::NO_ROUTE {
+            String::new()
+        } else {
+            net.route_text(f.route, f.src, f.dst)
+        };
         let stop = f.end.unwrap_or(end);
         let secs = stop.saturating_since(f.start).as_secs_f64();
         let goodput = if secs > 0.0 {
@@ -76,6 +82,7 @@ fn flows_csv(sim: &Sim) -> String {
             f.msgs_delivered.to_string(),
             rtt_mean,
             rtt_max,
+            path,
         ]);
     }
     t.finish()

@@ -421,8 +421,19 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         },
         framing: Framing::default(),
     };
+    // `ecmp-pair`: ECMP hashed on the host pair, as XCo's controller routes
+    let pair_ecmp = t.routing.as_deref() == Some("ecmp-pair");
     let routing = match &t.routing {
-        Some(name) => RoutingMode::parse(name).map_err(|e| ScenarioError::field("topology.routing", e))?,
+        Some(_) if pair_ecmp => RoutingMode::Ecmp,
+        Some(name) => RoutingMode::parse(name).map_err(|_| {
+            ScenarioError::field(
+                "topology.routing",
+                format!(
+                    "'{name}' is not a routing mode (one of: {}, ecmp-pair)",
+                    RoutingMode::NAMES.join(", ")
+                ),
+            )
+        })?,
         None => RoutingMode::Ecmp,
     };
     if routing.per_packet() && sc.xco.is_some() {
@@ -436,7 +447,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         ));
     }
     let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
-    net.pair_routing = sc.xco.is_some();
+    net.pair_routing = pair_ecmp || sc.xco.is_some();
     // port disciplines first: PDN then refuses switches that run another than drop-tail
     super::queues::apply(&t.queues, &mut net, seed, mtu)?;
     let hosts = HostIndex::new(

@@ -177,8 +177,10 @@ pub struct TopologySpec {
     pub fabric_rate: Option<Quantity>,
     /// One-way propagation delay of every link, microseconds.
     pub link_delay_us: Option<f64>,
-    /// Which paths packets take: `ecmp` (default), `address-bits`,
-    /// `equal-length-flow`, `equal-length-packet` or `equal-length-dest`.
+    /// Which paths packets take: `ecmp` (default: hashed per flow),
+    /// `ecmp-pair` (hashed per host pair: every flow between two hosts takes
+    /// one path, as XCo routes), `address-bits`, `equal-length-flow`,
+    /// `equal-length-packet` or `equal-length-dest`.
     pub routing: Option<String>,
     /// Buffer of each switch output port, bytes.
     pub switch_buffer: Option<Quantity>,

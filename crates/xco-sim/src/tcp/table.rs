@@ -45,22 +45,12 @@ impl TcpTable {
         let s_id = c_id + 1;
         let c_flow = core.net.flows.len() as u32;
         let s_flow = c_flow + 1;
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Tcp,
-            app,
-            roles.client,
-            client,
-            server,
-            core.now,
-        ));
-        core.net.flows.push(FlowStats::new(
-            FlowKind::Tcp,
-            app,
-            roles.server,
-            server,
-            client,
-            core.now,
-        ));
+        core.net
+            .flows
+            .push(FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, core.now).with_route(fwd));
+        core.net
+            .flows
+            .push(FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, core.now).with_route(rev));
         let (cs, ss) = if core.tcp_cfg.handshake {
             (TcpState::SynSent, TcpState::Listen)
         } else {
