@@ -5,6 +5,7 @@ import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
+import pytest
 
 from xco import plot, sweep
 
@@ -53,6 +54,22 @@ def test_bars_label_values_mark_zeros_and_add_a_total(tmp_path):
     )  # fmt: skip
     svg = png.with_suffix(".svg").read_text()
     assert ">total<" in svg and ">900<" in svg and ">0<" in svg and "no coordination" in svg
+
+
+def test_one_bar_per_group_draws_no_empty_slots_for_other_series(tmp_path):
+    df = pd.DataFrame({"flow": ["a", "b", "c"], "v": [5.0, 70.0, 90.0], "side": ["few", "many", "many"]})
+    png = plot.bars(
+        df, "flow", "v", "side", tmp_path / "b.png", title="t", xlabel="f", ylabel="v",
+        values=True, one_bar_per_group=True,
+    )  # fmt: skip
+    svg = png.with_suffix(".svg").read_text()
+    # one labelled bar per flow, each with its value
+    assert all(f">{t}<" in svg for t in ("5", "70", "90", "a", "b", "c", "few", "many"))
+    with pytest.raises(ValueError):
+        plot.bars(
+            pd.concat([df, df]), "flow", "v", "side", tmp_path / "c.png", title="t", xlabel="f", ylabel="v",
+            one_bar_per_group=True,
+        )  # fmt: skip
 
 
 def test_a_sweep_can_print_a_line_per_finished_run(capsys):

@@ -269,8 +269,12 @@ def bars(
     hline: tuple[float, str] | None = None,
     fmt: str = "{:.0f}",
     integer_y: bool = False,
+    one_bar_per_group: bool = False,
 ) -> Path:
     """Grouped bars: one group per value of ``x``, one bar per ``series``.
+
+    ``one_bar_per_group``: each ``x`` has one row; its bar stands alone at
+    its place, coloured by its series (no empty slots for the other series).
 
     ``values``: each bar carries its value, and a bar at zero gets a marker on
     the axis, so a zero is seen as a measured zero, not a missing bar.
@@ -283,6 +287,27 @@ def bars(
     fig, ax = plt.subplots(figsize=(max(7.5, 1.1 * len(all_groups) + 2), 4.8), dpi=120)
     width = 0.8 / max(1, len(names))
     top = max([0.0, *sums.values()] if total else [0.0, *df[y].tolist()])
+    if one_bar_per_group:
+        if len(df) != len(groups) or total:
+            raise ValueError("one_bar_per_group: one row per x value, no total")
+        at = {g: j for j, g in enumerate(groups)}
+        for name in names:
+            d = df[df[series] == name]
+            xs, vals = [at[g] for g in d[x]], [float(v) for v in d[y]]
+            bar = ax.bar(xs, vals, width=0.7, label=(labels or {}).get(name, str(name)))
+            if values:
+                for xv, v in zip(xs, vals, strict=True):
+                    ax.text(xv, v + top * 0.01, fmt.format(v), ha="center", va="bottom", fontsize=7)
+                    if v == 0:
+                        c = bar.patches[0].get_facecolor()
+                        ax.plot([xv], [0], marker="v", markersize=7, color=c, clip_on=False, zorder=4)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([str(g) for g in groups], fontsize=8)
+        ax.set_ylim(bottom=0, top=max(1e-9, top) * 1.12)
+        if integer_y:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, axis="y", alpha=0.3)
+        return _finish(fig, ax, path, title, xlabel, ylabel, note)
     for i, name in enumerate(names):
         d = df[df[series] == name].set_index(x)
         vals = [float(d[y].get(g, 0.0)) for g in groups] + ([sums[name]] if total else [])

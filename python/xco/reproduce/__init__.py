@@ -132,4 +132,15 @@ def get(rid: str) -> Reproduction:
     return REGISTRY[rid]
 
 
-from . import outcast, pdn, pdn_fairness, real, real_incast, real_outcast, xco_fattree, xco_paper  # noqa: E402,F401  (they register their reproductions)
+# the modules below register their reproductions
+from . import (  # noqa: E402,F401
+    outcast,
+    outcast_distinct,
+    pdn,
+    pdn_fairness,
+    real,
+    real_incast,
+    real_outcast,
+    xco_fattree,
+    xco_paper,
+)
