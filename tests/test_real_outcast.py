@@ -24,7 +24,11 @@ def test_real_fat_tree_runs_both_series_with_the_papers_min_rto_and_is_removed(t
     for series in real_outcast.SERIES:
         d = df[df["series"] == series]
         assert sorted(d["src"]) == sorted(real_outcast.SENDERS), d.to_string()
-        assert (d["goodput_mbps"] > 0).all(), d.to_string()  # every flow moved data in both series
+        # every flow ran: it delivered data or kept retransmitting into the port (without
+        # coordination a six-hop flow can be shut out for the whole run: the blackout itself)
+        assert ((d["goodput_mbps"] > 0) | (d["retransmits"] > 0)).all(), d.to_string()
+        if series != "none":
+            assert (d["goodput_mbps"] > 0).all(), d.to_string()  # with XCo every flow moves data
     # 13 bulk flows into one 100 Mbit/s port with a 16 KB drop-tail buffer: the port drops
     assert int(df[df["series"] == "none"]["bottleneck_drops"].iloc[0]) > 0, df.to_string()
     # the XCo series really ran its daemons (their logs are in the work directory)
