@@ -923,7 +923,7 @@ impl TcpEndpoint {
             self.ecn.ece_sent += 1;
         }
         let mut ip_bytes = self.hot.header_bytes;
-        if !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
+        if self.sack_max_blocks > 0 && !self.sack_rx.is_empty() && flags & FLAG_ACK != 0 {
             flags |= FLAG_SACK;
             ip_bytes += self.sack_option_bytes();
         }
