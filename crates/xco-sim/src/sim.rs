@@ -325,6 +325,7 @@ impl Sim {
         self.apps.iter().all(|a| a.finished())
     }
 
+    #[inline(never)]
     fn sample(&mut self) {
         let Some(bin) = self.sample_bin else { return };
         let now = self.core.now;

@@ -713,7 +713,9 @@ impl Net {
     }
 
     /// The departure event of scheduled `port`: the frame in service is out;
-    /// the discipline picks the next one.
+    /// the discipline picks the next one (out of line: FIFO ports, the common
+    /// case, never get here, and the event loop stays small).
+    #[inline(never)]
     pub fn on_port_depart(&mut self, now: Time, ev: &mut EventQueue, port: u32) {
         let pt = &mut self.ports[port as usize];
         if pt.depart_at != now {
