@@ -111,33 +111,10 @@ fn routing_errors_name_the_key() {
 fn flows_csv_names_each_flows_path_and_ecmp_pair_gives_a_host_pair_one_path() {
     // four flows between the same two hosts of different pods
     let text = |routing: &str| {
+        let apps = "[[apps]]\nkind = \"bulk\"\nsrc = \"h4\"\ndst = \"h0\"\n".repeat(4);
         format!(
-            r#"
-[run]
-duration_ms = 1
-[topology]
-kind = "fat_tree"
-k = 4
-routing = "{routing}"
-[[apps]]
-kind = "bulk"
-src = "h4"
-dst = "h0"
-[[apps]]
-kind = "bulk"
-src = "h4"
-dst = "h0"
-[[apps]]
-kind = "bulk"
-src = "h4"
-dst = "h0"
-[[apps]]
-kind = "bulk"
-src = "h4"
-dst = "h0"
-[output]
-timeseries_bin_us = 0
-"#
+            "[run]\nduration_ms = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\nrouting = \"{routing}\"\n\
+             {apps}[output]\ntimeseries_bin_us = 0\n"
         )
     };
     let paths = |routing: &str| -> Vec<String> {
