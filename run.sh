@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
+# the Python side lives in its own virtual environment (scripts/setup.sh)
+source "${XCO_VENV:-.venv}/bin/activate"
 xco reproduce pdn-goodput --out results "$@"

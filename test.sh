@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/setup.sh
+# ruff, pytest and the xco package live in the set-up's virtual environment
+source "${XCO_VENV:-.venv}/bin/activate"
 echo "== rustfmt";  cargo fmt --all --check
 echo "== clippy";   cargo clippy -q --workspace --all-targets --release -- -D warnings
 echo "== cargo test"; cargo test -q --workspace --exclude xco-py --release
