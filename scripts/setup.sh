@@ -60,6 +60,9 @@ if [ ! -d "$venv" ]; then
   fi
 fi
 vpy="$venv/bin/python"
+# the build backend (maturin) calls its own command by name: the venv comes first on PATH
+export VIRTUAL_ENV="$(cd "$venv" && pwd)"
+export PATH="$VIRTUAL_ENV/bin:$PATH"
 
 # pip's own messages are kept unless it succeeds; a failure stops the set-up with them
 pip_install() {
