@@ -32,7 +32,11 @@ export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$cargo_dir"
 echo "check: clean clone of $(git -C "$repo" rev-parse --short HEAD) in $work/xco"
 echo "check: python3 is $(command -v python3) ($(python3 --version 2>&1)); marker: $(ls /usr/lib/python3*/EXTERNALLY-MANAGED 2>/dev/null || echo none)"
 echo "check: pip install outside a venv, as PEP 668 has it:"
-python3 -m pip install --dry-run six 2>&1 | grep -m1 -o "externally-managed-environment" || echo "  (no refusal: this Python is not externally managed)"
+if python3 -m pip install --dry-run six >"$work/pep668.log" 2>&1; then
+  echo "  (no refusal: this Python is not externally managed)"
+else
+  grep -m1 -o "externally-managed-environment" "$work/pep668.log" || tail -n 3 "$work/pep668.log"
+fi
 echo "check: bash run.sh"
 bash run.sh
 echo "check: the README's later commands, after 'source .venv/bin/activate'"
