@@ -30,4 +30,5 @@ mod tcp_sack;
 mod tcp_seams;
 mod tcp_select;
 mod tcp_tlp;
+mod timing_noise;
 mod xco;

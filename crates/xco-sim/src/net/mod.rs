@@ -43,13 +43,17 @@ use port::{InputCount, InputStats, Port};
 use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Router, RoutingMode};
 use topology::{NodeKind, Topology};
-use xco_core::Time;
+use xco_core::rng::Rng;
+use xco_core::{Dur, Time};
 
 pub use port::PortStats;
 
 /// Switches of at most this many ports count arrivals and drops per input
 /// port; a larger one (a star's hub) counts its ports' totals only.
 pub const MAX_COUNTED_INPUTS: usize = 128;
+
+/// The first of the ports' timing-noise streams of the run's seed (port `p` draws from `JITTER_STREAM + p`).
+const JITTER_STREAM: u64 = 0x7117_0000_0000;
 
 /// Ethernet framing added to every IP datagram.
 #[derive(Clone, Copy, Debug)]
@@ -365,6 +369,19 @@ impl Net {
         self.enqueue(now, ev, nic, pkt);
     }
 
+    /// Timing noise: every frame a host sends reaches its switch up to
+    /// `host` later, every frame a switch forwards up to `switch` later
+    /// (uniform; each port its own stream of the run's `seed`; FIFO kept).
+    pub fn set_jitter(&mut self, host: Dur, switch: Dur, seed: u64) {
+        for (id, p) in self.ports.iter_mut().enumerate() {
+            let max = match self.kinds[p.from as usize] {
+                NodeKind::Host => host,
+                NodeKind::Switch => switch,
+            };
+            p.set_jitter(max, Rng::stream(seed, JITTER_STREAM + id as u64));
+        }
+    }
+
     /// Bound every host NIC's queue to `packets` packets (Linux's `txqueuelen`).
     pub fn set_host_txqueuelen(&mut self, packets: u32) {
         for n in &self.nodes {
@@ -531,7 +548,7 @@ impl Net {
         };
         let done = start + pt.serialization(bytes + gap);
         pt.busy_until = done;
-        let arrive = done + pt.delay;
+        let arrive = pt.arrival(done);
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }
@@ -675,7 +692,7 @@ impl Net {
         let pt = &mut self.ports[port as usize];
         let done = now + pt.serialization(frame_bytes + gap);
         pt.busy_until = done;
-        let arrive = done + pt.delay;
+        let arrive = pt.arrival(done);
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }

@@ -24,6 +24,7 @@
 use super::packet::PktId;
 use super::qdisc::{DropReason, DropTail, PortMode, Qdisc, Queued};
 use std::collections::VecDeque;
+use xco_core::rng::Rng;
 use xco_core::{Dur, Time};
 
 /// The `capture` and `timeline` index of a port without one.
@@ -122,6 +123,9 @@ pub struct Port {
     /// True if the port is captured or has a queue timeline (one test on
     /// the admission path; set with [`Port::set_taps`]).
     tapped: bool,
+    /// True if frames reach the far end with timing noise (one test per
+    /// admitted frame; set with [`Port::set_jitter`]).
+    jittered: bool,
     /// First of this port's per-input counters in the net's arrays.
     pub(crate) inputs_at: u32,
     /// Counted inputs of the sending node (0 at a host NIC: its one input,
@@ -156,6 +160,10 @@ pub struct Port {
     /// A host NIC's queue length in packets (Linux's `txqueuelen`; `u32::MAX`:
     /// no packet limit). Checked at drop-tail host NICs only.
     pub limit_packets: u32,
+    /// Timing noise: the largest extra delay of a frame, picoseconds (0: none).
+    jitter_ps: u64,
+    /// The noise's own seeded stream.
+    jitter_rng: Rng,
 }
 
 impl Port {
@@ -189,6 +197,9 @@ impl Port {
             n_inputs,
             in_index: 0,
             tapped: false,
+            jittered: false,
+            jitter_ps: 0,
+            jitter_rng: Rng::new(0),
             capture: NO_TAP,
             timeline: NO_TAP,
         }
@@ -282,6 +293,41 @@ impl Port {
         self.capture = capture;
         self.timeline = timeline;
         self.tapped = capture != NO_TAP || timeline != NO_TAP;
+    }
+
+    /// Give every frame this port sends an extra delay drawn uniformly from
+    /// [0, `max`] (from `rng`, the port's own stream) before it reaches the far
+    /// end, never overtaking the frame before it: timing noise (`Dur::ZERO`:
+    /// none). See [`Port::arrival`].
+    pub(crate) fn set_jitter(&mut self, max: Dur, rng: Rng) {
+        self.jitter_ps = max.0;
+        self.jitter_rng = rng;
+        self.jittered = max.0 > 0;
+    }
+
+    /// When a frame that finishes serialising at `done` reaches the far end:
+    /// `done` plus the propagation delay, plus the timing noise of a
+    /// jittered port (a uniform draw, but never before the frame ahead of it
+    /// in the pipe, so the link stays first in, first out).
+    #[inline(always)]
+    pub(crate) fn arrival(&mut self, done: Time) -> Time {
+        let at = done + self.delay;
+        if self.jittered {
+            self.jittered_arrival(at)
+        } else {
+            at
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn jittered_arrival(&mut self, at: Time) -> Time {
+        let extra = Dur(self.jitter_rng.range_inclusive(0, self.jitter_ps));
+        let at = at + extra;
+        match self.pipe.back() {
+            Some(&(ahead, _)) if ahead > at => ahead,
+            _ => at,
+        }
     }
 
     /// Inputs of the sending node (1 at a host NIC: the host itself).

@@ -448,6 +448,12 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
     net.pair_routing = pair_ecmp || sc.xco.is_some();
+    let jitter = |v: Option<f64>, field: &str| limits::us(v, field, 0.0, 0.0, limits::MAX_JITTER_US);
+    net.set_jitter(
+        jitter(t.host_jitter_us, "topology.host_jitter_us")?,
+        jitter(t.switch_jitter_us, "topology.switch_jitter_us")?,
+        seed,
+    );
     // port disciplines first: PDN then refuses switches that run another than drop-tail
     super::queues::apply(&t.queues, &mut net, seed, mtu)?;
     let hosts = HostIndex::new(

@@ -12,6 +12,7 @@
 //! | rates | 1 bit/s to 10 Tbit/s |
 //! | sizes | 0 to 1 TB |
 //! | `topology.link_delay_us`, `delay_us` | 0 to 1,000,000 us (1 s) |
+//! | `topology.host_jitter_us`, `switch_jitter_us` | 0 to 1,000 us |
 //! | the XCo settings (`xco.slice_ms`, `xco.fail_open_ms`, ...) | as `xco_core::coord::settings` bounds them for the daemons too |
 //! | `output.timeseries_bin_us` | 0 (off) or 10 us up; at most 10^7 bins in `duration_ms` |
 //! | ping `interval_us` | 1 us up; at most 10^7 probes in a run |
@@ -38,6 +39,8 @@ pub const MAX_RATE_BPS: f64 = 1e13;
 pub const MAX_BYTES: f64 = 1e12;
 /// Longest link propagation delay, us (1 s).
 pub const MAX_LINK_DELAY_US: f64 = 1e6;
+/// Largest timing noise of a host or a switch, us (`topology.host_jitter_us`, `switch_jitter_us`).
+pub const MAX_JITTER_US: f64 = 1_000.0;
 /// Shortest time-series bin, us.
 pub const MIN_BIN_US: f64 = 10.0;
 /// Most time-series bins in a run of known duration.

@@ -89,6 +89,16 @@ pub fn random_draws(sc: &Scenario, topo: &Topology) -> Vec<String> {
             Some(false) => {}
         }
     }
+    for (key, v) in [
+        ("host_jitter_us", sc.topology.host_jitter_us),
+        ("switch_jitter_us", sc.topology.switch_jitter_us),
+    ] {
+        if v.is_some_and(|us| us > 0.0) {
+            out.push(format!(
+                "topology.{key}: each frame's extra delay on its link is drawn from its port's stream of the seed"
+            ));
+        }
+    }
     out.extend(sc.topology.queues.random_draws());
     for (i, a) in sc.apps.iter().enumerate() {
         if let Some(draw) = a.random_draw() {

@@ -84,6 +84,9 @@ pub struct ProfileSpec {
     pub tcp: Option<TcpSpec>,
     /// `[run]` keys a profile may set.
     pub run: Option<ProfileRunSpec>,
+    /// Keys merged into every `[[apps]]` entry (how the paper's applications
+    /// used TCP, e.g. `reuse_connections`); each app checks them as its own.
+    pub apps: Option<toml::Table>,
 }
 
 /// The `[run]` keys of a profile.
@@ -177,6 +180,13 @@ pub struct TopologySpec {
     pub fabric_rate: Option<Quantity>,
     /// One-way propagation delay of every link, microseconds.
     pub link_delay_us: Option<f64>,
+    /// Timing noise of hosts: every frame a host sends reaches its switch
+    /// later by a uniform draw from [0, this], microseconds, never before the
+    /// frame ahead of it (default 0: none; docs/timing-noise.md).
+    pub host_jitter_us: Option<f64>,
+    /// Timing noise of switches: the same for every frame a switch forwards
+    /// (default 0: none).
+    pub switch_jitter_us: Option<f64>,
     /// Which paths packets take: `ecmp` (default: hashed per flow),
     /// `ecmp-pair` (hashed per host pair: every flow between two hosts takes
     /// one path, as XCo routes), `address-bits`, `equal-length-flow`,
