@@ -1,13 +1,16 @@
 """TCP Outcast (spec outcast.md): the 1-vs-12 case on the k = 4 fat-tree and
 its remedies, and one reproduction end to end.
 
-The paper's claim -- with drop-tail the lone 2-hop flow gets clearly less
-than the mean 6-hop flow -- does not hold in our model (docs/outcast.md says
-why), so the first test pins the mechanism we found instead: a port blackout
-of the aggregation switch's input at the bottleneck. The remedies that make
-the path lengths equal give similar shares (2-hop / 6-hop within 0.5..2: the
-paper shows "similar" shares without a number; a factor of 2 either way is
-far from the blackout's 1000x and from the paper's "several times").
+The spec's cause: two inputs feed one full drop-tail port; the input whose
+frames come slightly earlier takes each freed slot and the other is blacked
+out "until timing noise breaks the pattern"; a blackout on the one-flow input
+costs that flow whole windows (timeouts), one on the many-flow input is
+spread over many flows. The reproductions add timing noise at the hosts (up
+to one frame time, seeded; docs/outcast.md). The tests pin: without noise a
+blackout never ends (the phase lock, whatever the seed); with noise blackouts
+are short and the lone 2-hop flow is the outcast (the paper's claim, judged
+by the summaries' rule: 2-hop / 6-hop <= 0.5); per-packet equal-length
+routing ends it and SFQ shares the port among the many flows.
 """
 
 import pandas as pd
@@ -20,7 +23,6 @@ from xco.reproduce.outcast import (
     Setup,
     bottleneck_runs,
     flows_of,
-    longest,
     ratio,
     scenario,
     verdict_of,
@@ -28,40 +30,51 @@ from xco.reproduce.outcast import (
 from xco.reproduce.outcast_distinct import EDGE, MANY_FLOWS, check_paths
 from xco.sim import run_raw
 
-QUICK = Options(out=None, seed=1)  # scenario() reads only seed and full
 
-
-def one_vs_twelve(**kw):
-    raw = run_raw(scenario(Setup([TWO_HOP, *SIX_HOP], **kw), QUICK), 1)
+def one_vs_twelve(seed=1, **kw):
+    raw = run_raw(scenario(Setup([TWO_HOP, *SIX_HOP], **kw), Options(out=None, seed=seed)), seed)
     return flows_of(raw), bottleneck_runs(raw)
 
 
-def test_drop_tail_blacks_out_the_twelve_flow_input_in_our_model():
-    flows, runs = one_vs_twelve()
-    two, six, _ = ratio(flows)
-    agg = next(n for n in runs["input_from"].unique() if n != TWO_HOP)
-    # the mechanism: the aggregation switch's input (all twelve 6-hop flows)
-    # loses dozens of frames in a row while h1 keeps winning the free slot
-    assert longest(runs, agg) >= 32, runs
-    assert longest(runs, agg) > 2 * longest(runs, TWO_HOP), runs
-    # and so the 6-hop flows starve (the paper's outcome with the roles swapped)
-    assert six < 0.01 * two, (two, six)
+def longest_any(runs):
+    return int(runs["longest_run"].max()) if len(runs) else 0
 
 
-def test_equal_length_routing_gives_similar_shares():
-    for routing in ("equal-length-dest", "equal-length-flow"):
-        flows, _ = one_vs_twelve(routing=routing)
-        _, six, r = ratio(flows)
-        assert 0.5 <= r <= 2.0, (routing, r)
-        assert six > 30, (routing, six)  # nobody starves: 12 x 30 Mbit/s at least
+def test_without_timing_noise_a_blackout_never_ends_whatever_the_seed():
+    (f1, r1), (f2, _) = one_vs_twelve(seed=1, noise=False), one_vs_twelve(seed=2, noise=False)
+    # nothing in the run draws from the seed: the phase lock is the same run
+    pd.testing.assert_frame_equal(f1, f2)
+    # one input loses dozens of frames in a row, retransmissions included
+    assert longest_any(r1) >= 32, r1
 
 
-def test_sfq_ends_the_blackout():
-    flows, runs = one_vs_twelve(queue={"kind": "sfq"})
-    _, six, _ = ratio(flows)
-    agg = next(n for n in runs["input_from"].unique() if n != TWO_HOP)
-    assert longest(runs, agg) <= 8, runs
-    assert six > 30, six
+@pytest.mark.parametrize("seed", [1, 2])
+def test_with_timing_noise_the_lone_two_hop_flow_is_the_outcast(seed):
+    flows, runs = one_vs_twelve(seed=seed)
+    _, quiet = one_vs_twelve(seed=seed, noise=False)
+    # noise breaks blackouts: the longest run is far shorter than under the phase lock
+    assert 2 * longest_any(runs) < longest_any(quiet), (runs, quiet)
+    two, six, r = ratio(flows)
+    assert verdict_of(r) == "holds", (two, six)  # several times less than the mean 6-hop flow
+    # the lone flow loses whole windows: it times out more often than the mean 6-hop flow
+    t2 = flows[flows["hops"] == 2]["timeouts"].sum()
+    t6 = flows[flows["hops"] == 6]["timeouts"].mean()
+    assert t2 > t6, flows
+
+
+def test_equal_length_routing_per_packet_gives_similar_shares():
+    flows, _ = one_vs_twelve(routing="equal-length-packet")
+    _, six, r = ratio(flows)
+    assert 0.5 <= r <= 2.0, r
+    assert six > 30, six  # nobody starves: 12 x 30 Mbit/s at least
+
+
+def test_sfq_shares_the_port_among_the_many_flows():
+    # SFQ serves every flow's bucket in turn: no 6-hop flow is shut out (the
+    # lone 2-hop flow still gets less: docs/outcast.md, "remedies")
+    flows, _ = one_vs_twelve(queue={"kind": "sfq"})
+    six = flows[flows["hops"] == 6]["goodput_mbps"]
+    assert six.min() > 0.5 * six.mean(), six
 
 
 def test_outcast_base_writes_its_files_and_a_verdict(tmp_path):

@@ -9,9 +9,14 @@ other pods (6 hops). The bottleneck is the edge switch's port ``e0_0 -> h0``,
 fed by two inputs: ``h1`` and the aggregation switch every 4- and 6-hop flow
 comes down by.
 
-Settings the paper does not give are chosen here and kept across series:
-link delay 2 us, TCP NewReno (the ns-2 runs), no SACK, bulk flows that all
-start at time 0, seed 1 unless ``--seed``.
+TCP is the paper's ns-2 NewReno with ns-2.35's defaults (``NS2_TCP``, each
+with its source line). Settings the paper does not give are chosen here and
+kept across series: link delay 2 us, bulk flows that all start at time 0,
+and timing noise at the hosts (``HOST_NOISE``: every frame a host sends
+reaches its switch up to one bottleneck frame time later, uniform, seeded;
+Floyd & Jacobson's remedy for phase effects, ns-2's ``overhead_``;
+docs/outcast.md says why it is needed and what happens without it). Seed 1
+unless ``--seed``.
 
 Reproductions: ``outcast-base`` (15 senders), ``outcast-ratio`` (1 vs 2, 6,
 12 six-hop flows over time), ``outcast-remedies`` (taildrop, RED, SFQ, pacing,
@@ -43,6 +48,26 @@ FOUR_HOP = ["h2", "h3"]
 SIX_HOP = [f"h{i}" for i in range(4, 16)]
 
 
+# ns-2.35's TCP as the paper's ns-2 runs had it (tcl/lib/ns-default.tcl of ns-2.35; the paper
+# changed minRTO and states it). Agent/TCP/Newreno with Agent/TCPSink, no SACK.
+NS2_TCP: dict[str, Any] = {
+    "cc": "newreno",
+    "rto_min_ms": 2,  # the paper: "TCP minRTO = 2 ms" (ns-2's minrto_ 0.2 s, l.956)
+    "delayed_ack": False,  # Agent/TCPSink ACKs every segment at once (tcp-sink.cc); DelAck is opt-in
+    "timestamps": False,  # Agent/TCP timestamps_ false: 40-byte headers (tcpip_base_hdr_size_ 40, l.937)
+    "initial_cwnd_segments": 2,  # windowInit_ 2 (l.920)
+    "rcv_buf_bytes": 20 * 1000,  # window_ 20 packets of packetSize_ (l.919): the receiver's window cap
+}
+# packetSize_ 1000 (l.936) payload bytes + 40 B of IP and TCP headers
+NS2_MTU_BYTES = 1040
+# Ethernet's preamble, header, FCS and gap around an IP packet, bytes (the simulator's framing)
+ETHERNET_FRAMING_BYTES = 38
+LINK_BPS = 1e9
+# One full frame's time at the 1 Gbit/s bottleneck, us: the timing noise's bound (Floyd & Jacobson
+# 1992 add a random processing time of up to one bottleneck service time at each source).
+HOST_NOISE_US = round((NS2_MTU_BYTES + ETHERNET_FRAMING_BYTES) * 8 / LINK_BPS * 1e6, 3)
+
+
 def hops(src: str) -> int:
     """Hops from ``src`` to ``Dest`` in the k = 4 fat-tree (shortest path)."""
     if src == TWO_HOP:
@@ -67,13 +92,14 @@ class Setup:
     timeline: bool = False
     flows_per_host: int = 1
     start_ms: dict[str, float] | None = None
+    noise: bool = True
 
 
 def scenario(s: Setup, opts: Options) -> dict[str, Any]:
     """The scenario of ``s``: the paper's fat-tree, one bulk flow per sender into ``Dest``."""
     sc: dict[str, Any] = {
         "name": "outcast",
-        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed},
+        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed, "mtu_bytes": NS2_MTU_BYTES},
         "topology": {
             "kind": "fat_tree",
             "k": 4,
@@ -81,8 +107,9 @@ def scenario(s: Setup, opts: Options) -> dict[str, Any]:
             "link_delay_us": 2,
             "switch_buffer": "16KB",
             "routing": s.routing,
+            "host_jitter_us": HOST_NOISE_US if s.noise else 0.0,
         },
-        "tcp": {"rto_min_ms": 2},
+        "tcp": dict(NS2_TCP),
         "apps": [
             {"kind": "bulk", "src": src, "dst": DEST, "start_ms": (s.start_ms or {}).get(src, 0)}
             for src in s.senders
@@ -156,12 +183,17 @@ def verdict_of(two_over_six: float) -> str:
 
 MECHANISM = (
     "Why (the drop-episode histogram): the blackout the paper describes is there, on the other "
-    "input. h1's NIC and the bottleneck port run at the same 1 Gbit/s, so once h1's window exceeds "
-    "the path, its frames arrive back to back exactly as the port frees a slot and take every free "
-    "slot; the aggregation switch's frames find the 16 KB queue full and are dropped in runs of "
-    "dozens (longest {agg_run}), retransmissions included, so the 6-hop flows sit in backed-off "
-    "timeouts. Nothing in the model adds the timing noise that ends a blackout on real switches, "
-    "so the port that wins first wins for good; here the lone 2-hop flow wins."
+    "input. Its runs are long (longest {agg_run}), retransmissions included, so the 6-hop flows "
+    "sit in backed-off timeouts; the timing noise (up to one frame time at each host, seeded) "
+    "did not break it in this run."
+)
+
+NO_NOISE = (
+    "  without timing noise (a sensitivity run, same seed): 2-hop {two:.1f} Mbit/s, 6-hop mean {six:.1f}"
+    " ({r:.2f}). With every host and port clocked at exactly 1 Gbit/s and no noise, each input's "
+    "frames keep a fixed phase to the port's departures, and whichever input first takes the freed "
+    "slot takes it for good (a phase effect: Floyd & Jacobson 1992); which input that is depends on "
+    "start-up details, not on how many flows it carries (docs/outcast.md)."
 )
 
 
@@ -185,8 +217,8 @@ def _finish(
 def _note(opts: Options, rid: str) -> str:
     mode = "full" if opts.full else "quick"
     return (
-        f"{rid} · xco, seed {opts.seed}, {mode}: k=4 fat-tree, 1 Gbit/s, 16 KB ports,"
-        f" minRTO 2 ms, address-bit routing, {duration_ms(opts)} ms"
+        f"{rid} · xco, seed {opts.seed}, {mode}: k=4 fat-tree, 1 Gbit/s, 16 KB ports, ns-2 NewReno,"
+        f" minRTO 2 ms, host noise {HOST_NOISE_US:g} us, address-bit routing, {duration_ms(opts)} ms"
     )
 
 
@@ -237,18 +269,24 @@ def run_base(opts: Options) -> Outcome:
         f"ours: 2-hop {two:.1f} Mbit/s, 4-hop mean {four:.1f}, 6-hop mean {six:.1f}; 2-hop / 6-hop = {r:.2f}"
         f" -> {v} (holds: ratio <= 0.5)",
     ]
+    lines.append(
+        f"  longest drop runs at e0_0->h0: from h1 {longest(runs, TWO_HOP)}, from {agg} {longest(runs, agg)}"
+    )
     if v != "holds":
-        lines.append(
-            f"  longest drop runs at e0_0->h0: from h1 {longest(runs, TWO_HOP)},"
-            f" from {agg} {longest(runs, agg)}. " + MECHANISM.format(agg_run=longest(runs, agg))
-        )
+        lines.append("  " + MECHANISM.format(agg_run=longest(runs, agg)))
+    quiet = scenario(Setup(senders, noise=False), opts)
+    q2, q6, qr = ratio(flows_of(run_raw(quiet, opts.seed)))
+    lines.append(NO_NOISE.format(two=q2, six=q6, r=qr))
     return _finish(
         opts,
         "outcast-base",
         lines,
         [csv, *figs],
-        {"duration_ms": duration_ms(opts)},
-        [{"labels": {}, "seed": opts.seed, "scenario": sc}],
+        {"duration_ms": duration_ms(opts), "host_jitter_us": HOST_NOISE_US},
+        [
+            {"labels": {"noise": "on"}, "seed": opts.seed, "scenario": sc},
+            {"labels": {"noise": "off"}, "seed": opts.seed, "scenario": quiet},
+        ],
     )
 
 
@@ -529,7 +567,7 @@ def dropmodel_scenario(m: int, flows: int, opts: Options) -> dict[str, Any]:
     switch's port to h1 runs the ON/OFF model with ON = ``m`` packets."""
     return {
         "name": "outcast-dropmodel",
-        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed},
+        "run": {"duration_ms": duration_ms(opts), "seed": opts.seed, "mtu_bytes": NS2_MTU_BYTES},
         "topology": {
             "kind": "star",
             "hosts": 2,
@@ -538,7 +576,7 @@ def dropmodel_scenario(m: int, flows: int, opts: Options) -> dict[str, Any]:
             "switch_buffer": "16KB",
             "queues": [{"port": "s0->h1", "kind": "onoff", "on_packets": m, "off_mean_ms": 5}],
         },
-        "tcp": {"rto_min_ms": 2},
+        "tcp": dict(NS2_TCP),
         "apps": [{"kind": "bulk", "src": "h0", "dst": "h1"} for _ in range(flows)],
         "output": {"timeseries_bin_us": 0},
     }
