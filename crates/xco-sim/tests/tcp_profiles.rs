@@ -134,3 +134,56 @@ fn quick_acks_answer_every_early_segment() {
         "16 ACKs for the first 16 segments instead of 8"
     );
 }
+
+// ---------------------------------------------------------------------------
+// A profile's `apps` table reaches every [[apps]] entry (the `paper` profile
+// of the PDN experiments sets how its applications used TCP)
+
+#[test]
+fn a_profile_sets_app_keys_in_every_app_and_only_when_chosen() {
+    use xco_sim::scenario::apps::AppSpec;
+    let text = |profile: &str| {
+        format!(
+            r#"
+[run]
+{profile}
+[topology]
+kind = "star"
+hosts = 4
+[[apps]]
+kind = "incast"
+client = "h0"
+servers = "h1..h3"
+sru = "10KB"
+reuse_connections = true
+[[apps]]
+kind = "incast"
+client = "h1"
+servers = "h2..h3"
+sru = "10KB"
+[profiles.paper.apps]
+reuse_connections = false
+"#
+        )
+    };
+    let reuse = |t: &str| -> Vec<Option<bool>> {
+        xco_sim::scenario::parse(t)
+            .unwrap()
+            .apps
+            .iter()
+            .map(|a| match a {
+                AppSpec::Incast(s) => s.reuse_connections,
+                _ => panic!("an incast app"),
+            })
+            .collect()
+    };
+    assert_eq!(reuse(&text("")), vec![Some(true), None]);
+    assert_eq!(
+        reuse(&text("profile = \"paper\"")),
+        vec![Some(false), Some(false)]
+    );
+    // a key no app has is an error naming it
+    let bad = text("profile = \"paper\"").replace("reuse_connections = false", "reuse_conections = false");
+    let e = xco_sim::scenario::parse(&bad).err().expect("refused").to_string();
+    assert!(e.contains("reuse_conections"), "{e}");
+}

@@ -82,6 +82,8 @@ def effective(base: dict[str, Any]) -> dict[str, Any]:
     for section in ("run", "tcp"):
         for k, v in prof.get(section, {}).items():
             out.setdefault(section, {})[k] = v
+    for app in out.get("apps", []):
+        app.update(prof.get("apps", {}))
     return out
 
 
@@ -311,6 +313,11 @@ def verdict_queue(df: pd.DataFrame) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
+def connections(app: dict[str, Any]) -> str:
+    """How the incast app uses TCP connections, in words."""
+    return "persistent connections" if app.get("reuse_connections", True) else "a new connection per request"
+
+
 def settings_text(opts: Options) -> list[str]:
     """The settings the run used, with the profile's origin."""
     base = base_scenario(opts.profile)
@@ -322,7 +329,7 @@ def settings_text(opts: Options) -> list[str]:
     return [
         "PDN incast: N servers -> 1 client, two switches, all links 1 Gbps, 100 us RTT,",
         f"  switch buffer {t['switch_buffer']} per port (KB = 1000 B), SRU {app['sru']} (1000 B units),"
-        f" request {app['request']} B, {rounds} rounds, persistent connections",
+        f" request {app['request']} B, {rounds} rounds, {connections(app)}",
         f"  profile {name}: {about}",
         f"  TCP {tcp.get('cc', 'newreno')}: MSS {mss_bytes(eff, False)} B"
         f" ({mss_bytes(eff, True)} B with PDN), timestamps {'on' if tcp.get('timestamps', True) else 'off'},"

@@ -53,17 +53,22 @@ impl std::error::Error for ScenarioError {}
 /// Parse scenario text; a reading error names the key at fault (`apps[2].sru`).
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
     let mut sc: Scenario = toml::from_str(text).map_err(|e| located(text, e))?;
+    // a profile may set app keys: the apps are read from the merged text then
+    let mut merged = None;
     if let Some(name) = sc.run.profile.clone() {
-        sc = with_profile(text, sc, &name)?;
+        let (with, apps_text) = with_profile(text, sc, &name)?;
+        sc = with;
+        merged = apps_text;
     }
-    (sc.apps, sc.app_tcp) = apps::read_apps(text)?;
+    (sc.apps, sc.app_tcp) = apps::read_apps(merged.as_deref().unwrap_or(text))?;
     sc.topology.queues = queues::read_queues(text)?;
     Ok(sc)
 }
 
 /// `sc` (read from `text`, its profiles already checked) with profile
-/// `name`'s settings merged over its own, key by key.
-fn with_profile(text: &str, sc: Scenario, name: &str) -> Result<Scenario, ScenarioError> {
+/// `name`'s settings merged over its own, key by key; and, when the profile
+/// sets app keys, the merged scenario's text to read the apps from.
+fn with_profile(text: &str, sc: Scenario, name: &str) -> Result<(Scenario, Option<String>), ScenarioError> {
     if !sc.profiles.contains_key(name) {
         let names: Vec<&str> = sc.profiles.keys().map(String::as_str).collect();
         let defined = if names.is_empty() {
@@ -83,8 +88,18 @@ fn with_profile(text: &str, sc: Scenario, name: &str) -> Result<Scenario, Scenar
         .and_then(|p| p.as_table())
         .cloned()
         .unwrap_or_default();
+    let sets_apps = over.contains_key("apps");
     for (key, value) in over {
         if key == "about" {
+            continue;
+        }
+        if key == "apps" {
+            // one table of keys for every [[apps]] entry
+            if let Some(toml::Value::Array(apps)) = doc.get_mut("apps") {
+                for app in apps.iter_mut() {
+                    merge(app, value.clone());
+                }
+            }
             continue;
         }
         merge(
@@ -93,8 +108,17 @@ fn with_profile(text: &str, sc: Scenario, name: &str) -> Result<Scenario, Scenar
             value,
         );
     }
-    Scenario::deserialize(toml::Value::Table(doc))
-        .map_err(|e| ScenarioError::field(&format!("profiles.{name}"), e.to_string()))
+    let apps_text = if sets_apps {
+        Some(
+            toml::to_string(&doc)
+                .map_err(|e| ScenarioError::field(&format!("profiles.{name}"), e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let sc = Scenario::deserialize(toml::Value::Table(doc))
+        .map_err(|e| ScenarioError::field(&format!("profiles.{name}"), e.to_string()))?;
+    Ok((sc, apps_text))
 }
 
 /// Merge `over` into `base`: tables key by key, anything else replaced.
