@@ -548,23 +548,43 @@ impl Net {
         };
         let done = start + pt.serialization(bytes + gap);
         pt.busy_until = done;
-        let arrive = pt.arrival(done);
+        let mut arrive = done + pt.delay;
+        // one test for every rarely used admission feature (taps, timing noise)
+        let pt = if pt.cold() {
+            arrive = self.admit_cold(now, port, input, pkt, bytes, start, arrive);
+            &mut self.ports[port as usize]
+        } else {
+            pt
+        };
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }
         pt.pipe.push_back((arrive, pkt));
         pt.stats.admitted_bytes += bytes as u64;
         pt.stats.admitted_packets += 1;
-        if pt.tapped() {
-            self.tap_admit_fifo(now, port, input, pkt, bytes, start);
-        }
     }
 
-    /// A FIFO admission at a captured port or one with a queue timeline:
-    /// record it (the frame starts serialising at `start`).
+    /// A FIFO admission at a captured port, one with a queue timeline or one
+    /// with timing noise: record it (the frame starts serialising at
+    /// `start`) and return when it reaches the far end (`arrive` without noise).
     #[cold]
     #[inline(never)]
-    fn tap_admit_fifo(&mut self, now: Time, port: u32, input: u32, pkt: PktId, bytes: u32, start: Time) {
+    #[allow(clippy::too_many_arguments)]
+    fn admit_cold(
+        &mut self,
+        now: Time,
+        port: u32,
+        input: u32,
+        pkt: PktId,
+        bytes: u32,
+        start: Time,
+        arrive: Time,
+    ) -> Time {
+        let pt = &mut self.ports[port as usize];
+        let arrive = pt.jittered(arrive);
+        if !pt.tapped() {
+            return arrive;
+        }
         let pt = &self.ports[port as usize];
         if pt.capture != port::NO_TAP {
             self.captures[pt.capture as usize].record(start, &self.pool[pkt]);
@@ -574,6 +594,7 @@ impl Net {
             t.record(now, now, input, bytes, timeline::TimelineEvent::Enqueue);
             t.record(now, start, input, bytes, timeline::TimelineEvent::Dequeue);
         }
+        arrive
     }
 
     /// Record `event` of a frame of `bytes` from `input` at `port`'s queue timeline, if it has one.
@@ -692,7 +713,7 @@ impl Net {
         let pt = &mut self.ports[port as usize];
         let done = now + pt.serialization(frame_bytes + gap);
         pt.busy_until = done;
-        let arrive = pt.arrival(done);
+        let arrive = pt.jittered(done + pt.delay);
         if pt.pipe.is_empty() {
             ev.schedule(arrive, Event::PipeArrive(port));
         }

@@ -120,12 +120,10 @@ pub struct Port {
     ps_per_byte_q32: u64,
     /// One-way propagation delay.
     pub delay: Dur,
-    /// True if the port is captured or has a queue timeline (one test on
-    /// the admission path; set with [`Port::set_taps`]).
-    tapped: bool,
-    /// True if frames reach the far end with timing noise (one test per
-    /// admitted frame; set with [`Port::set_jitter`]).
-    jittered: bool,
+    /// True if an admission takes the cold path: the port is captured, has
+    /// a queue timeline or timing noise (one test on the admission path; set
+    /// with [`Port::set_taps`] and [`Port::set_jitter`]).
+    cold: bool,
     /// First of this port's per-input counters in the net's arrays.
     pub(crate) inputs_at: u32,
     /// Counted inputs of the sending node (0 at a host NIC: its one input,
@@ -196,8 +194,7 @@ impl Port {
             inputs_at,
             n_inputs,
             in_index: 0,
-            tapped: false,
-            jittered: false,
+            cold: false,
             jitter_ps: 0,
             jitter_rng: Rng::new(0),
             capture: NO_TAP,
@@ -281,10 +278,15 @@ impl Port {
         }
     }
 
-    /// True if the port is captured or has a queue timeline.
+    /// True if an admission takes the cold path (taps or timing noise).
     #[inline(always)]
+    pub(crate) fn cold(&self) -> bool {
+        self.cold
+    }
+
+    /// True if the port is captured or has a queue timeline.
     pub(crate) fn tapped(&self) -> bool {
-        self.tapped
+        self.capture != NO_TAP || self.timeline != NO_TAP
     }
 
     /// Capture the port into capture buffer `capture` and/or record its
@@ -292,38 +294,28 @@ impl Port {
     pub(crate) fn set_taps(&mut self, capture: u32, timeline: u32) {
         self.capture = capture;
         self.timeline = timeline;
-        self.tapped = capture != NO_TAP || timeline != NO_TAP;
+        self.cold = self.tapped() || self.jitter_ps > 0;
     }
 
     /// Give every frame this port sends an extra delay drawn uniformly from
     /// [0, `max`] (from `rng`, the port's own stream) before it reaches the far
     /// end, never overtaking the frame before it: timing noise (`Dur::ZERO`:
-    /// none). See [`Port::arrival`].
+    /// none). See [`Port::jittered`].
     pub(crate) fn set_jitter(&mut self, max: Dur, rng: Rng) {
         self.jitter_ps = max.0;
         self.jitter_rng = rng;
-        self.jittered = max.0 > 0;
+        self.cold = self.tapped() || self.jitter_ps > 0;
     }
 
-    /// When a frame that finishes serialising at `done` reaches the far end:
-    /// `done` plus the propagation delay, plus the timing noise of a
-    /// jittered port (a uniform draw, but never before the frame ahead of it
-    /// in the pipe, so the link stays first in, first out).
-    #[inline(always)]
-    pub(crate) fn arrival(&mut self, done: Time) -> Time {
-        let at = done + self.delay;
-        if self.jittered {
-            self.jittered_arrival(at)
-        } else {
-            at
+    /// When a frame due at the far end at `at` (serialised, then propagated)
+    /// arrives: `at` on a port without timing noise; otherwise `at` plus a
+    /// uniform draw from [0, bound], but never before the frame ahead of it
+    /// in the pipe, so the link stays first in, first out.
+    pub(crate) fn jittered(&mut self, at: Time) -> Time {
+        if self.jitter_ps == 0 {
+            return at;
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn jittered_arrival(&mut self, at: Time) -> Time {
-        let extra = Dur(self.jitter_rng.range_inclusive(0, self.jitter_ps));
-        let at = at + extra;
+        let at = at + Dur(self.jitter_rng.range_inclusive(0, self.jitter_ps));
         match self.pipe.back() {
             Some(&(ahead, _)) if ahead > at => ahead,
             _ => at,
