@@ -184,6 +184,6 @@ reuse_connections = false
     );
     // a key no app has is an error naming it
     let bad = text("profile = \"paper\"").replace("reuse_connections = false", "reuse_conections = false");
-    let e = xco_sim::scenario::parse(&bad).err().expect("refused").to_string();
+    let e = xco_sim::scenario::parse(&bad).expect_err("refused").to_string();
     assert!(e.contains("reuse_conections"), "{e}");
 }
