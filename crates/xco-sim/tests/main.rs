@@ -22,6 +22,7 @@ mod tcp_cubic;
 mod tcp_dctcp;
 mod tcp_dsack;
 mod tcp_hystart;
+mod tcp_limited_transmit;
 mod tcp_pacing;
 mod tcp_profiles;
 mod tcp_rack;

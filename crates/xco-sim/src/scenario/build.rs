@@ -315,6 +315,7 @@ fn tcp_config_from(
         c.rcv_buf_bytes = b;
     }
     c.restart_after_idle = t.restart_after_idle.unwrap_or(c.restart_after_idle);
+    c.limited_transmit = t.limited_transmit.unwrap_or(c.limited_transmit);
     c.sack = t.sack.unwrap_or(c.sack);
     c.tlp = t.tlp.unwrap_or(c.tlp);
     c.rack = match t.rack {

@@ -270,6 +270,9 @@ pub struct TcpSpec {
     pub rcv_buf_bytes: Option<u64>,
     /// cwnd restart after idle (default true).
     pub restart_after_idle: Option<bool>,
+    /// Limited Transmit, RFC 3042: a new segment on each of the first two
+    /// duplicate ACKs (default false; ns-3 from 3.25 and Linux have it).
+    pub limited_transmit: Option<bool>,
     /// `newreno` (default), `cubic` or `dctcp`.
     pub cc: Option<CcName>,
     /// ECN (RFC 3168): data ECT(0), receivers echo CE (default false; true with `dctcp`).

@@ -14,7 +14,7 @@ mod pdn;
 use pdn::PdnSender;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
-use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_RESTART_AFTER_IDLE};
+use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
 use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
@@ -773,7 +773,12 @@ impl TcpEndpoint {
             let iw = core.tcp_cfg_of(self.cfg).initial_cwnd_segments.max(1) as u64 * mss;
             self.win.cwnd = self.win.cwnd.min(iw);
         }
-        let wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
+        let mut wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
+        if self.hot.on(HOT_LIMITED_TRANSMIT) && !self.in_recovery && self.snd_nxt == self.snd_max {
+            // RFC 3042: new data only, one segment per duplicate ACK (two at most), cwnd untouched
+            let extra = self.recovery.dupacks().min(2) as u64 * mss;
+            wnd = (self.win.cwnd + extra).min(self.peer_wnd.max(mss));
+        }
         if let Pacer::Rate(r) = &mut self.pacer {
             r.update(self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
         }

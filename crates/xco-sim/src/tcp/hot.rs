@@ -16,6 +16,8 @@ pub const HOT_ECN: u8 = 1 << 0;
 pub const HOT_DELAYED_ACK: u8 = 1 << 1;
 /// Restart the window after an idle period (RFC 5681 §4.1).
 pub const HOT_RESTART_AFTER_IDLE: u8 = 1 << 2;
+/// Limited Transmit (RFC 3042).
+pub const HOT_LIMITED_TRANSMIT: u8 = 1 << 3;
 
 /// Per-packet settings of one endpoint (a copy of its [`TcpConfig`]'s fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +50,9 @@ impl HotCfg {
         }
         if cfg.restart_after_idle {
             flags |= HOT_RESTART_AFTER_IDLE;
+        }
+        if cfg.limited_transmit {
+            flags |= HOT_LIMITED_TRANSMIT;
         }
         HotCfg {
             flags,

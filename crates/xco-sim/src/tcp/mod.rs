@@ -67,6 +67,10 @@ pub struct TcpConfig {
     pub restart_after_idle: bool,
     /// Duplicate ACKs that trigger fast retransmit (3).
     pub dupack_threshold: u32,
+    /// Limited Transmit (RFC 3042): on each of the first two duplicate ACKs
+    /// outside recovery, send one new segment if the receiver's window allows
+    /// and the flight stays within cwnd + 2 segments; cwnd is unchanged.
+    pub limited_transmit: bool,
     /// Appropriate byte counting limit L in segments for slow start (RFC 3465: 2).
     pub abc_limit_segments: u32,
     /// Congestion control algorithm.
@@ -120,6 +124,7 @@ impl TcpConfig {
             rcv_window: rcv_window::RcvWindow::Buffer,
             restart_after_idle: true,
             dupack_threshold: 3,
+            limited_transmit: false,
             abc_limit_segments: 2,
             cc: cc::CcKind::NewReno,
             ecn: false,

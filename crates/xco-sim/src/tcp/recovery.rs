@@ -186,6 +186,15 @@ impl Recovery {
         }
     }
 
+    /// Duplicate ACKs counted since the last ACK of new data.
+    #[inline]
+    pub fn dupacks(&self) -> u32 {
+        match self {
+            Recovery::NewReno(r) => r.dupacks,
+            Recovery::Sack(r) => r.dupacks,
+        }
+    }
+
     /// Bytes above the first hole known to have left the network: SACKed
     /// bytes, or one `mss` per duplicate ACK without SACK (RFC 5681 §3.2).
     pub fn delivered_above_hole(&self, mss: u64) -> u64 {
