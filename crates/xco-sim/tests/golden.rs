@@ -6,7 +6,11 @@
 //! and `run.txt` (end time, data-packet hops, why the run stopped) must
 //! equal the files in `tests/golden/NAME/`. The scenarios cover incast
 //! collapse, TCP against UDP, XCo timeslice / rate limiting / hybrid and
-//! fail-open, a k = 4 fat-tree, ping under load and short flows.
+//! fail-open, a k = 4 fat-tree, ping under load and short flows; every TCP
+//! profile (newreno with and without Limited Transmit, linux, dctcp with
+//! step marking, the PDN paper profile with its per-request connections),
+//! SACK / RACK / TLP alone, RED with ECN, SFQ, PDN, and ECMP per host pair
+//! with timing noise.
 //!
 //! A restructuring must leave every file byte-identical. A commit that
 //! changes a behaviour on purpose refreshes them with
