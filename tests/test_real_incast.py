@@ -33,7 +33,7 @@ def test_the_simulators_star_is_the_real_setting_and_the_profile_is_a_parameter(
     scn = real_incast.sim_scenario(4, 30, 16000, "newreno", seed=1)
     scenario.validate(scn)
     t, app = scn["topology"], scn["apps"][0]
-    assert (t["hosts"], t["host_rate"], t["switch_buffer"]) == (5, "100Mbps", "32768B")
+    assert (t["hosts"], t["host_rate"], t["switch_buffer"]) == (5, "100Mbps", "32000B")
     assert (app["sru"], app["rounds"], app["reuse_connections"], len(app["servers"])) == (
         "16000B",
         30,

@@ -2,7 +2,8 @@
 TCP) beside the same scenario in the simulator.
 
 N servers and one client on one Linux bridge; every link 100 Mbit/s (tbf), the
-switch port toward the client a 32 KB (32,768 B) drop-tail buffer; persistent
+switch port toward the client a 32 KB (32,000 B: the spec's 32 KB in the
+project's units, KB = 1000 B) drop-tail buffer; persistent
 connections; each round the client asks every server for a 16,000-byte
 response and waits for all of them (barrier) before the next; 30 rounds. The
 fan-in client and servers are :mod:`xco.testbed.fanin`. Per N the real run
@@ -43,7 +44,7 @@ from ..testbed import daemons, fanin, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta
 
 RATE_MBPS = 100
-BUFFER_BYTES = 32768
+BUFFER_BYTES = 32_000  # reproductions.md: "32 KB drop-tail port"; KB = 1000 B everywhere in xco
 RESPONSE_BYTES = 16000
 ROUNDS = 30
 RTO_MIN_S = 0.200  # Linux's TCP_RTO_MIN: a round this long waited for a retransmission timeout
