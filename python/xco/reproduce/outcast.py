@@ -380,7 +380,11 @@ REMEDIES: list[tuple[str, dict[str, Any]]] = [
     ("taildrop", {}),
     # RED without ECN (NewReno is not ECN-capable here): thresholds inside the 16 KB buffer
     ("RED", {"queue": {"kind": "red", "min_th": "4KB", "max_th": "12KB", "max_p": 0.1, "ecn": False}}),
-    ("SFQ", {"queue": {"kind": "sfq"}}),
+    # the paper's simulator's SFQ: ns-2.35's queue/sfq.cc, its early drop of the arrival
+    # (admission "ns2", sfq.cc:214-219) and its default of 16 buckets (buckets_ 16, sfq.cc:111)
+    ("SFQ (ns-2.35)", {"queue": {"kind": "sfq", "admission": "ns2", "buckets": 16}}),
+    # Linux's sch_sfq: 1024 buckets, a full buffer pushes out of the longest bucket
+    ("SFQ (Linux)", {"queue": {"kind": "sfq"}}),
     ("pacing", {"pacing": True}),
     ("equal-length, random per flow", {"routing": "equal-length-flow"}),
     ("equal-length, random per packet", {"routing": "equal-length-packet"}),
@@ -432,7 +436,8 @@ def run_remedies(opts: Options) -> Outcome:
     by = {r["remedy"]: r["ratio_2hop_6hop"] for r in rows}
     claims = {
         "RED": "mitigates (keeps ordinary RTT bias)",
-        "SFQ": "solves it largely: similar shares",
+        "SFQ (ns-2.35)": "solves it largely: similar shares",
+        "SFQ (Linux)": "solves it largely: similar shares",
         "pacing": "reduces but does not remove it",
         "equal-length, random per flow": "similar shares",
         "equal-length, random per packet": "similar shares",

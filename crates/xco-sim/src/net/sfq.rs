@@ -18,6 +18,15 @@
 //! arrival of a new period every queued packet is moved to its flow's new
 //! bucket, in order (as Linux's `sfq_rehash`), so a flow is never reordered.
 //!
+//! Admission ([`SfqAdmission`]): the default is the above (Linux's). The
+//! `Ns2` rule is the SFQ of ns-2.35 (P. McKenney's, `queue/sfq.cc:203-231`),
+//! which the TCP Outcast paper's simulations had: counted in packets of one
+//! full frame, an arrival is dropped if its bucket already holds at least
+//! half of the space left, or more than its fair share (`limit / buckets`)
+//! once fewer packets than buckets fit, or if nothing fits; nothing is ever
+//! pushed out. (ns-2 hashes source plus destination address; here, as in
+//! the default, the flow id.)
+//!
 //! Left out: Linux's 128-active-flow cap and RED inside buckets. The flow id
 //! stands in for the 5-tuple.
 
@@ -44,6 +53,18 @@ struct Bucket {
     hash: u32,
 }
 
+/// What SFQ does with an arrival when the buffer is tight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SfqAdmission {
+    /// Admit it and push packets out of the longest bucket (Linux).
+    EvictLongest,
+    /// ns-2.35's early drop of the arrival, counted in full frames of this size.
+    Ns2 {
+        /// One full frame, bytes (MTU + 18).
+        frame_bytes: u32,
+    },
+}
+
 /// No slot: the hash bucket is empty.
 const NO_SLOT: u32 = u32::MAX;
 
@@ -59,6 +80,7 @@ pub struct Sfq {
     seed: u64,
     /// Packets a bucket may hold.
     depth_packets: u32,
+    admission: SfqAdmission,
     /// The hash changes every period (`None`: never).
     perturb: Option<Dur>,
     /// The period whose hash is in use.
@@ -85,6 +107,7 @@ impl Sfq {
             quantum_bytes: quantum_bytes.max(1) as u64,
             seed,
             depth_packets: Sfq::DEFAULT_DEPTH_PACKETS,
+            admission: SfqAdmission::EvictLongest,
             perturb: None,
             period: 0,
             hash_seed: Sfq::period_seed(seed, 0),
@@ -109,6 +132,24 @@ impl Sfq {
     pub fn with_depth(mut self, depth_packets: u32) -> Sfq {
         self.depth_packets = depth_packets.max(1);
         self
+    }
+
+    /// This SFQ with admission rule `admission`.
+    pub fn with_admission(mut self, admission: SfqAdmission) -> Sfq {
+        self.admission = admission;
+        self
+    }
+
+    /// ns-2.35's admission (`queue/sfq.cc:214-219`): drop the arrival to a
+    /// bucket of `used` packets when `left` packets fit in the buffer.
+    fn ns2_drops(&self, used: u64, frame_bytes: u32) -> bool {
+        let frame = frame_bytes.max(1) as u64;
+        let limit = self.limit_bytes / frame;
+        let buckets = self.table.len() as u64;
+        let left = limit as i64 - (self.backlog_bytes / frame) as i64;
+        let fair = (limit / buckets) as i64;
+        let used = used as i64;
+        used >= (left >> 1) || (left < buckets as i64 && used > fair) || left <= 0
     }
 
     /// This SFQ with its hash changed every `period` (zero: never); set it
@@ -228,6 +269,15 @@ impl Scheduler for Sfq {
         };
         if own_len >= self.depth_packets as usize {
             return Verdict::Drop(DropReason::Discipline);
+        }
+        if let SfqAdmission::Ns2 { frame_bytes } = self.admission {
+            let full = self.backlog_bytes + frame > self.limit_bytes;
+            if full {
+                return Verdict::Drop(DropReason::TailDrop); // ns-2 never pushes out
+            }
+            if a.idle_since.is_none() && self.ns2_drops(own_len as u64, frame_bytes) {
+                return Verdict::Drop(DropReason::Discipline);
+            }
         }
         let own_slot = self.table[b as usize];
         while a.idle_since.is_none() && self.backlog_bytes + frame > self.limit_bytes {
@@ -386,6 +436,36 @@ mod tests {
             ..busy(1500, s.backlog_bytes())
         };
         s.on_arrival(&a, q, &mut p, evicted)
+    }
+
+    #[test]
+    fn ns2_admission_drops_the_arrival_of_a_bucket_holding_half_the_space_left() {
+        // 10 full frames of buffer, 4 buckets: fair share 2 frames
+        let frame = 1500;
+        let mut s =
+            Sfq::new(10 * frame as u64, 4, frame, 7).with_admission(SfqAdmission::Ns2 { frame_bytes: frame });
+        let mut ev = Vec::new();
+        let (a, b) = colliding_free_pair(&s);
+        // bucket a takes three (used 0, 1, 2 below half of 10, 9, 8 left) ...
+        for i in 0..3 {
+            assert_eq!(offer(&mut s, i, a, frame, &mut ev), Verdict::Admit, "packet {i}");
+        }
+        // ... and the fourth is dropped on arrival: 3 >= (10 - 3) / 2, with 7 frames free
+        assert_eq!(
+            offer(&mut s, 3, a, frame, &mut ev),
+            Verdict::Drop(DropReason::Discipline)
+        );
+        // an empty bucket still gets in, and nothing is ever pushed out
+        assert_eq!(offer(&mut s, 6, b, frame, &mut ev), Verdict::Admit);
+        assert!(ev.is_empty());
+    }
+
+    /// Two flows in different buckets.
+    fn colliding_free_pair(s: &Sfq) -> (u32, u32) {
+        (1..1000)
+            .find(|&b| s.bucket_of_flow(b) != s.bucket_of_flow(0))
+            .map(|b| (0, b))
+            .unwrap()
     }
 
     #[test]

@@ -28,7 +28,7 @@ use super::{located, ScenarioError};
 use crate::net::onoff::OnOff;
 use crate::net::qdisc::{DropTail, Qdisc};
 use crate::net::red::{Red, RedConfig};
-use crate::net::sfq::Sfq;
+use crate::net::sfq::{Sfq, SfqAdmission};
 use crate::net::step_mark::StepMark;
 use crate::net::topology::NodeKind;
 use crate::net::Net;
@@ -85,6 +85,10 @@ pub struct SfqSpec {
     pub depth_packets: Option<u32>,
     /// Change the hash every this many ms (default 0: never, as Linux's `perturb 0`).
     pub perturb_ms: Option<f64>,
+    /// What a tight buffer does with an arrival: `evict-longest` (default,
+    /// Linux: admit it, push out of the longest bucket) or `ns2` (ns-2.35's
+    /// early drop of the arrival, `net::sfq`).
+    pub admission: Option<String>,
 }
 
 /// `kind = "onoff"`: the TCP Outcast paper's ON/OFF blackout model (`net::onoff`).
@@ -329,6 +333,7 @@ enum Resolved {
         quantum_bytes: u32,
         depth_packets: u32,
         perturb: Dur,
+        admission: SfqAdmission,
     },
     OnOff {
         buffer: Option<u64>,
@@ -418,12 +423,25 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
                 1,
                 limits::MAX_SFQ_DEPTH_PACKETS,
             )?;
+            let admission = match s.admission.as_deref() {
+                None | Some("evict-longest") => SfqAdmission::EvictLongest,
+                Some("ns2") => SfqAdmission::Ns2 {
+                    frame_bytes: mtu + 18,
+                },
+                Some(other) => {
+                    return Err(ScenarioError::field(
+                        &f("admission"),
+                        format!("unknown admission {other:?}: use \"evict-longest\" or \"ns2\""),
+                    ))
+                }
+            };
             Resolved::Sfq {
                 buffer: buffer(&s.buffer)?,
                 buckets,
                 quantum_bytes: quantum as u32,
                 depth_packets: depth,
                 perturb: limits::sim_ms(s.perturb_ms, &f("perturb_ms"), 0.0)?,
+                admission,
             }
         }
         QueueSpec::OnOff(o) => {
@@ -551,6 +569,7 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                 quantum_bytes,
                 depth_packets,
                 perturb,
+                admission,
             } => Qdisc::Scheduled(Box::new(
                 Sfq::new(
                     buffer.unwrap_or(own_buffer),
@@ -559,7 +578,8 @@ pub fn apply(queues: &Queues, net: &mut Net, seed: u64, mtu: u32) -> Result<(), 
                     sfq_seed(seed, p),
                 )
                 .with_depth(*depth_packets)
-                .with_perturbation(*perturb),
+                .with_perturbation(*perturb)
+                .with_admission(*admission),
             )),
             Resolved::OnOff {
                 buffer,
