@@ -47,12 +47,13 @@ Settings that make the two agree (each is in SETTINGS or ns3_config):
 Differences left that no setting removes (``docs/ns3-differential.md`` has
 where each comes from in both code bases):
 
-0. Leaving RTO recovery (most of the collapsed-point gap). On the ACK that
-   ends CA_LOSS ns-3 grows cwnd only by whole segments above m_recover (here
-   none), and counts any ACK in whole segments; xco counts bytes. With
-   RTO_min = delayed-ACK timer = 200 ms this locks ns-3 servers at cwnd = 1
-   MSS after a spurious RTO: the RTO (armed at the send) fires one one-way
-   delay before the client's delayed ACK, for every segment, every round.
+0. Leaving RTO recovery (with 2 and 3 the collapsed-point gap, measured by
+   ``--ns3-variant``: see below). On the ACK that ends CA_LOSS ns-3 grows
+   cwnd only by whole segments above m_recover (here none), and counts any
+   ACK in whole segments; xco counts bytes. With RTO_min = delayed-ACK
+   timer = 200 ms this locks ns-3 servers at cwnd = 1 MSS after a spurious
+   RTO: the RTO (armed at the send) fires one one-way delay before the
+   client's delayed ACK, for every segment, every round.
 1. Loss recovery. ns-3 repairs a non-SACK loss with its RFC 6675 machinery
    fed by emulated SACK (every duplicate ACK marks one more segment as
    "sacked", ``TcpTxBuffer::AddRenoSack``), sends by ``cwnd - pipe`` and sets
@@ -83,6 +84,15 @@ where each comes from in both code bases):
 8. SYN/handshake sizes: xco's SYN is 60 IP bytes, ns-3's 48 (MSS + window
    scale options). ns-3 has a send buffer (SndBufSize, set to hold one SRU),
    xco none.
+
+``--ns3-variant NAME`` (repeatable or comma-separated; :data:`NS3_VARIANTS`)
+makes an ns-3-only change that removes one of these differences on the ns-3
+side (``loss-exit-bytes``: 0 and 2's slow start, ``ca-bytes``: 2's avoidance,
+``rtt-every-ack``: 3, ``rto-ssthresh``: 4's ssthresh, ``limited-transmit``:
+ns-3's default back on). Measured over the 9 collapsed points of the full
+sweep: xco/ns-3 mean 2.26 as shipped, 1.08 (max 1.40) with the first four;
+the gap is 0, 2 and 3 together (``docs/ns3-differential.md``, "What each
+difference costs").
 
 Timeouts: xco's ``timeouts`` metric of the incast app (RTO expiries over all
 its flows); ns-3: ``CwndEvent(CA_EVENT_LOSS)`` calls, once per
@@ -153,6 +163,21 @@ XCO_GAP_BYTES = 20  # preamble + SFD + inter-frame gap: wire time only
 NS3_PPP_HEADER_BYTES = 2  # PointToPointNetDevice::AddHeader
 FRAMINGS = ("ethernet", "ppp")
 
+#: ns-3-only changes, each a small C++ change in ``ns3_incast.py`` (or one
+#: attribute), to measure how much of the xco/ns-3 gap one difference makes
+#: (``docs/ns3-differential.md``, "What each difference costs"). None changes xco.
+NS3_VARIANTS: dict[str, str] = {
+    "loss-exit-bytes": "slow start grows cwnd by min(bytes acked, 2 MSS) on every ACK, the one that "
+    "ends CA_LOSS included (RFC 3465, as xco), not by whole segments (above m_recover on that ACK)",
+    "ca-bytes": "congestion avoidance adds one MSS per cwnd of bytes acked (as xco), "
+    "not max(1, MSS^2/cwnd) per ACK",
+    "rto-ssthresh": "every RTO sets ssthresh = max((HighTxMark - SND.UNA) / 2, 2 MSS) (as xco), "
+    "also a repeated one (ns-3 keeps ssthresh once the head was retransmitted)",
+    "rtt-every-ack": "an RTT sample from every ACK of new data, retransmissions included, from an "
+    "xco-style timestamp echo carried in a packet tag (no option bytes), not Karn-timed segments",
+    "limited-transmit": "ns-3's Limited Transmit (RFC 3042) back on, its default (xco has none)",
+}
+
 
 class UsageError(Exception):
     """Bad command-line input (exit status 2)."""
@@ -219,14 +244,20 @@ def xco_scenario(s: dict, n: int, rounds: int) -> dict:
     }
 
 
-def ns3_config(s: dict, framing: str = "ethernet") -> dict:
+def ns3_config(s: dict, framing: str = "ethernet", variants: tuple[str, ...] | list[str] = ()) -> dict:
     """ns-3 attributes (name, value as ns-3 parses it) and link/queue figures of ``s``.
 
     ``framing`` ``ethernet`` gives ns-3 xco's per-frame wire time and full-frame
-    buffer counts; ``ppp`` keeps ns-3's own framing. Raises ValueError for a
-    setting ns-3 cannot take."""
+    buffer counts; ``ppp`` keeps ns-3's own framing. ``variants`` are names of
+    :data:`NS3_VARIANTS` (ns-3-only changes). Raises ValueError for a setting
+    ns-3 cannot take or an unknown variant."""
     if framing not in FRAMINGS:
         raise ValueError(f"framing must be one of {', '.join(FRAMINGS)}, got {framing!r}")
+    unknown = [v for v in variants if v not in NS3_VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown ns-3 variant {unknown[0]!r} (known: {', '.join(NS3_VARIANTS)})")
+    variants = sorted(set(variants), key=list(NS3_VARIANTS).index)
+    lt = s["limited_transmit"] or "limited-transmit" in variants
     if s["rto_max_ms"] != 60_000:
         raise ValueError("ns-3 caps the RTO doubling at 60 s (hard-coded): rto_max_ms must be 60000")
     if s["tcp_header_bytes"] != (52 if s["timestamps"] else 40):
@@ -253,7 +284,7 @@ def ns3_config(s: dict, framing: str = "ethernet") -> dict:
         ("ns3::TcpSocketBase::Timestamp", str(s["timestamps"]).lower()),
         ("ns3::TcpSocketBase::Sack", str(s["sack"]).lower()),
         ("ns3::TcpSocketBase::WindowScaling", "true"),
-        ("ns3::TcpSocketBase::LimitedTransmit", str(s["limited_transmit"]).lower()),
+        ("ns3::TcpSocketBase::LimitedTransmit", str(lt).lower()),
         ("ns3::TcpSocketBase::ReTxThreshold", str(s["dupack_threshold"])),
         ("ns3::RttEstimator::InitialEstimation", ms(s["rto_initial_ms"])),
         ("ns3::RttMeanDeviation::Alpha", "0.125"),
@@ -283,6 +314,7 @@ def ns3_config(s: dict, framing: str = "ethernet") -> dict:
         "request_bytes": s["request_bytes"],
         "mtu_bytes": s["mtu_bytes"],
         "framing": framing,
+        "variants": variants,
     }
 
 
@@ -354,9 +386,11 @@ def run_xco(s: dict, n: int, rounds: int) -> dict:
 # ns-3 side
 
 
-def run_ns3_batch(python: str, s: dict, points: list[int], rounds: int, framing: str) -> dict[int, dict]:
+def run_ns3_batch(
+    python: str, s: dict, points: list[int], rounds: int, framing: str, variants: list[str]
+) -> dict[int, dict]:
     """Run ``points`` in one ns3_incast.py process; returns the result per N."""
-    cfg = ns3_config(s, framing)
+    cfg = ns3_config(s, framing, variants)
     cmd = [python, str(HERE / "ns3_incast.py"), "--config-json", json.dumps(cfg)]
     cmd += ["--points", ",".join(map(str, points)), "--rounds", str(rounds)]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -371,14 +405,16 @@ def run_ns3_batch(python: str, s: dict, points: list[int], rounds: int, framing:
     return out
 
 
-def run_ns3(python: str, s: dict, points: list[int], rounds: int, framing: str, jobs: int) -> dict[int, dict]:
+def run_ns3(
+    python: str, s: dict, points: list[int], rounds: int, framing: str, jobs: int, variants: list[str]
+) -> dict[int, dict]:
     """All ``points`` over ``jobs`` processes (each pays ~12 s of ns-3/cppyy start-up)."""
     # deal the costly (large-N) points out round-robin so the processes finish together
     order = sorted(points, reverse=True)
     batches = [order[i::jobs] for i in range(jobs) if order[i::jobs]]
     out: dict[int, dict] = {}
     with ThreadPoolExecutor(len(batches)) as ex:
-        for res in ex.map(lambda b: run_ns3_batch(python, s, b, rounds, framing), batches):
+        for res in ex.map(lambda b: run_ns3_batch(python, s, b, rounds, framing, variants), batches):
             out.update(res)
     return out
 
@@ -435,11 +471,12 @@ COLUMNS = [
 ]
 
 
-def markdown(rows: list[dict], summ: dict, rounds: int, framing: str) -> str:
+def markdown(rows: list[dict], summ: dict, rounds: int, framing: str, variants: list[str] = ()) -> str:
     """The comparison table as markdown."""
     cx, cn = summ["xco_collapse_n"], summ["ns3_collapse_n"]
+    var = ", ".join(f"`{v}`" for v in variants) if variants else "none (ns-3.44 as shipped)"
     lines = [
-        f"Workload (a), {rounds} rounds, ns-3 framing `{framing}`. "
+        f"Workload (a), {rounds} rounds, ns-3 framing `{framing}`, ns-3 variants: {var}. "
         "C marks the collapse point (first N below half the best goodput).",
         "",
         "| N | xco Mbit/s | ns-3 Mbit/s | xco/ns-3 | timeouts xco | timeouts ns-3 | drops xco | drops ns-3 |",
@@ -482,6 +519,17 @@ def parse_points(text: str) -> list[int]:
     return pts
 
 
+def parse_variants(texts: list[str], option: str = "--ns3-variant") -> list[str]:
+    """``option``'s values (each comma-separated) as known names in :data:`NS3_VARIANTS` order."""
+    names = {v.strip() for t in texts for v in t.split(",") if v.strip()}
+    unknown = sorted(names - set(NS3_VARIANTS))
+    if unknown:
+        raise UsageError(f"{option}: unknown variant {unknown[0]!r} (known: {', '.join(NS3_VARIANTS)})")
+    if texts and not names:
+        raise UsageError(f"{option} is empty")
+    return [v for v in NS3_VARIANTS if v in names]
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of exiting."""
 
@@ -498,6 +546,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--framing", default="ethernet", help="ns-3 framing: ethernet (default, xco's) or ppp")
     p.add_argument("--only", default="both", help="run xco, ns3 or both (default)")
+    p.add_argument(
+        "--ns3-variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an ns-3-only change (repeatable or comma-separated): " + ", ".join(NS3_VARIANTS),
+    )
     p.add_argument(
         "--ns3-python",
         default=os.environ.get("NS3_PYTHON", "/work/ns3venv/bin/python"),
@@ -520,6 +575,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         raise UsageError(f"--framing must be one of {', '.join(FRAMINGS)}, got {a.framing!r}")
     if a.only not in ("xco", "ns3", "both"):
         raise UsageError(f"--only must be xco, ns3 or both, got {a.only!r}")
+    a.ns3_variant = parse_variants(a.ns3_variant)
+    if a.ns3_variant and a.only == "xco":
+        raise UsageError("--ns3-variant changes ns-3 only; it makes no sense with --only xco")
     try:
         a.jobs = int(a.jobs)
     except ValueError:
@@ -555,7 +613,9 @@ def main(argv: list[str] | None = None) -> int:
         ns3 = {}
         if a.only != "xco":
             with ThreadPoolExecutor(1) as ex:  # ns-3 in the background while xco runs here
-                fut = ex.submit(run_ns3, a.ns3_python, SETTINGS, a.points, a.rounds, a.framing, a.jobs)
+                fut = ex.submit(
+                    run_ns3, a.ns3_python, SETTINGS, a.points, a.rounds, a.framing, a.jobs, a.ns3_variant
+                )
                 xco = {n: run_xco(SETTINGS, n, a.rounds) for n in a.points} if a.only == "both" else {}
                 ns3 = fut.result()
         else:
@@ -588,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     summ = summarise(rows)
-    md = markdown(rows, summ, a.rounds, a.framing)
+    md = markdown(rows, summ, a.rounds, a.framing, a.ns3_variant)
     print(md)
     print(f"wall time {time.perf_counter() - t0:.1f} s (ns-3 per point: see ns3_wall_s in the CSV)")
     if a.out:
@@ -603,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps(
                 {
                     "settings": SETTINGS,
-                    "ns3": ns3_config(SETTINGS, a.framing),
+                    "ns3": ns3_config(SETTINGS, a.framing, a.ns3_variant),
                     "summary": summ,
                     "rounds": a.rounds,
                     "points": a.points,

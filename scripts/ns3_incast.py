@@ -6,10 +6,14 @@ Run with a Python that has the PyPI ``ns3`` package (3.44, cppyy bindings):
     /work/ns3venv/bin/python scripts/ns3_incast.py --points 2,32 --rounds 5
     /work/ns3venv/bin/python scripts/ns3_incast.py --points 64 --framing ppp
 
+    /work/ns3venv/bin/python scripts/ns3_incast.py --points 32 --variant loss-exit-bytes,rtt-every-ack
+
 Prints one JSON line per point (``n``, ``goodput_mbps``, ``timeouts``,
-``drops``, ``switch_drops``, ``fast_recoveries``, ``rounds_done``,
-``round_ms_max``, ``wall_s``). Without ``--config-json`` the settings are
-``SETTINGS`` of ns3_differential.py, translated by its ``ns3_config``.
+``drops``, ``switch_drops``, ``fast_recoveries``, ``rtt_samples``,
+``ssthresh_changes``, ``rounds_done``, ``round_ms_max``, ``round_ms``,
+``wall_s``). Without ``--config-json`` the settings are ``SETTINGS`` of
+ns3_differential.py, translated by its ``ns3_config`` with the ``--variant``
+names.
 
 The topology, the incast application and the counters are C++ compiled at
 start-up through cppyy (``cppyy.cppdef``): callbacks on every packet stay in
@@ -32,6 +36,18 @@ takes about 12 s; each point after that costs only its simulation.
 - Timeouts: a TcpNewReno subclass counts ``CwndEvent(CA_EVENT_LOSS)`` (once per
   ``TcpSocketBase::ReTxTimeout`` that retransmits) and entries into
   ``CA_RECOVERY`` (fast recoveries), over every socket.
+- Sockets: an ``XSocket`` (a TcpSocketBase subclass, made as
+  ``TcpL4Protocol::CreateSocket`` makes sockets; accepted ones by its
+  ``Fork``). With no variant its hooks only forward: results are those of
+  plain TcpSocketBase to the last digit.
+- Variants (``NS3_VARIANTS`` of ns3_differential.py), each a few lines here:
+  ``loss-exit-bytes`` and ``ca-bytes`` in ``CountingNewReno::IncreaseWindow``
+  (fed the bytes of each ACK by ``XSocket::ProcessAck``), ``rto-ssthresh`` in
+  its ``CwndEvent(CA_EVENT_LOSS)`` (``ssthresh_changes`` counts the RTOs where
+  it set another value than ns-3 had), ``rtt-every-ack`` in
+  ``XSocket::OnTx``/``DoForwardUp``/``EstimateRtt`` (a ``TsTag`` on every
+  packet; ``rtt_samples`` counts the samples), ``limited-transmit`` an
+  attribute.
 - Drops: the ``Drop`` trace of every device queue plus the ``TcDrop`` trace of
   every node's traffic-control layer (a packet refused because the device
   queue is stopped).
@@ -49,7 +65,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ns3_differential import SETTINGS, UsageError, ns3_config, parse_points  # noqa: E402
+from ns3_differential import (  # noqa: E402
+    NS3_VARIANTS,
+    SETTINGS,
+    UsageError,
+    ns3_config,
+    parse_points,
+    parse_variants,
+)
 
 CPP = r"""
 #include "ns3/core-module.h"
@@ -67,8 +90,18 @@ uint64_t g_timeouts = 0;
 uint64_t g_fast_recoveries = 0;
 uint64_t g_switch_drops = 0;
 uint64_t g_host_drops = 0;
+uint64_t g_rtt_samples = 0;           // RTT samples taken by the rtt-every-ack variant
+uint64_t g_ssthresh_changes = 0;      // RTOs where rto-ssthresh set another ssthresh than ns-3's
 
-// TcpNewReno that counts retransmission timeouts and fast recoveries.
+// ns-3-only variants (NS3_VARIANTS in ns3_differential.py; docs/ns3-differential.md,
+// "What each difference costs"). All false: ns-3.44 as shipped.
+bool g_lossExitBytes = false;  // slow start grows by min(bytes acked, 2 MSS) on every ACK (RFC 3465)
+bool g_caBytes = false;        // congestion avoidance: one MSS per cwnd of bytes acked
+bool g_rtoSsthresh = false;    // every RTO: ssthresh = max((HighTxMark - SND.UNA) / 2, 2 MSS)
+bool g_rttEveryAck = false;    // an RTT sample from every new ACK via an xco-style timestamp echo
+
+// TcpNewReno that counts retransmission timeouts and fast recoveries, and
+// grows or cuts the window as xco does where a variant asks for it.
 class CountingNewReno : public TcpNewReno {
   public:
     static TypeId GetTypeId() {
@@ -78,12 +111,22 @@ class CountingNewReno : public TcpNewReno {
                                 .AddConstructor<CountingNewReno>();
         return tid;
     }
+    uint32_t m_ackBytes = 0;     // bytes the ACK being processed newly acknowledges (XSocket::ProcessAck)
+    uint32_t m_caBytesAcked = 0;  // ca-bytes: bytes acked in avoidance not yet turned into growth
     CountingNewReno() {}
     CountingNewReno(const CountingNewReno& o) : TcpNewReno(o) {}
     std::string GetName() const override { return "CountingNewReno"; }
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t ev) override {
         if (ev == TcpSocketState::CA_EVENT_LOSS) {
             g_timeouts++;
+            // called from ReTxTimeout after ns-3 set (or, on a repeated RTO, kept) ssthresh
+            if (g_rtoSsthresh) {
+                uint32_t flight = static_cast<uint32_t>(tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq);
+                uint32_t ssthresh = std::max(flight / 2, 2 * tcb->m_segmentSize);
+                if (ssthresh != tcb->m_ssThresh) g_ssthresh_changes++;
+                tcb->m_ssThresh = ssthresh;
+            }
+            m_caBytesAcked = 0;
         }
         TcpNewReno::CwndEvent(tcb, ev);
     }
@@ -93,8 +136,150 @@ class CountingNewReno : public TcpNewReno {
         }
         TcpNewReno::CongestionStateSet(tcb, st);
     }
+    // ns-3 passes whole segments only: on the ACK that ends CA_LOSS those above
+    // m_recover (tcp-socket-base.cc:2226), else bytes / MSS with the remainder
+    // carried over (:2033-2043). The variants use the bytes of the ACK instead.
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        uint32_t bytes = m_ackBytes;
+        m_ackBytes = 0;
+        bool slow_start = tcb->m_cWnd < tcb->m_ssThresh;
+        if (slow_start && g_lossExitBytes) {
+            tcb->m_cWnd += std::min(bytes, 2 * tcb->m_segmentSize);  // xco tcp/cc.rs NewReno::on_ack
+            return;
+        }
+        if (!slow_start && g_caBytes) {
+            m_caBytesAcked += bytes;
+            if (m_caBytesAcked >= tcb->m_cWnd) {
+                m_caBytesAcked -= tcb->m_cWnd;
+                tcb->m_cWnd += tcb->m_segmentSize;
+            }
+            return;
+        }
+        TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+    }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<CountingNewReno>(this); }
 };
+
+// The send time of a segment and the echo of the peer's, as xco stamps every
+// segment (tcp/endpoint.rs, stamp) whether or not the timestamp option is on;
+// a packet tag, so no byte goes on the wire.
+class TsTag : public Tag {
+  public:
+    uint64_t val = 0, ecr = 0;
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("xcodiff::TsTag").SetParent<Tag>().AddConstructor<TsTag>();
+        return tid;
+    }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 16; }
+    void Serialize(TagBuffer b) const override {
+        b.WriteU64(val);
+        b.WriteU64(ecr);
+    }
+    void Deserialize(TagBuffer b) override {
+        val = b.ReadU64();
+        ecr = b.ReadU64();
+    }
+    void Print(std::ostream& os) const override { os << "ts " << val << " ecr " << ecr; }
+};
+
+// TcpSocketBase with two hooks; with every variant off it only forwards.
+// - ProcessAck tells CountingNewReno how many bytes the ACK acknowledges.
+// - rtt-every-ack: every segment carries a TsTag; the receiver keeps ts_recent
+//   as xco does (ts_val of a data segment at or below the last ACK sent, RFC
+//   7323 §4.3) and echoes it in everything it sends; the sender takes an RTT
+//   sample (now - echo) from every ACK of new data, retransmissions included,
+//   instead of timing segments from its history with Karn's rule.
+class XSocket : public TcpSocketBase {
+  public:
+    uint64_t m_tsRecent = 0, m_rxEcr = 0;
+    SequenceNumber32 m_lastAckSent;
+    bool m_ackSent = false;
+
+    XSocket() { m_txTrace.ConnectWithoutContext(MakeCallback(&XSocket::OnTx, this)); }
+    XSocket(const XSocket& o)
+        : TcpSocketBase(o), m_tsRecent(o.m_tsRecent), m_lastAckSent(o.m_lastAckSent), m_ackSent(o.m_ackSent) {
+        // the base copy constructor copied o's trace sinks: o's out, ours in
+        m_txTrace.DisconnectWithoutContext(MakeCallback(&XSocket::OnTx, const_cast<XSocket*>(&o)));
+        m_txTrace.ConnectWithoutContext(MakeCallback(&XSocket::OnTx, this));
+    }
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<XSocket>(this); }
+
+    void OnTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+        if (!g_rttEveryAck) return;
+        TsTag t;
+        Packet* q = const_cast<Packet*>(PeekPointer(p));
+        q->RemovePacketTag(t);
+        t.val = std::max<int64_t>(Simulator::Now().GetTimeStep(), 1);
+        t.ecr = m_tsRecent;
+        q->AddPacketTag(t);
+        if (h.GetFlags() & TcpHeader::ACK) {
+            m_lastAckSent = h.GetAckNumber();
+            m_ackSent = true;
+        }
+    }
+    void DoForwardUp(Ptr<Packet> packet, const Address& from, const Address& to) override {
+        if (g_rttEveryAck) {
+            TsTag t;
+            m_rxEcr = 0;
+            if (packet->PeekPacketTag(t)) {
+                m_rxEcr = t.ecr;
+                TcpHeader h;
+                packet->PeekHeader(h);
+                bool carries = (h.GetFlags() & TcpHeader::SYN) || packet->GetSize() > h.GetSerializedSize();
+                if (carries && (!m_ackSent || h.GetSequenceNumber() <= m_lastAckSent)) m_tsRecent = t.val;
+            }
+        }
+        TcpSocketBase::DoForwardUp(packet, from, to);
+    }
+    void EstimateRtt(const TcpHeader& h) override {
+        if (!g_rttEveryAck || (h.GetFlags() & TcpHeader::SYN)) {
+            TcpSocketBase::EstimateRtt(h);
+            return;
+        }
+        m_history.clear();  // ns-3's own segment timing is not used
+        bool fresh = h.GetAckNumber() > m_txBuffer->HeadSequence() || m_state == SYN_RCVD;
+        if (fresh && m_rxEcr > 0) {
+            Time rtt = Simulator::Now() - TimeStep(m_rxEcr);
+            g_rtt_samples++;
+            m_rtt->Measurement(rtt);  // what EstimateRtt does with a sample (tcp-socket-base.cc:3798-3806)
+            m_rto = Max(m_rtt->GetEstimate() + Max(m_clockGranularity, m_rtt->GetVariation() * 4), m_minRto);
+            m_tcb->m_srtt = m_rtt->GetEstimate();
+            m_tcb->m_minRtt = std::min(m_tcb->m_srtt.Get(), m_tcb->m_minRtt);
+            m_tcb->m_lastRtt = rtt;
+        }
+    }
+    void ProcessAck(const SequenceNumber32& ack, bool scoreboardUpdated, uint32_t delivered,
+                    const SequenceNumber32& oldHead, bool receivedData) override {
+        if (Ptr<CountingNewReno> cc = DynamicCast<CountingNewReno>(m_congestionControl))
+            cc->m_ackBytes = ack > oldHead ? static_cast<uint32_t>(ack - oldHead) : 0;
+        TcpSocketBase::ProcessAck(ack, scoreboardUpdated, delivered, oldHead, receivedData);
+    }
+};
+
+// What TcpL4Protocol::CreateSocket does (tcp-l4-protocol.cc:185-208), with our socket class.
+Ptr<Socket> MakeSocket(Ptr<Node> node) {
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    TypeIdValue rtt_t, cc_t, rec_t;
+    tcp->GetAttribute("RttEstimatorType", rtt_t);
+    tcp->GetAttribute("SocketType", cc_t);
+    tcp->GetAttribute("RecoveryType", rec_t);
+    ObjectFactory f;
+    f.SetTypeId(rtt_t.Get());
+    Ptr<RttEstimator> rtt = f.Create<RttEstimator>();
+    f.SetTypeId(cc_t.Get());
+    Ptr<TcpCongestionOps> cc = f.Create<TcpCongestionOps>();
+    f.SetTypeId(rec_t.Get());
+    Ptr<TcpRecoveryOps> rec = f.Create<TcpRecoveryOps>();
+    Ptr<XSocket> s = CreateObject<XSocket>();
+    s->SetNode(node);
+    s->SetTcp(tcp);
+    s->SetRtt(rtt);
+    s->SetCongestionControlAlgorithm(cc);
+    s->SetRecoveryAlgorithm(rec);
+    tcp->AddSocket(s);
+    return s;
+}
 
 void SwitchDrop(Ptr<const Packet>) { g_switch_drops++; }
 void HostDrop(Ptr<const Packet>) { g_host_drops++; }
@@ -190,7 +375,7 @@ void SetQueue(Ptr<NetDevice> d, uint64_t bytes, bool is_switch) {
 
 Result Run(uint32_t n, uint32_t rounds, uint32_t sru, uint32_t req, uint64_t rate_bps, int64_t delay_ps,
            int64_t gap_ps, uint64_t switch_q, uint64_t host_q, uint32_t mtu, double stop_s) {
-    g_timeouts = g_fast_recoveries = g_switch_drops = g_host_drops = 0;
+    g_timeouts = g_fast_recoveries = g_switch_drops = g_host_drops = g_rtt_samples = g_ssthresh_changes = 0;
     NodeContainer switches, servers, client;
     switches.Create(2);
     servers.Create(n);
@@ -246,14 +431,14 @@ Result Run(uint32_t n, uint32_t rounds, uint32_t sru, uint32_t req, uint64_t rat
     const uint16_t port = 5000;
     for (uint32_t i = 0; i < n; i++) {
         app.server_of_node[servers.Get(i)->GetId()] = i;
-        Ptr<Socket> l = Socket::CreateSocket(servers.Get(i), TcpSocketFactory::GetTypeId());
+        Ptr<Socket> l = MakeSocket(servers.Get(i));
         l->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
         l->Listen();
         l->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                              MakeCallback(&Incast::Accept, &app));
     }
     for (uint32_t i = 0; i < n; i++) {
-        Ptr<Socket> c = Socket::CreateSocket(client.Get(0), TcpSocketFactory::GetTypeId());
+        Ptr<Socket> c = MakeSocket(client.Get(0));
         c->Bind();
         c->SetConnectCallback(MakeCallback(&Incast::Connected, &app),
                               MakeCallback(&Incast::ConnectFailed, &app));
@@ -268,6 +453,7 @@ Result Run(uint32_t n, uint32_t rounds, uint32_t sru, uint32_t req, uint64_t rat
         app.cli[0]->GetAttribute("RecoveryOps", rec);
         std::string got = cc.Get<TcpCongestionOps>()->GetName() + "/" + rec.Get<TcpRecoveryOps>()->GetName();
         if (got != "CountingNewReno/TcpClassicRecovery") app.error = "sockets run " + got;
+        if (!DynamicCast<XSocket>(app.cli[0])) app.error = "the client socket is no XSocket";
     }
     if (!app.error.empty()) {
         Result r;
@@ -318,6 +504,19 @@ def apply_attributes(g, cfg: dict) -> None:
             raise RuntimeError(f"ns-3 refused attribute {name} = {value}")
 
 
+def set_variants(g, variants: list[str]) -> None:
+    """Turn the C++ switches of ``variants`` on and every other off (``limited-transmit`` is an
+    attribute, set by ``ns3_config``)."""
+    unknown = [v for v in variants if v not in NS3_VARIANTS]
+    if unknown:
+        raise RuntimeError(f"unknown ns-3 variant {unknown[0]!r}")
+    x = g.xcodiff
+    x.g_lossExitBytes = "loss-exit-bytes" in variants
+    x.g_caBytes = "ca-bytes" in variants
+    x.g_rtoSsthresh = "rto-ssthresh" in variants
+    x.g_rttEveryAck = "rtt-every-ack" in variants
+
+
 def run_point(g, cfg: dict, n: int, rounds: int, stop_s: float) -> dict:
     """One incast point; returns its figures."""
     t0 = time.perf_counter()
@@ -345,6 +544,8 @@ def run_point(g, cfg: dict, n: int, rounds: int, stop_s: float) -> dict:
         "fast_recoveries": int(x.g_fast_recoveries),
         "drops": int(x.g_switch_drops + x.g_host_drops),
         "switch_drops": int(x.g_switch_drops),
+        "rtt_samples": int(x.g_rtt_samples),
+        "ssthresh_changes": int(x.g_ssthresh_changes),
         "rounds_done": int(r.rounds_done),
         "round_ms_max": r.round_ms_max,
         "round_ms": [round(v, 3) for v in r.round_ms],
@@ -358,6 +559,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", default="20", help="incast rounds (default 20)")
     p.add_argument("--framing", default="ethernet", help="ethernet (xco's, default) or ppp")
     p.add_argument("--config-json", help="ns3_config() output as JSON (default: from SETTINGS)")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an ns-3-only change (repeatable or comma-separated; not with --config-json): "
+        + ", ".join(NS3_VARIANTS),
+    )
     p.add_argument("--stop-s", default="3600", help="simulated-time limit per point, s (default 3600)")
     try:
         a = p.parse_args(sys.argv[1:] if argv is None else argv)
@@ -370,14 +579,20 @@ def main(argv: list[str] | None = None) -> int:
             ) from None
         if not 1 <= rounds <= 10_000 or not 0 < stop_s <= 1e6:
             raise UsageError("--rounds must be 1..10000 and --stop-s in (0, 1e6]")
+        variants = parse_variants(a.variant, "--variant")
+        if a.config_json and variants:
+            raise UsageError("--variant goes into --config-json (its 'variants'), not beside it")
         if a.config_json:
             try:
                 cfg = json.loads(a.config_json)
             except json.JSONDecodeError as e:
                 raise UsageError(f"--config-json is not JSON: {e}") from None
+            if not isinstance(cfg, dict):
+                raise UsageError("--config-json must be a JSON object (ns3_config() output)")
+            parse_variants(cfg.get("variants", []), "--config-json 'variants'")
         else:
             try:
-                cfg = ns3_config(SETTINGS, a.framing)
+                cfg = ns3_config(SETTINGS, a.framing, variants)
             except ValueError as e:
                 raise UsageError(str(e)) from None
     except UsageError as e:
@@ -386,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         g = load_ns3()
         apply_attributes(g, cfg)
+        set_variants(g, cfg.get("variants", []))
         for n in points:
             print(json.dumps(run_point(g, cfg, n, rounds, stop_s)), flush=True)
     except (RuntimeError, AssertionError) as e:
