@@ -175,3 +175,33 @@ fn initial_rto_is_one_second_and_backs_off() {
     s.advance(Dur::from_ms(3));
     assert_eq!(s.drain().len(), 1, "then after 2 s more");
 }
+
+/// After a timeout, an ACK of the retransmitted segment that echoes its
+/// send time (`ts_ecr`).
+fn ack_after_timeout(timestamps: bool) -> (u32, Dur) {
+    let mut c = cfg();
+    c.timestamps = timestamps;
+    let mut s = sender_established(c);
+    s.write(s.mss);
+    s.drain();
+    s.advance(Dur::from_ms(1001)); // the initial RTO of 1 s fires
+    let re = s.drain_timed();
+    assert_eq!(re.len(), 1, "the timeout resent the segment");
+    assert_eq!(s.ep().backoff, 1);
+    s.advance(Dur::from_us(100));
+    let mss = s.mss;
+    s.ack_with_ts(mss, re[0].2.ps().max(1));
+    (s.ep().backoff, s.ep().rtt.rto())
+}
+
+#[test]
+fn without_timestamps_a_retransmitted_segment_gives_no_rtt_sample() {
+    // RFC 6298 §3 (Karn): the ACK is ambiguous, so no sample and the backed-off RTO stays (§5.7)
+    let (backoff, rto) = ack_after_timeout(false);
+    assert_eq!(backoff, 1, "no sample: the backoff stays");
+    assert_eq!(rto, Dur::from_secs(1), "the estimator never had a sample");
+    // with timestamps the echo names the copy that was answered: a valid sample
+    let (backoff, rto) = ack_after_timeout(true);
+    assert_eq!(backoff, 0);
+    assert_eq!(rto, Dur::from_ms(200), "100 us sample, clamped to RTO_min");
+}

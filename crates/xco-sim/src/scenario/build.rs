@@ -270,6 +270,7 @@ fn tcp_config_from(
     if t.timestamps == Some(false) {
         c.header_bytes = 40;
         c.mss_bytes = mtu - 40;
+        c.timestamps = false;
     }
     if let Some(iw) = t.initial_cwnd_segments {
         if iw == 0 || iw > 1000 {

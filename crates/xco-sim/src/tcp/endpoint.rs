@@ -14,7 +14,7 @@ mod pdn;
 use pdn::PdnSender;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
-use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
+use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_KARN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
 use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
@@ -95,6 +95,8 @@ pub struct TcpEndpoint {
     pub rtt: RttEstimator,
     /// Exponential backoff exponent of the RTO.
     pub backoff: u32,
+    /// One past the highest byte ever retransmitted (Karn's rule without timestamps).
+    rexmit_high: u64,
     rto_timer: Timer,
     /// RFC 6298's RTO deadline; the timer may point at an earlier PTO.
     rto_at: Time,
@@ -228,6 +230,7 @@ impl TcpEndpoint {
             pdn: PdnSender::default(),
             rtt: RttEstimator::new(cfg.rto_initial),
             backoff: 0,
+            rexmit_high: 0,
             rto_timer: Timer::IDLE,
             rto_at: Time::NEVER,
             probe_armed: false,
@@ -586,7 +589,11 @@ impl TcpEndpoint {
         let cfg = self.hot;
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
-            let rtt_sample = (p.ts_ecr > 0).then(|| core.now.saturating_since(Time(p.ts_ecr)));
+            // without the timestamps option an ACK covering a retransmitted
+            // byte is ambiguous: Karn's rule (RFC 6298 §3), as Linux's
+            // FLAG_RETRANS_DATA_ACKED; the backoff then stays (§5.7)
+            let karn_skip = cfg.on(HOT_KARN) && self.snd_una < self.rexmit_high;
+            let rtt_sample = (p.ts_ecr > 0 && !karn_skip).then(|| core.now.saturating_since(Time(p.ts_ecr)));
             if let Some(r) = rtt_sample {
                 self.rtt
                     .sample(r, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
@@ -970,6 +977,9 @@ impl TcpEndpoint {
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
+        if seq < self.snd_max {
+            self.rexmit_high = self.rexmit_high.max(seq + len);
+        }
         if self.hot.on(HOT_ECN) && seq >= self.snd_max {
             // new data only: RFC 3168 §6.1.5 keeps retransmissions not-ECT
             p.set_ecn(Ecn::Ect0);

@@ -18,6 +18,8 @@ pub const HOT_DELAYED_ACK: u8 = 1 << 1;
 pub const HOT_RESTART_AFTER_IDLE: u8 = 1 << 2;
 /// Limited Transmit (RFC 3042).
 pub const HOT_LIMITED_TRANSMIT: u8 = 1 << 3;
+/// No timestamps option: RTT samples follow Karn's rule (RFC 6298 §3).
+pub const HOT_KARN: u8 = 1 << 4;
 
 /// Per-packet settings of one endpoint (a copy of its [`TcpConfig`]'s fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +55,9 @@ impl HotCfg {
         }
         if cfg.limited_transmit {
             flags |= HOT_LIMITED_TRANSMIT;
+        }
+        if !cfg.timestamps {
+            flags |= HOT_KARN;
         }
         HotCfg {
             flags,

@@ -67,6 +67,10 @@ pub struct TcpConfig {
     pub restart_after_idle: bool,
     /// Duplicate ACKs that trigger fast retransmit (3).
     pub dupack_threshold: u32,
+    /// The timestamps option (RFC 7323): 12 header bytes and an RTT sample
+    /// from every ACK. Without it the sender follows Karn's rule (RFC 6298
+    /// §3): no RTT sample from an ACK that covers a retransmitted byte.
+    pub timestamps: bool,
     /// Limited Transmit (RFC 3042): on each of the first two duplicate ACKs
     /// outside recovery, send one new segment if the receiver's window allows
     /// and the flight stays within cwnd + 2 segments; cwnd is unchanged.
@@ -124,6 +128,7 @@ impl TcpConfig {
             rcv_window: rcv_window::RcvWindow::Buffer,
             restart_after_idle: true,
             dupack_threshold: 3,
+            timestamps: true,
             limited_transmit: false,
             abc_limit_segments: 2,
             cc: cc::CcKind::NewReno,
