@@ -78,15 +78,18 @@ def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
     return topo.load(path)
 
 
-def _real_point(tb: netns.Testbed, n: int, rounds: int, response_bytes: int, work: Path) -> dict[str, Any]:
+def _real_point(
+    tb: netns.Testbed, n: int, rounds: int, response_bytes: int, work: Path, cc: str | None = None
+) -> dict[str, Any]:
     t = tb.topo
+    cc_args = ["--cc", cc] if cc else []
     servers = [t.hosts[i] for i in range(1, n + 1)]
     client = t.host(CLIENT)
     port = f"p-{CLIENT}"
     drops0 = netns.port_drops(tb, client.switch, port)
     procs = [
-        tb.spawn(s.name, [sys.executable, str(FANIN), "server", str(PORT)], work / f"n{n}-{s.name}.json",
-                 split_stderr=True)
+        tb.spawn(s.name, [sys.executable, str(FANIN), "server", str(PORT), *cc_args],
+                 work / f"n{n}-{s.name}.json", split_stderr=True)
         for s in servers
     ]  # fmt: skip
     try:
@@ -129,9 +132,11 @@ def run_real(
     response_bytes: int = RESPONSE_BYTES,
     prefix: str = "xri",
     series: str = "none",
+    cc: str | None = None,
 ) -> pd.DataFrame:
     """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
-    ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server)."""
+    ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server);
+    ``cc`` the servers' congestion control (default: the kernel's, ``cubic`` on Linux)."""
     netns.require_root("real-incast")
     if series not in ("none", "timeslice"):
         raise ValueError(f"series: {series!r} is not none or timeslice")
@@ -142,14 +147,14 @@ def run_real(
         tb = netns.up(t)
         try:
             for n in ns:
-                print(f"  real-incast: {series}, N={n} ({rounds} rounds)", flush=True)
+                print(f"  real-incast: {series} {cc or ''}, N={n} ({rounds} rounds)", flush=True)
                 if series == "none":
-                    row = _real_point(tb, n, rounds, response_bytes, work)
+                    row = _real_point(tb, n, rounds, response_bytes, work, cc)
                 else:
                     servers = [h.name for h in t.hosts[1 : n + 1]]
                     with daemons.Xco(tb, work / f"xco-n{n}", agents=servers):
-                        row = _real_point(tb, n, rounds, response_bytes, work)
-                rows.append({**row, "series": series})
+                        row = _real_point(tb, n, rounds, response_bytes, work, cc)
+                rows.append({**row, "series": series, "cc": cc or "default"})
         finally:
             tb.stop_all()
             netns.down(t)
@@ -213,7 +218,12 @@ def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
         (axes[1], "sim", f"simulator ({profile})"),
     ):
         d = df[df["source"] == src].sort_values("n")
-        ax.plot(d["n"], d["goodput_mbps"], marker="o", markersize=3)
+        ax.plot(d["n"], d["goodput_mbps"], marker="o", markersize=3,
+                label="CUBIC" if src == "real" else f"TCP profile {profile}")  # fmt: skip
+        if src == "real":
+            b = df[df["source"] == "real-bbr"].sort_values("n")
+            if len(b):
+                ax.plot(b["n"], b["goodput_mbps"], marker="s", markersize=3, linestyle="--", label="BBR")
         ax.axhline(RATE_MBPS, color="grey", linestyle="--", linewidth=1, label="link capacity")
         c = collapse_n(d)
         if c is not None:
@@ -240,10 +250,13 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
         f"real-incast: N servers -> 1 client on one bridge, {RATE_MBPS} Mbit/s links,",
         f"  a {BUFFER_BYTES} B drop-tail port toward the client, {RESPONSE_BYTES} B responses,",
         f"  {rounds} barrier rounds, persistent connections",
-        f"  real: network namespaces, kernel TCP (this machine's defaults); sim: TCP profile {profile!r}",
+        f"  real: network namespaces, kernel TCP (CUBIC, and BBR as 'bbr'); sim: TCP profile {profile!r}",
         "",
     ]
-    for name, d in (("real", real), ("sim", simd)):
+    bbr = df[df["source"] == "real-bbr"]
+    for name, d in (("real", real), ("bbr", bbr), ("sim", simd)):
+        if not len(d):
+            continue
         d = d.sort_values("n")
         c = collapse_n(d)
         after = d[d["n"] >= c]["goodput_mbps"].mean() if c is not None else float("nan")
@@ -260,22 +273,26 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
             + (f" (none: {none.iloc[0]:.1f} Mbit/s)" if len(none) else "")
             + f"; {x['rounds_over_rto_min']} rounds >= 200 ms, {x['port_drops']} port drops"
         )
+    lines += verdict_lines(real, simd)
     lines += [
         "",
         "per N: goodput (Mbit/s); real: the servers' kernels' RTOs, fast retransmits and tail-loss probes,",
         "rounds that took >= 200 ms, drops at the client's port; sim: RTOs",
     ]
     lines.append(
-        f"{'N':>4} {'real':>8} {'sim':>8} {'RTOs':>6} {'fast rtx':>9} {'TLPs':>6} {'rounds>=200ms':>14} "
-        f"{'drops':>7} {'sim RTOs':>9}"
+        f"{'N':>4} {'real':>8} {'bbr':>8} {'sim':>8} {'RTOs':>6} {'fast rtx':>9} {'TLPs':>6} "
+        f"{'rounds>=200ms':>14} {'drops':>7} {'sim RTOs':>9}"
     )
     for n in sorted(set(df["n"])):
         r = real[real["n"] == n]
         s = simd[simd["n"] == n]
+        b = bbr[bbr["n"] == n]
+        bg = b["goodput_mbps"].iloc[0] if len(b) else float("nan")
         rv = lambda col, d=r: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
         sv = lambda col, d=s: d[col].iloc[0] if len(d) else float("nan")  # noqa: E731
         lines.append(
-            f"{n:>4} {rv('goodput_mbps'):>8.1f} {sv('goodput_mbps'):>8.1f} {rv('rto_timeouts'):>6.0f} "
+            f"{n:>4} {rv('goodput_mbps'):>8.1f} {bg:>8.1f} {sv('goodput_mbps'):>8.1f} "
+            f"{rv('rto_timeouts'):>6.0f} "
             f"{rv('fast_retransmits'):>9.0f} {rv('tail_loss_probes'):>6.0f} "
             f"{rv('rounds_over_rto_min'):>14.0f} "
             f"{rv('port_drops'):>7.0f} {sv('rto_timeouts'):>9.0f}"
@@ -283,16 +300,37 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
     return "\n".join(lines)
 
 
+def verdict_lines(real: pd.DataFrame, simd: pd.DataFrame) -> list[str]:
+    """The check the simulator answers for: the same collapse N as the kernel's CUBIC, and
+    within 2x of it at every N from the collapse on."""
+    cr, cs = collapse_n(real), collapse_n(simd)
+    m = real.merge(simd, on="n", suffixes=("_real", "_sim"))
+    if cr is not None:
+        m = m[m["n"] >= cr]
+    ratio = m["goodput_mbps_sim"] / m["goodput_mbps_real"].where(m["goodput_mbps_real"] > 0)
+    off = [f"N={int(n)} ({r:.1f}x)" for n, r in zip(m["n"], ratio, strict=True) if not 0.5 <= r <= 2.0]
+    same = cr == cs
+    v = "holds" if same and not off else ("partly" if same or not off else "does not hold")
+    return [
+        "",
+        "check: the simulator collapses at the kernel's N and stays within 2x of it from there.",
+        f"ours: collapse real N={cr}, sim N={cs}; sim/real outside 0.5..2: "
+        + (", ".join(off) if off else "none")
+        + f" -> {v}",
+    ]
+
+
 def _real_incast(opts: Options) -> Outcome:
     opts.out.mkdir(parents=True, exist_ok=True)
     ns = FULL_N if opts.full else QUICK_N
     t0 = time.monotonic()
-    real = run_real(ns).assign(source="real")
+    real = run_real(ns, cc="cubic").assign(source="real")
+    bbr = run_real(ns, cc="bbr").assign(source="real-bbr")
     xco_n = [XCO_N if XCO_N in ns else max(ns)]
     xco = run_real(xco_n, series="timeslice").assign(source="real-timeslice")
     t_real = time.monotonic() - t0
     simd = run_sim(ns, tcp_profile=SIM_TCP_PROFILE, seed=opts.seed).assign(source="sim")
-    df = pd.concat([real, xco, simd], ignore_index=True)
+    df = pd.concat([real, bbr, xco, simd], ignore_index=True)
     cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
     df = df[cols]
     counts = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",

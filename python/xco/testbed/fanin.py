@@ -63,7 +63,7 @@ def _recv_exact(c: socket.socket, n: int) -> bytes | None:
     return buf
 
 
-def serve(port: int, idle_s: float) -> int:
+def serve(port: int, idle_s: float, cc: str | None = None) -> int:
     before = tcp_counters()
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -72,6 +72,9 @@ def serve(port: int, idle_s: float) -> int:
     ls.settimeout(idle_s)
     c, _ = ls.accept()
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if cc:
+        # this socket's congestion control (the kernel's modules: tcp_available_congestion_control)
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     c.settimeout(idle_s)
     payload = b""
     served = 0
@@ -151,6 +154,7 @@ def main(argv: list[str]) -> int:
     s = sub.add_parser("server")
     s.add_argument("port", type=int)
     s.add_argument("--idle-s", type=float, default=120.0)
+    s.add_argument("--cc", help="the server socket's congestion control (cubic, bbr, ...); default: the kernel's")
     c = sub.add_parser("client")
     c.add_argument("--servers", required=True, help="IP:PORT,IP:PORT,...")
     c.add_argument("--response-bytes", type=int, default=16000)
@@ -158,7 +162,7 @@ def main(argv: list[str]) -> int:
     c.add_argument("--round-timeout-s", type=float, default=60.0)
     a = ap.parse_args(argv)
     if a.role == "server":
-        return serve(a.port, a.idle_s)
+        return serve(a.port, a.idle_s, a.cc)
     if a.response_bytes <= 0 or a.rounds <= 0:
         ap.error("--response-bytes and --rounds must be positive")
     servers = []
