@@ -154,7 +154,7 @@ def main(argv: list[str]) -> int:
     s = sub.add_parser("server")
     s.add_argument("port", type=int)
     s.add_argument("--idle-s", type=float, default=120.0)
-    s.add_argument("--cc", help="the server socket's congestion control (cubic, bbr, ...); default: the kernel's")
+    s.add_argument("--cc", help="the server socket's congestion control (cubic, bbr); default: the kernel's")
     c = sub.add_parser("client")
     c.add_argument("--servers", required=True, help="IP:PORT,IP:PORT,...")
     c.add_argument("--response-bytes", type=int, default=16000)
