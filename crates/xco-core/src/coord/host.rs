@@ -207,18 +207,22 @@ impl<P> HostCoordinator<P> {
 
     /// Release what the gate allows into `egress`: each queue's packets in
     /// order while its destination's slice (or rate) allows them and the
-    /// packet's last frame can start before the slice ends (or the NIC is
-    /// idle: a packet longer than a slice still goes, alone).
+    /// packet's last frame can start before the slice ends, whether the NIC
+    /// is busy or idle (a 64-KB datagram let go near a slice's end would run
+    /// into the next sender's slice; docs/real-udp.md). Only a packet whose
+    /// frames take longer than a whole slice goes regardless: on an idle NIC,
+    /// alone, as it could never finish any slice.
     pub fn pump<E: Egress<P>>(&mut self, now: Time, egress: &mut E) -> Pumped {
         let mut out = Pumped::default();
         let mut pace_wake = Time::NEVER;
         for qi in 0..self.queues.len() {
             while let Some(h) = self.queues[qi].front() {
                 let start = egress.free_at(now);
-                let last_frame = if start > now && h.lead_wire_bytes > 0 {
-                    start + Dur::serialization(h.lead_wire_bytes, egress.rate_bps().max(1))
-                } else {
+                let lead = Dur::serialization(h.lead_wire_bytes, egress.rate_bps().max(1));
+                let last_frame = if start == now && lead >= self.state.slice_len {
                     start
+                } else {
+                    start + lead
                 };
                 match self.state.may_release(now, qi, last_frame) {
                     Release::No => break,

@@ -117,6 +117,9 @@ pub struct Coordinator {
     pub giveback_at: Option<(Time, u32)>,
     /// Pacing clock of the current slice (hybrid form).
     pub slice_next: Time,
+    /// Length of the last slice directive (a packet whose frames take longer
+    /// than this could never finish a slice: it goes alone on an idle NIC).
+    pub slice_len: Dur,
     /// Next periodic report (`Time::NEVER` until started).
     pub next_report: Time,
     /// Backlog set last reported.
@@ -138,6 +141,7 @@ impl Coordinator {
             backlogged_since: now,
             giveback_at: None,
             slice_next: Time::ZERO,
+            slice_len: Dur::ZERO,
             next_report: Time::NEVER,
             reported: Vec::new(),
             pace_wake: Time::NEVER,
@@ -375,6 +379,7 @@ impl Coordinator {
                 };
                 self.giveback_at = None;
                 self.slice_next = start;
+                self.slice_len = *len;
             }
             DirectiveKind::Rates { rates } => {
                 self.gate = Gate::Rated;

@@ -31,6 +31,7 @@ pub mod gate;
 mod metrics;
 mod nfnetlink;
 pub mod nfqueue;
+mod nic;
 pub mod verdict;
 
 use crate::channel::{Channel, Received};
@@ -39,13 +40,14 @@ use crate::http::{Histogram, HttpServer};
 use crate::log::{Level, Logger, Throttle};
 use crate::runtime::{Clock, Poller, Wake};
 use gate::PacketGate;
+use nic::{frames, Held, Nic};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::coord::{Egress, Gate, HostCoordinator, Offer};
+use xco_core::coord::{Gate, HostCoordinator, Offer};
 use xco_core::wire::{AgentKeys, Message, RejectCounts};
-use xco_core::{Dur, Time};
+use xco_core::Time;
 
 /// Joins at most this often.
 pub const JOIN_EVERY: Duration = Duration::from_millis(50);
@@ -103,58 +105,13 @@ pub struct DestStats {
     pub released_bytes: u64,
 }
 
-/// A held packet: the gate's handle, its destination host, when it was intercepted.
-type Held<P> = (P, u32, Time);
-
-/// The host's NIC as the coordinator sees it: a model of when it will have
-/// sent everything released so far (the kernel's queue is not visible from
-/// here), and the gate that hands packets to the kernel.
-struct Nic<'a, G: PacketGate> {
-    gate: &'a mut G,
-    nic_bps: u64,
-    free_at: &'a mut Time,
-    stats: &'a mut AgentStats,
-    /// Hand the next release's verdict to the kernel at once (the first packet a
-    /// directive lets go does not wait for the others' verdicts), and note when.
-    first_at: Option<Option<Instant>>,
-}
-
-impl<G: PacketGate> Egress<Held<G::Packet>> for Nic<'_, G> {
-    fn free_at(&self, now: Time) -> Time {
-        (*self.free_at).max(now)
-    }
-    fn rate_bps(&self) -> u64 {
-        self.nic_bps
-    }
-    fn has_room(&mut self, _now: Time, _bytes: u32) -> bool {
-        true
-    }
-    fn send(&mut self, now: Time, (p, dst, at): Held<G::Packet>, bytes: u32, wire_bytes: u64) {
-        *self.free_at = self.free_at(now) + Dur::serialization(wire_bytes, self.nic_bps);
-        if self.gate.release(p).is_err() {
-            self.stats.release_errors += 1;
-        }
-        if self.first_at == Some(None) {
-            if self.gate.flush().is_err() {
-                self.stats.release_errors += 1;
-            }
-            self.first_at = Some(Some(Instant::now()));
-        }
-        self.stats.released_bytes += bytes as u64;
-        let d = &mut self.stats.per_dest[dst as usize];
-        d.released_pkts += 1;
-        d.released_bytes += bytes as u64;
-        self.stats.verdict_latency.record(now.saturating_since(at));
-    }
-}
-
 struct Agent<G: PacketGate> {
     me: u32,
     /// The host's link rate: released packets drain from its NIC at this rate.
     nic_bps: u64,
     /// When the NIC will have sent everything released so far (a model: the
-    /// kernel's queue is not visible from here). A slice releases only what
-    /// can start before it ends, as in the simulator.
+    /// kernel's queue is not visible from here). A slice releases only
+    /// packets whose last frame starts before it ends (the coordinator's rule).
     nic_free_at: Time,
     topo: Topology,
     /// The coordinator with the held packets.
@@ -179,12 +136,6 @@ struct Agent<G: PacketGate> {
     report_sent: Option<Instant>,
     /// Backlog report -> next directive, ns (last 4096): the controller round trip.
     report_rtt_ns: VecDeque<u64>,
-}
-
-/// Bytes on the wire of an IP packet of `ip_bytes` (Ethernet header per 1500-byte fragment/segment).
-fn wire_bytes(ip_bytes: u32) -> u64 {
-    let frames = (ip_bytes as u64).div_ceil(1500).max(1);
-    ip_bytes as u64 + 14 * frames
 }
 
 fn push_sample(v: &mut VecDeque<u64>, ns: u64) {
@@ -245,12 +196,14 @@ impl<G: PacketGate> Agent<G> {
             };
             // packets of at most bypass_bytes never reach the agent (the
             // kernel rule applies that part of the bypass rule)
-            let wire = wire_bytes(info.ip_bytes);
-            let lead = wire - wire.min(1514);
-            match self
-                .core
-                .offer(now, dst, (p, dst, now), info.ip_bytes, (wire, lead), false)
-            {
+            match self.core.offer(
+                now,
+                dst,
+                (p, dst, now),
+                info.ip_bytes,
+                frames(info.ip_bytes),
+                false,
+            ) {
                 Offer::Pass((p, ..)) | Offer::Drop((p, ..)) => {
                     self.stats.passed += 1;
                     self.release(p);
