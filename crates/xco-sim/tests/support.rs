@@ -103,6 +103,10 @@ impl Sender {
     /// Deliver an ACK for `ack` carrying SACK `blocks` (as a receiver sends
     /// it: through the packet pool's option table).
     pub fn ack_sack(&mut self, ack: u64, blocks: &[(u64, u64)]) {
+        self.ack_sack_ts(ack, blocks, 0);
+    }
+    /// [`Sender::ack_sack`] echoing `ts_ecr` (0 for none).
+    pub fn ack_sack_ts(&mut self, ack: u64, blocks: &[(u64, u64)], ts_ecr: u64) {
         let e = &self.sim.tcp.eps[self.ep as usize];
         let mut opt = SackOption::default();
         opt.blocks[..blocks.len()].copy_from_slice(blocks);
@@ -110,6 +114,7 @@ impl Sender {
         let p = Packet {
             ack,
             flags: FLAG_ACK | FLAG_SACK,
+            ts_ecr,
             wnd: 1 << 30,
             flow: e.rx_flow,
             dst_ep: self.ep,

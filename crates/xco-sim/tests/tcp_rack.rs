@@ -22,6 +22,8 @@ fn a_hole_with_two_sacks_above_it_is_retransmitted_at_rack_rtt_plus_reo_wnd() {
         });
         let mss = s.mss;
         let seg = |k: u64| k * mss;
+        // off time 0, so the ACK's timestamp echo is exactly the send time
+        s.advance(Dur::from_us(1));
         let sent_at = s.now();
         s.write(8 * mss);
         assert_eq!(s.drain().len(), 8);
@@ -134,4 +136,51 @@ fn in_a_transfer_rack_repairs_a_loss_two_segments_from_the_end_within_two_rtts()
     let (timeouts, fast, repair, _) = lose_third_last("profile = \"linux\"\nrack = false");
     assert_eq!((timeouts, fast), (1, 0));
     assert!(repair >= Dur::from_ms(200), "{repair:?}");
+}
+
+#[test]
+fn a_tail_probe_resends_the_last_segment_and_its_sack_repairs_the_hole_without_a_timeout() {
+    // the incast tail loss of real-incast (issue 25): the last full segment and
+    // a short tail are lost; the probe resends the tail as it was sent, and its
+    // SACK, which echoes the last in-order segment's timestamp (RFC 7323 §4.3),
+    // lets RACK find the full segment lost: fast recovery, no RTO (as Linux)
+    let mut s = sender_established(TcpConfig {
+        sack: true,
+        tlp: true,
+        rack: true,
+        initial_cwnd_segments: 20,
+        ..TcpConfig::for_mtu(1500)
+    });
+    let mss = s.mss;
+    s.advance(Dur::from_us(1));
+    let t0 = s.now();
+    s.write(10 * mss + 72);
+    let sent = s.drain();
+    assert_eq!(sent.len(), 11);
+    assert_eq!(sent[10], (10 * mss, 72));
+    s.advance(Dur::from_us(100));
+    s.ack_with_ts(9 * mss, t0.ps()); // 0..8 arrive; 9 and the tail are lost
+    let mut probe = Vec::new();
+    for _ in 0..100 {
+        s.advance(Dur::from_us(10));
+        probe = s.drain_timed();
+        if !probe.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(probe.len(), 1, "one probe");
+    assert_eq!(
+        (probe[0].0, probe[0].1),
+        (10 * mss, 72),
+        "the last segment as it was sent"
+    );
+    s.advance(Dur::from_us(100));
+    s.ack_sack_ts(9 * mss, &[(10 * mss, 10 * mss + 72)], t0.ps());
+    let repaired = s.drain();
+    assert!(
+        repaired.contains(&(9 * mss, mss)),
+        "segment 9 resent on the probe's SACK: {repaired:?}"
+    );
+    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    assert_eq!(f.timeouts, 0);
 }

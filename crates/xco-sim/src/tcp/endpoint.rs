@@ -423,7 +423,7 @@ impl TcpEndpoint {
             };
             self.process_ack(core, p, newly_sacked);
             if self.rack_on {
-                self.rack_after_ack(core, p);
+                self.rack_after_ack(core);
             }
             if self.pdn.waiting_bytes > 0 {
                 self.pdn_resend_waiting(core);
@@ -481,12 +481,12 @@ impl TcpEndpoint {
         let cfg = core.tcp_cfg_of(self.cfg);
         self.state = TcpState::Established;
         if !self.syn_retransmitted && ts_ecr > 0 {
-            self.rtt.sample(
-                core.now.saturating_since(Time(ts_ecr)),
-                cfg.clock_granularity,
-                cfg.rto_min,
-                cfg.rto_max,
-            );
+            let rtt = core.now.saturating_since(Time(ts_ecr));
+            self.rtt
+                .sample(rtt, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
+            if self.rack_on {
+                self.rack_note_rtt(rtt);
+            }
         }
         if self.syn_retransmitted {
             // RFC 5681 §3.1: if the SYN or SYN/ACK was lost, IW is one segment
@@ -519,10 +519,20 @@ impl TcpEndpoint {
         let newly = r.on_sack(&opt, una, max);
         if let Some(rack) = r.rack.as_mut() {
             for &(s, e) in opt.used() {
-                rack.on_sacked(s.max(una), e.min(max), core.now, p.ts_ecr);
+                rack.on_sacked(s.max(una), e.min(max), core.now);
             }
         }
         newly
+    }
+
+    /// RACK's min RTT takes every RTT sample of the connection (Linux's
+    /// `tcp_min_rtt`, the SYN's sample included).
+    #[cold]
+    #[inline(never)]
+    fn rack_note_rtt(&mut self, rtt: Dur) {
+        if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
+            rack.note_rtt(rtt);
+        }
     }
 
     /// RACK after an ACK (RFC 8985 §6.2): the cumulatively ACKed segments
@@ -530,10 +540,10 @@ impl TcpEndpoint {
     /// recovery as a third duplicate ACK would.
     #[cold]
     #[inline(never)]
-    fn rack_after_ack(&mut self, core: &mut Core, p: &Packet) {
+    fn rack_after_ack(&mut self, core: &mut Core) {
         let (una, now) = (self.snd_una, core.now);
         if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
-            rack.on_cum_ack(una, now, p.ts_ecr);
+            rack.on_cum_ack(una, now);
             rack.on_ack_done(now); // §6.2 step 4, after the ACK's deliveries
         }
         self.rack_detect_and_recover(core);
@@ -598,6 +608,9 @@ impl TcpEndpoint {
                 self.rtt
                     .sample(r, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
                 self.backoff = 0;
+                if self.rack_on {
+                    self.rack_note_rtt(r);
+                }
             }
             let was_in_recovery = self.in_recovery;
             self.snd_una = ack;
@@ -1107,7 +1120,24 @@ impl TcpEndpoint {
     fn send_probe(&mut self, core: &mut Core) {
         let mss = self.win.mss;
         let flight = self.snd_max - self.snd_una;
-        let probe = TlpState::choose(self.snd_una, self.snd_max, self.app_limit, self.peer_wnd, mss);
+        let mut probe = TlpState::choose(self.snd_una, self.snd_max, self.app_limit, self.peer_wnd, mss);
+        if let Probe::Retransmit(seg) = &mut probe {
+            // the last segment as it was sent, where RACK keeps the boundaries
+            // (Linux's tcp_send_loss_probe resends the last skb, not the last MSS)
+            let last = self
+                .recovery
+                .as_sack()
+                .and_then(|r| r.rack.as_ref())
+                .and_then(|k| k.last_sent());
+            if let Some((start, end)) = last {
+                if start >= self.snd_una && end == self.snd_max && end - start <= mss {
+                    *seg = Segment {
+                        seq: start,
+                        len_bytes: end - start,
+                    };
+                }
+            }
+        }
         match probe {
             Probe::NewData(len) => {
                 let seq = self.snd_max;

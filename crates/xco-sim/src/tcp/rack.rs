@@ -84,7 +84,9 @@ pub struct Rack {
     pub end_seq: u64,
     /// `RACK.rtt`: its RTT.
     pub rtt: Dur,
-    /// The smallest unambiguous RTT seen (`RACK.min_RTT`).
+    /// The smallest RTT seen (`RACK.min_RTT`): as Linux's `tcp_min_rtt`, fed
+    /// by the connection's every RTT sample, the handshake's included
+    /// ([`Rack::note_rtt`]), and by RACK's own unambiguous samples.
     pub min_rtt: Option<Dur>,
     /// `RACK.fack`: one past the highest byte delivered (ACKed or SACKed).
     pub fack: u64,
@@ -122,6 +124,18 @@ impl Rack {
         }
     }
 
+    /// The connection measured an RTT of `rtt` (Linux feeds `tcp_min_rtt`
+    /// from every sample, the SYN's included).
+    pub fn note_rtt(&mut self, rtt: Dur) {
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
+    /// The last segment sent, `[start, end)`: what a tail loss probe resends
+    /// (Linux's `tcp_send_loss_probe` resends the last segment as sent).
+    pub fn last_sent(&self) -> Option<(u64, u64)> {
+        self.sent.back().map(|r| (r.start, r.end))
+    }
+
     /// The records above the cumulative ACK, in sequence order.
     pub fn records(&self) -> &VecDeque<SentRecord> {
         &self.sent
@@ -153,8 +167,8 @@ impl Rack {
         }
     }
 
-    /// §6.2 steps 1-3 for one delivered record, `now`, the ACK echoing `ts_ecr` (ps, 0: none).
-    fn deliver(&mut self, r: SentRecord, now: Time, ts_ecr: u64) {
+    /// §6.2 steps 1-3 for one delivered record at `now`.
+    fn deliver(&mut self, r: SentRecord, now: Time) {
         self.ack_newest_xmit = Some(self.ack_newest_xmit.map_or(r.xmit_at, |t| t.max(r.xmit_at)));
         // step 3, against the highest byte delivered before this ACK (as
         // Linux's `prior_fack`): a segment the same ACK delivers below a
@@ -165,9 +179,14 @@ impl Rack {
         self.fack = self.fack.max(r.end);
         let rtt = now.saturating_since(r.xmit_at);
         if r.retrans {
-            // step 2: skip a sample that may belong to an earlier transmission
-            let echoes_earlier = ts_ecr > 0 && ts_ecr < r.xmit_at.ps();
-            if echoes_earlier || self.min_rtt.is_some_and(|m| rtt < m) {
+            // step 2, as Linux's tcp_rack_advance: skip a sample that may
+            // belong to an earlier transmission, judged by the min RTT alone.
+            // RFC 8985 also skips one whose ACK echoes an earlier timestamp,
+            // but a receiver echoes the last in-order segment's timestamp
+            // (RFC 7323 §4.3), so a SACK of a retransmission above a hole
+            // (a tail loss probe's) always does: that rule never let RACK
+            // use a probe's SACK (issue 25, docs/tcp-profiles.md).
+            if self.min_rtt.is_some_and(|m| rtt < m) {
                 return;
             }
         }
@@ -184,7 +203,7 @@ impl Rack {
     }
 
     /// A SACK block `[s, e)` arrived at `now`: the records inside it are delivered.
-    pub fn on_sacked(&mut self, s: u64, e: u64, now: Time, ts_ecr: u64) {
+    pub fn on_sacked(&mut self, s: u64, e: u64, now: Time) {
         let i = self.sent.partition_point(|r| r.end <= s);
         let mut k = i;
         while k < self.sent.len() {
@@ -194,14 +213,14 @@ impl Rack {
             }
             if !r.delivered && r.start >= s && r.end <= e {
                 self.sent[k].delivered = true;
-                self.deliver(r, now, ts_ecr);
+                self.deliver(r, now);
             }
             k += 1;
         }
     }
 
     /// The cumulative ACK reached `snd_una` at `now`: its records are delivered and dropped.
-    pub fn on_cum_ack(&mut self, snd_una: u64, now: Time, ts_ecr: u64) {
+    pub fn on_cum_ack(&mut self, snd_una: u64, now: Time) {
         if self.rto_recover.is_some_and(|r| snd_una >= r) {
             self.rto_recover = None;
             self.on_recovery_end();
@@ -212,7 +231,7 @@ impl Rack {
             }
             self.sent.pop_front();
             if !r.delivered {
-                self.deliver(r, now, ts_ecr);
+                self.deliver(r, now);
             }
         }
     }
@@ -342,9 +361,9 @@ mod tests {
         let mut r = ten();
         // 0..4 ACKed 100 us after they left, 4 lost, 5 SACKed at 106 us
         for k in 1..=4 {
-            r.on_cum_ack(k * MSS, t_us(k + 100), 0);
+            r.on_cum_ack(k * MSS, t_us(k + 100));
         }
-        r.on_sacked(5 * MSS, 6 * MSS, t_us(106), 0);
+        r.on_sacked(5 * MSS, 6 * MSS, t_us(106));
         assert_eq!(
             (r.xmit_at, r.end_seq, r.rtt),
             (Some(t_us(6)), 6 * MSS, Dur::from_us(100))
@@ -364,7 +383,7 @@ mod tests {
     #[test]
     fn segments_sent_after_the_delivered_one_are_not_judged() {
         let mut r = ten();
-        r.on_sacked(3 * MSS, 4 * MSS, t_us(104), 0);
+        r.on_sacked(3 * MSS, 4 * MSS, t_us(104));
         r.detect_loss(t_us(10_000), 0, Dur::ZERO);
         assert_eq!(r.lost_below, 3 * MSS, "0..3 lost; 4..10 sent later");
         // a retransmission of 0 is sent after 3: not lost by 3's delivery
@@ -378,23 +397,23 @@ mod tests {
     #[test]
     fn a_late_original_segment_is_reordering_an_ambiguous_retransmission_no_sample() {
         let mut r = ten();
-        r.on_sacked(2 * MSS, 3 * MSS, t_us(103), 0);
+        r.on_sacked(2 * MSS, 3 * MSS, t_us(103));
         r.on_ack_done(t_us(103));
-        r.on_cum_ack(2 * MSS, t_us(104), 0);
+        r.on_cum_ack(2 * MSS, t_us(104));
         assert!(r.reordering_seen, "0 and 1 arrived after 2, never retransmitted");
         // one ACK that SACKs 4 and cumulatively ACKs 3: nothing overtook 3
         let mut r = ten();
-        r.on_cum_ack(3 * MSS, t_us(103), 0);
+        r.on_cum_ack(3 * MSS, t_us(103));
         r.on_ack_done(t_us(103));
-        r.on_sacked(4 * MSS, 5 * MSS, t_us(105), 0);
-        r.on_cum_ack(4 * MSS, t_us(105), 0);
+        r.on_sacked(4 * MSS, 5 * MSS, t_us(105));
+        r.on_cum_ack(4 * MSS, t_us(105));
         r.on_ack_done(t_us(105));
         assert!(!r.reordering_seen, "3 and 4 in one ACK are in order");
         let mut r = ten();
-        r.on_cum_ack(MSS, t_us(101), 0);
+        r.on_cum_ack(MSS, t_us(101));
         r.on_send(MSS, MSS, t_us(150));
-        // the ACK echoes the original's timestamp: not a sample of the retransmission
-        r.on_cum_ack(2 * MSS, t_us(160), t_us(2).ps());
+        // faster than the min RTT: the ACK may be the original's, not a sample of the retransmission
+        r.on_cum_ack(2 * MSS, t_us(160));
         assert_eq!((r.xmit_at, r.rtt), (Some(t_us(1)), Dur::from_us(100)));
         assert!(!r.reordering_seen);
     }
@@ -404,11 +423,11 @@ mod tests {
     fn reordered() -> Rack {
         let mut r = ten();
         for k in 1..=4 {
-            r.on_cum_ack(k * MSS, t_us(k + 100), 0);
+            r.on_cum_ack(k * MSS, t_us(k + 100));
         }
-        r.on_sacked(5 * MSS, 6 * MSS, t_us(106), 0);
+        r.on_sacked(5 * MSS, 6 * MSS, t_us(106));
         r.on_ack_done(t_us(106));
-        r.on_cum_ack(6 * MSS, t_us(107), 0);
+        r.on_cum_ack(6 * MSS, t_us(107));
         r.on_ack_done(t_us(107));
         assert!(r.reordering_seen);
         assert_eq!(r.min_rtt, Some(Dur::from_us(100)));
@@ -424,7 +443,7 @@ mod tests {
         assert_eq!(r.reo_wnd_mult, 1, "not before an ACK delivers data");
         r.on_ack_done(t_us(108)); // a pure D-SACK ACK: nothing delivered
         assert_eq!(r.reo_wnd_mult, 1);
-        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_cum_ack(7 * MSS, t_us(110));
         r.on_ack_done(t_us(110));
         assert_eq!((r.reo_wnd_mult, r.reo_wnd_persist), (2, RECOVERY_THRESH));
         assert_eq!(r.reo_wnd(false, srtt), Dur::from_us(50), "2 x min_RTT / 4");
@@ -438,20 +457,20 @@ mod tests {
     fn at_most_one_growth_per_round_trip() {
         let mut r = reordered();
         r.on_dsack(false);
-        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_cum_ack(7 * MSS, t_us(110));
         r.on_ack_done(t_us(110));
         assert_eq!(r.reo_wnd_mult, 2);
         // another D-SACK; the next ACK delivers segment 7, sent (at 8 us)
         // before the growth: the same round trip, disregarded
         r.on_dsack(false);
-        r.on_cum_ack(8 * MSS, t_us(111), 0);
+        r.on_cum_ack(8 * MSS, t_us(111));
         r.on_ack_done(t_us(111));
         assert_eq!(r.reo_wnd_mult, 2);
         assert!(!r.dsack_seen, "dropped, not kept for later");
         // a segment sent after the growth is delivered: a new round trip
         r.on_send(10 * MSS, MSS, t_us(120));
         r.on_dsack(false);
-        r.on_cum_ack(11 * MSS, t_us(220), 0);
+        r.on_cum_ack(11 * MSS, t_us(220));
         r.on_ack_done(t_us(220));
         assert_eq!(r.reo_wnd_mult, 3);
     }
@@ -459,14 +478,14 @@ mod tests {
     #[test]
     fn no_growth_without_reordering_seen_or_for_a_probe_s_duplicate() {
         let mut r = ten();
-        r.on_cum_ack(MSS, t_us(101), 0);
+        r.on_cum_ack(MSS, t_us(101));
         r.on_dsack(false);
-        r.on_cum_ack(2 * MSS, t_us(102), 0);
+        r.on_cum_ack(2 * MSS, t_us(102));
         r.on_ack_done(t_us(102));
         assert_eq!(r.reo_wnd_mult, 1, "no reordering seen");
         let mut r = reordered();
         r.on_dsack(true);
-        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_cum_ack(7 * MSS, t_us(110));
         r.on_ack_done(t_us(110));
         assert_eq!(r.reo_wnd_mult, 1, "the duplicate of a tail loss probe");
     }
@@ -475,23 +494,23 @@ mod tests {
     fn the_window_returns_to_a_quarter_after_sixteen_recoveries_without_d_sack() {
         let mut r = reordered();
         r.on_dsack(false);
-        r.on_cum_ack(7 * MSS, t_us(110), 0);
+        r.on_cum_ack(7 * MSS, t_us(110));
         r.on_ack_done(t_us(110));
         assert_eq!(r.reo_wnd_mult, 2);
         for k in 0..RECOVERY_THRESH {
             // one recovery each time; a timeout's counts when snd_una reaches its snd_max
             if k == 0 {
                 r.on_rto(10 * MSS);
-                r.on_cum_ack(9 * MSS, t_us(300), 0);
+                r.on_cum_ack(9 * MSS, t_us(300));
                 assert_eq!(r.reo_wnd_persist, RECOVERY_THRESH, "not over yet");
-                r.on_cum_ack(10 * MSS, t_us(301), 0);
+                r.on_cum_ack(10 * MSS, t_us(301));
             } else {
                 r.on_recovery_end();
             }
             r.on_ack_done(t_us(400));
             assert_eq!(r.reo_wnd_mult, 2, "after {} recoveries", k + 1);
             r.on_send(20 * MSS + k as u64 * MSS, MSS, t_us(500 + k as u64));
-            r.on_cum_ack(21 * MSS + k as u64 * MSS, t_us(600 + k as u64), 0);
+            r.on_cum_ack(21 * MSS + k as u64 * MSS, t_us(600 + k as u64));
             r.on_ack_done(t_us(600 + k as u64));
             let left = RECOVERY_THRESH - k - 1;
             assert_eq!(r.reo_wnd_persist, left);
