@@ -146,9 +146,12 @@ def sim_scenario(series: str, seconds: float, seed: int) -> dict[str, Any]:
     sc = scenario(Setup([sim_name(h) for h in SENDERS]), opts)
     sc["name"] = "real-outcast"
     sc["run"]["duration_ms"] = int(seconds * 1000)
+    sc["run"].pop("mtu_bytes", None)  # the testbed's MTU, 1500, not ns-2's packet size
     sc["topology"].update(
-        {"host_rate": f"{RATE_MBPS}Mbps", "link_delay_us": LINK_DELAY_US, "switch_buffer": f"{BUFFER_BYTES}B"}
-    )
+        {"host_rate": f"{RATE_MBPS}Mbps", "link_delay_us": LINK_DELAY_US, "switch_buffer": f"{BUFFER_BYTES}B",
+         # the Outcast runs' timing noise, scaled: one full 1,538-B frame time at this rate
+         "host_jitter_us": round(1538 * 8 / RATE_MBPS, 3)}
+    )  # fmt: skip
     sc["tcp"] = {"profile": "linux", "rto_min_ms": RTO_MIN_MS}
     sc["host"] = {"txqueuelen": 1000}
     if series == "timeslice":
