@@ -385,6 +385,22 @@ def _transfer(tb: netns.Testbed, tmp: Path, name: str, size: int, port: int) -> 
     return json.loads((tmp / f"{name}-sink.json").read_text()), (tmp / f"{name}-src.log").read_text().strip()
 
 
+def _live_processes_naming(text: str) -> list[int]:
+    """Processes (not zombies) whose command line contains ``text``."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmd and state != "Z":
+            pids.append(int(d.name))
+    return pids
+
+
 def test_a_controller_restarted_with_its_clock_an_hour_back_is_obeyed_at_once(testbed, tmp_path):
     # fail-open is a minute away: only the controller's directives can move h1's traffic
     tb = testbed(2, extra="fail_open_ms = 60000")
@@ -402,6 +418,8 @@ def test_a_controller_restarted_with_its_clock_an_hour_back_is_obeyed_at_once(te
     assert got["bytes"] == 2_000_000 and got["sha256"] == sent
     x.stop_agents()
     tb.stop(x.controller)
+    # faketime ran the controller as its child: stopping the wrapper ends it too
+    assert not _live_processes_naming(str(tmp_path)), "a daemon of this test outlived it"
     log = x.dir / "agent-h1.log"
     runs = [f["run"] for f in _fields(log, "controller_run")]
     new_run = _fields(x.dir / "controller1.log", "start")[0]["run"]

@@ -31,6 +31,7 @@ import ipaddress
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -196,13 +197,17 @@ class Testbed:
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 5.0) -> int:
-        """SIGTERM ``p`` and wait; SIGKILL if it does not exit."""
+        """SIGTERM ``p`` and wait; SIGKILL if it does not exit. A process from
+        :meth:`spawn` leads a process group of its own, and the whole group is
+        signalled, so what a wrapper started goes too (``faketime`` runs the
+        daemon as its child). The group is signalled only while ``p`` is not
+        yet reaped: until then its id cannot name anyone else's group."""
         if p.poll() is None:
-            p.terminate()
+            _signal_group(p, signal.SIGTERM)
             try:
                 p.wait(timeout)
             except subprocess.TimeoutExpired:
-                p.kill()
+                _signal_group(p, signal.SIGKILL)
                 p.wait()
         return p.returncode
 
@@ -210,6 +215,18 @@ class Testbed:
         for p in reversed(self.procs):
             self.stop(p)
         self.procs.clear()
+
+
+def _signal_group(p: subprocess.Popen, sig: int) -> None:
+    """Send ``sig`` to the process group ``p`` leads (spawned with its own session),
+    or to ``p`` alone if it leads none."""
+    try:
+        if os.getpgid(p.pid) == p.pid:
+            os.killpg(p.pid, sig)
+        else:
+            p.send_signal(sig)
+    except ProcessLookupError:
+        pass
 
 
 def up(topo: TestbedTopology) -> Testbed:
