@@ -143,3 +143,40 @@ fn a_lost_last_segment_is_repaired_by_a_probe_in_a_few_rtts_not_an_rto() {
     assert_eq!((timeouts, probes), (1, 0));
     assert!(repair >= Dur::from_ms(200), "{repair:?}");
 }
+
+#[test]
+fn with_linux_s_pto_a_lone_tail_segment_is_probed_at_the_rto_deadline_not_timed_out() {
+    // Linux (tcp_schedule_loss_probe): one segment out, PTO = 2 SRTT + RTO_min,
+    // later than the RTO deadline: the timer fires there as a probe, so the
+    // loss is repaired without a timeout (cwnd is not cut to one segment)
+    let mut s = crate::support::sender_established(xco_sim::tcp::TcpConfig {
+        sack: true,
+        tlp: true,
+        rack: true,
+        tlp_linux_pto: true,
+        ..xco_sim::tcp::TcpConfig::for_mtu(1500)
+    });
+    let mss = s.mss;
+    s.advance(xco_core::Dur::from_us(1));
+    let t0 = s.now();
+    s.write(2 * mss);
+    assert_eq!(s.drain().len(), 2);
+    s.advance(xco_core::Dur::from_us(100));
+    s.ack_with_ts(mss, t0.ps()); // the second (last) segment is lost
+    let acked_at = s.now();
+    let mut probe = Vec::new();
+    for _ in 0..400 {
+        s.advance(xco_core::Dur::from_ms(1));
+        probe = s.drain();
+        if !probe.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(probe, vec![(mss, mss)], "the lost segment again");
+    // at the RTO deadline (RTO_min 200 ms), not RFC 8985's 2 SRTT + 40 ms
+    let waited = s.now().saturating_since(acked_at);
+    assert!(waited >= xco_core::Dur::from_ms(199), "probed after {waited:?}");
+    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    assert_eq!(f.timeouts, 0, "a probe, not a timeout");
+    assert_eq!(s.ep().tlp.probes, 1);
+}

@@ -1076,11 +1076,19 @@ impl TcpEndpoint {
             } else {
                 Dur::ZERO
             };
-            let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
-            let pto_at = core.now + pto;
-            if pto_at < rto_at {
-                at = pto_at;
+            let cfg = core.tcp_cfg_of(self.cfg);
+            if cfg.tlp_linux_pto {
+                // Linux: the probe, not the timeout, at min(PTO, RTO deadline)
+                let pto = TlpState::pto_linux(self.rtt.srtt(), flight, self.win.mss, cfg.rto_min);
+                at = (core.now + pto).min(rto_at);
                 self.probe_armed = true;
+            } else {
+                let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
+                let pto_at = core.now + pto;
+                if pto_at < rto_at {
+                    at = pto_at;
+                    self.probe_armed = true;
+                }
             }
         }
         if self.rack_on {

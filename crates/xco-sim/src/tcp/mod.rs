@@ -92,6 +92,12 @@ pub struct TcpConfig {
     /// Tail loss probes (RFC 8985 §7): a probe after about two RTTs instead
     /// of waiting for the RTO when the tail of a flight is lost.
     pub tlp: bool,
+    /// The probe timeout as Linux's `tcp_schedule_loss_probe` (6.x): 2 × SRTT
+    /// plus 2 ms (`TCP_TIMEOUT_MIN_US`), or plus RTO_min with one segment
+    /// out, and never after the RTO deadline, where the probe goes instead of
+    /// the timeout. Off: RFC 8985's 2 × SRTT (+ the delayed-ACK time with
+    /// one segment out), and the RTO when that is later.
+    pub tlp_linux_pto: bool,
     /// RACK time-based loss detection (RFC 8985 §6; needs `sack`): a
     /// segment sent before one that was delivered is lost once a quarter of
     /// the minimum RTT has passed beyond its own RTT.
@@ -135,6 +141,7 @@ impl TcpConfig {
             ecn: false,
             sack: false,
             tlp: false,
+            tlp_linux_pto: false,
             rack: false,
             quickack_segments: 0,
             pacing: false,

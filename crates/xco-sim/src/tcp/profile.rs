@@ -50,6 +50,7 @@ impl TcpProfile {
                 cc: CcKind::Cubic,
                 sack: true,
                 tlp: true,
+                tlp_linux_pto: true,
                 rack: true,
                 quickack_segments: LINUX_QUICKACKS,
                 ..base

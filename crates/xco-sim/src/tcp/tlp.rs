@@ -25,6 +25,9 @@ use xco_core::{Dur, Time};
 /// RFC 8985 §7.2: the PTO when no RTT has been measured.
 pub const PTO_WITHOUT_RTT: Dur = Dur::from_secs(1);
 
+/// Linux's `TCP_TIMEOUT_MIN_US`: what its PTO adds to 2 × SRTT.
+pub const LINUX_TIMEOUT_MIN: Dur = Dur::from_ms(2);
+
 /// One endpoint's TLP state.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TlpState {
@@ -65,6 +68,23 @@ impl TlpState {
                 } else {
                     pto
                 }
+            }
+        }
+    }
+
+    /// Linux's probe timeout (`tcp_schedule_loss_probe`, 6.x): 2 × SRTT plus
+    /// `TCP_TIMEOUT_MIN_US` (2 ms), or plus `rto_min` when one segment is
+    /// out; 1 s before any RTT sample (`TCP_TIMEOUT_INIT`).
+    pub fn pto_linux(srtt: Option<Dur>, flight_bytes: u64, mss: u64, rto_min: Dur) -> Dur {
+        match srtt {
+            None => PTO_WITHOUT_RTT,
+            Some(s) => {
+                let extra = if flight_bytes <= mss {
+                    rto_min
+                } else {
+                    LINUX_TIMEOUT_MIN
+                };
+                Dur(2 * s.ps()) + extra
             }
         }
     }
@@ -125,6 +145,18 @@ mod tests {
         assert_eq!(TlpState::pto(srtt, 3000, 1000, d), Dur::from_us(200));
         assert_eq!(TlpState::pto(srtt, 1000, 1000, d), Dur::from_us(200) + d);
         assert_eq!(TlpState::pto(None, 3000, 1000, d), Dur::from_secs(1));
+    }
+
+    #[test]
+    fn linux_s_pto_adds_two_ms_or_rto_min_with_one_segment_out() {
+        let srtt = Some(Dur::from_us(100));
+        let min = Dur::from_ms(200);
+        assert_eq!(TlpState::pto_linux(srtt, 3000, 1000, min), Dur::from_us(2200));
+        assert_eq!(
+            TlpState::pto_linux(srtt, 1000, 1000, min),
+            Dur::from_us(200) + min
+        );
+        assert_eq!(TlpState::pto_linux(None, 3000, 1000, min), Dur::from_secs(1));
     }
 
     #[test]
