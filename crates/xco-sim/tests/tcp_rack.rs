@@ -66,10 +66,11 @@ fn a_hole_with_two_sacks_above_it_is_retransmitted_at_rack_rtt_plus_reo_wnd() {
     }
 }
 
-/// Drops the first copy of the data segment starting at `seq`; records
-/// when each copy passed.
+/// Drops the first `copies` copies of the data segment starting at `seq`;
+/// records when each copy passed.
 struct DropOne {
     seq: u64,
+    copies: usize,
     at: Arc<Mutex<Vec<Time>>>,
 }
 
@@ -78,7 +79,7 @@ impl ArrivalHook for DropOne {
         if p.payload_bytes > 0 && p.seq == self.seq {
             let mut at = self.at.lock().unwrap();
             at.push(a.now);
-            if at.len() == 1 {
+            if at.len() <= self.copies {
                 return Verdict::Drop(DropReason::Discipline);
             }
         }
@@ -92,9 +93,16 @@ impl ArrivalHook for DropOne {
 /// A 100-segment transfer losing segment 97 (two segments follow it):
 /// (timeouts, fast retransmits, time from loss to repair, SRTT).
 fn lose_third_last(tcp: &str) -> (u64, u64, Dur, Dur) {
+    lose(tcp, 97, 1, 100)
+}
+
+/// A `segments`-segment transfer losing the first `copies` copies of segment
+/// `k`: (timeouts, fast retransmits, time from the first loss to the repair, SRTT).
+fn lose(tcp: &str, k: u64, copies: usize, segments: u64) -> (u64, u64, Dur, Dur) {
+    let bytes = segments * 1448;
     let text = format!(
         "[topology]\nkind = \"star\"\nhosts = 2\nlink_delay_us = 10\nswitch_buffer = \"1MB\"\n\
-         [[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = 144800\n\
+         [[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = {bytes}\n\
          [tcp]\n{tcp}\n[output]\ntimeseries_bin_us = 0\n"
     );
     let mut sim = build(&text, None).unwrap().sim;
@@ -105,20 +113,21 @@ fn lose_third_last(tcp: &str) -> (u64, u64, Dur, Dur) {
         .unwrap();
     let at = Arc::new(Mutex::new(Vec::new()));
     let hook = DropOne {
-        seq: 97 * mss,
+        seq: k * mss,
+        copies,
         at: at.clone(),
     };
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run().unwrap();
     let ep = &sim.tcp.eps[0];
     let f = &sim.core.net.flows[ep.tx_flow as usize];
-    assert_eq!(f.app_bytes_delivered, 144_800, "{tcp}: the transfer completes");
+    assert_eq!(f.app_bytes_delivered, bytes, "{tcp}: the transfer completes");
     let at = at.lock().unwrap();
-    assert_eq!(at.len(), 2, "{tcp}: lost once, repaired once");
+    assert_eq!(at.len(), copies + 1, "{tcp}: lost {copies} times, repaired once");
     (
         f.timeouts,
         f.fast_retransmits,
-        at[1].saturating_since(at[0]),
+        at[copies].saturating_since(at[0]),
         ep.rtt.srtt().unwrap(),
     )
 }
@@ -183,4 +192,18 @@ fn a_tail_probe_resends_the_last_segment_and_its_sack_repairs_the_hole_without_a
     );
     let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
     assert_eq!(f.timeouts, 0);
+}
+
+#[test]
+fn rack_finds_a_lost_retransmission_and_sends_it_again_without_a_timeout() {
+    // segment 300 of 6,000 is lost, and so is its first retransmission; the
+    // segments sent after that retransmission are SACKed, so RACK (as
+    // Linux's tcp_rack_detect_loss, which treats a retransmission as any
+    // other segment) finds it lost again a reordering window later
+    let (timeouts, fast, repair, srtt) = lose("profile = \"linux\"", 300, 2, 6000);
+    assert_eq!((timeouts, fast), (0, 1), "one recovery, no timeout");
+    assert!(
+        repair.ps() <= 4 * srtt.ps(),
+        "repaired {repair:?} after the loss, SRTT {srtt:?}"
+    );
 }

@@ -72,6 +72,8 @@ pub struct SentRecord {
     pub retrans: bool,
     /// It was SACKed.
     pub delivered: bool,
+    /// A retransmission of it was found lost too; it waits to be sent again.
+    pub relost: bool,
 }
 
 /// One sender's RACK state.
@@ -130,6 +132,23 @@ impl Rack {
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
     }
 
+    /// The lowest retransmission found lost again and not sent since, `[start, end)`.
+    pub fn first_relost(&self) -> Option<(u64, u64)> {
+        self.sent
+            .iter()
+            .find(|r| r.relost && !r.delivered)
+            .map(|r| (r.start, r.end))
+    }
+
+    /// Bytes of the retransmissions found lost again and not sent since (out of the pipe).
+    pub fn relost_bytes(&self) -> u64 {
+        self.sent
+            .iter()
+            .filter(|r| r.relost && !r.delivered)
+            .map(|r| r.end - r.start)
+            .sum()
+    }
+
     /// The last segment sent, `[start, end)`: what a tail loss probe resends
     /// (Linux's `tcp_send_loss_probe` resends the last segment as sent).
     pub fn last_sent(&self) -> Option<(u64, u64)> {
@@ -155,6 +174,7 @@ impl Rack {
                     r.xmit_at = now;
                     r.retrans = true;
                     r.delivered = false;
+                    r.relost = false;
                 }
             }
             _ => self.sent.push_back(SentRecord {
@@ -163,6 +183,7 @@ impl Rack {
                 xmit_at: now,
                 retrans: false,
                 delivered: false,
+                relost: false,
             }),
         }
     }
@@ -302,25 +323,35 @@ impl Rack {
             return self.lost_below;
         };
         let mut latest: Option<Time> = None;
-        for r in self.sent.iter() {
-            if r.start >= self.fack {
+        let (rtt, end_seq, fack) = (self.rtt, self.end_seq, self.fack);
+        let mut lost_below = self.lost_below;
+        for r in self.sent.iter_mut() {
+            if r.start >= fack {
                 break; // nothing delivered above: no evidence
             }
-            if r.delivered || r.end <= self.lost_below {
+            // a retransmitted segment can be lost again, wherever the boundary is;
+            // below it nothing else is news
+            if r.delivered || r.relost || (!r.retrans && r.end <= lost_below) {
                 continue;
             }
-            let sent_before = r.xmit_at < rack_xmit_at || (r.xmit_at == rack_xmit_at && r.end < self.end_seq);
+            let sent_before = r.xmit_at < rack_xmit_at || (r.xmit_at == rack_xmit_at && r.end < end_seq);
             if !sent_before {
                 continue;
             }
-            let due = r.xmit_at + self.rtt + reo_wnd;
-            if due <= now {
-                self.lost_below = r.end;
+            let due = r.xmit_at + rtt + reo_wnd;
+            if due > now {
+                latest = Some(latest.map_or(due, |t| t.max(due)));
+            } else if r.retrans {
+                // a lost retransmission (Linux's tcp_rack_detect_loss treats a
+                // retransmitted segment as any other): send it again
+                r.relost = true;
                 self.segments_lost += 1;
             } else {
-                latest = Some(latest.map_or(due, |t| t.max(due)));
+                lost_below = r.end;
+                self.segments_lost += 1;
             }
         }
+        self.lost_below = lost_below;
         if let Some(t) = latest {
             self.reo_at = t;
         }
@@ -332,6 +363,9 @@ impl Rack {
     /// cumulative ACK reaches `snd_max`.
     pub fn on_rto(&mut self, snd_max: u64) {
         self.lost_below = 0;
+        for r in self.sent.iter_mut() {
+            r.relost = false;
+        }
         self.reo_at = Time::NEVER;
         self.rto_recover = Some(snd_max);
     }

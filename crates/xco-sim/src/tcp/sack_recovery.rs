@@ -174,6 +174,10 @@ impl SackRecovery {
     pub fn set_pipe(&mut self, cx: &LossCtx) {
         let lb = self.lost_below(cx);
         self.pipe = self.scoreboard.pipe(cx.snd_una, cx.snd_max, self.high_rxt, lb);
+        // a retransmission RACK found lost again has left the network
+        if let Some(r) = &self.rack {
+            self.pipe = self.pipe.saturating_sub(r.relost_bytes());
+        }
     }
 
     /// RFC 6675 `NextSeg`, if `cwnd - pipe >= 1 SMSS`; `new_data` says
@@ -188,6 +192,13 @@ impl SackRecovery {
             seq: s,
             len_bytes: (e - s).min(mss),
         };
+        // (0) a retransmission RACK found lost again (RFC 6675 never resends
+        // below HighRxt; Linux's RACK marks it lost and resends it)
+        if let Some((s, e)) = self.rack.as_ref().and_then(|r| r.first_relost()) {
+            if e > cx.snd_una {
+                return Some(NextSeg::Retransmit(seg((s.max(cx.snd_una), e))));
+            }
+        }
         // (1) the first lost unSACKed segment above HighRxt
         if let Some(h) = self.scoreboard.first_hole(from, self.lost_below(cx)) {
             return Some(NextSeg::Retransmit(seg(h)));
