@@ -505,6 +505,17 @@ def markdown(rows: list[dict], summ: dict, rounds: int, framing: str, variants: 
     return "\n".join(lines) + "\n"
 
 
+def bounded_int(text: str, flag: str, lo: int, hi: int) -> int:
+    """``text`` as a whole number from ``lo`` to ``hi``, or a usage error naming ``flag``."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError(f"{flag} takes a whole number, got {text!r}") from None
+    if not lo <= n <= hi:
+        raise UsageError(f"{flag} must be {lo} to {hi}, got {n}")
+    return n
+
+
 def parse_points(text: str) -> list[int]:
     """``2,8,16`` as a sorted list of distinct server counts (1 to 1000)."""
     try:
@@ -565,12 +576,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if a.rounds is None:
         a.rounds = QUICK_ROUNDS if a.quick else 20
     else:
-        try:
-            a.rounds = int(a.rounds)
-        except ValueError:
-            raise UsageError(f"--rounds takes a whole number, got {a.rounds!r}") from None
-        if not 1 <= a.rounds <= 10_000:
-            raise UsageError(f"--rounds must be 1 to 10000, got {a.rounds}")
+        a.rounds = bounded_int(a.rounds, "--rounds", 1, 10_000)
     if a.framing not in FRAMINGS:
         raise UsageError(f"--framing must be one of {', '.join(FRAMINGS)}, got {a.framing!r}")
     if a.only not in ("xco", "ns3", "both"):
@@ -578,12 +584,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     a.ns3_variant = parse_variants(a.ns3_variant)
     if a.ns3_variant and a.only == "xco":
         raise UsageError("--ns3-variant changes ns-3 only; it makes no sense with --only xco")
-    try:
-        a.jobs = int(a.jobs)
-    except ValueError:
-        raise UsageError(f"--jobs takes a whole number, got {a.jobs!r}") from None
-    if not 1 <= a.jobs <= 64:
-        raise UsageError(f"--jobs must be 1 to 64, got {a.jobs}")
+    a.jobs = bounded_int(a.jobs, "--jobs", 1, 64)
     if a.only != "xco" and not Path(a.ns3_python).is_file():
         raise UsageError(
             f"--ns3-python {a.ns3_python!r} does not exist; create it with "

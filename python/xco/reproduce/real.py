@@ -49,14 +49,12 @@ def _topology(workdir: Path) -> topo.TestbedTopology:
     """The star of 5 senders and a receiver; its control settings serve the timeslice series."""
     path = workdir / "real-udp.toml"
     extra = "giveback_hysteresis_us = 500\nfail_open_ms = 500\nreport_interval_ms = 20"
-    text = topo.star_toml(
-        SENDERS + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, mode="timeslice", slice_ms=SLICE_MS,
-        prefix="xcr", extra_control=extra,
+    path.write_text(
+        topo.star_toml(
+            SENDERS + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, mode="timeslice", slice_ms=SLICE_MS,
+            prefix="xcr", extra_control=extra, controller=CONTROLLER,
+        )
     )  # fmt: skip
-    default = 'controller = "10.200.0.1:7400"'
-    if default not in text:
-        raise RuntimeError(f"real-udp: star_toml no longer writes `{default}`; update _topology")
-    path.write_text(text.replace(default, f'controller = "{CONTROLLER}"'))
     return topo.load(path)
 
 

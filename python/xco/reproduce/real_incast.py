@@ -136,7 +136,8 @@ def run_real(
 ) -> pd.DataFrame:
     """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
     ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server);
-    ``cc`` the servers' congestion control (default: the kernel's, ``cubic`` on Linux)."""
+    ``cc`` the servers' congestion control (default: the kernel's ``net.ipv4.tcp_congestion_control``,
+    which is ``bbr`` on this project's machines, not Linux's usual ``cubic``)."""
     netns.require_root("real-incast")
     if series not in ("none", "timeslice"):
         raise ValueError(f"series: {series!r} is not none or timeslice")

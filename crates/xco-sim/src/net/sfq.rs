@@ -445,7 +445,7 @@ mod tests {
         let mut s =
             Sfq::new(10 * frame as u64, 4, frame, 7).with_admission(SfqAdmission::Ns2 { frame_bytes: frame });
         let mut ev = Vec::new();
-        let (a, b) = colliding_free_pair(&s);
+        let (a, b) = flows_in_two_buckets(&s);
         // bucket a takes three (used 0, 1, 2 below half of 10, 9, 8 left) ...
         for i in 0..3 {
             assert_eq!(offer(&mut s, i, a, frame, &mut ev), Verdict::Admit, "packet {i}");
@@ -461,7 +461,7 @@ mod tests {
     }
 
     /// Two flows in different buckets.
-    fn colliding_free_pair(s: &Sfq) -> (u32, u32) {
+    fn flows_in_two_buckets(s: &Sfq) -> (u32, u32) {
         (1..1000)
             .find(|&b| s.bucket_of_flow(b) != s.bucket_of_flow(0))
             .map(|b| (0, b))

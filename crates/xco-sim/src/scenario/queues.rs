@@ -412,9 +412,10 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
                 1,
                 limits::MAX_SFQ_BUCKETS as u64,
             )?;
+            let full_frame = mtu + 18; // the MTU in an Ethernet frame
             let quantum = match &s.quantum {
                 Some(q) => bytes(q, &f("quantum"))?,
-                None => mtu as u64 + 18,
+                None => full_frame as u64,
             };
             let quantum = limits::count(quantum, &f("quantum"), 1, limits::MAX_SFQ_QUANTUM_BYTES)?;
             let depth = limits::count(
@@ -426,7 +427,7 @@ fn resolve(spec: &QueueSpec, path: &str, mtu: u32) -> Result<Resolved, ScenarioE
             let admission = match s.admission.as_deref() {
                 None | Some("evict-longest") => SfqAdmission::EvictLongest,
                 Some("ns2") => SfqAdmission::Ns2 {
-                    frame_bytes: mtu + 18,
+                    frame_bytes: full_frame,
                 },
                 Some(other) => {
                     return Err(ScenarioError::field(

@@ -793,12 +793,14 @@ impl TcpEndpoint {
             let iw = core.tcp_cfg_of(self.cfg).initial_cwnd_segments.max(1) as u64 * mss;
             self.win.cwnd = self.win.cwnd.min(iw);
         }
-        let mut wnd = self.win.cwnd.min(self.peer_wnd.max(mss));
-        if self.hot.on(HOT_LIMITED_TRANSMIT) && !self.in_recovery && self.snd_nxt == self.snd_max {
-            // RFC 3042: new data only, one segment per duplicate ACK (two at most), cwnd untouched
-            let extra = self.recovery.dupacks().min(2) as u64 * mss;
-            wnd = (self.win.cwnd + extra).min(self.peer_wnd.max(mss));
-        }
+        // RFC 3042: new data only, one segment per duplicate ACK (two at most), cwnd untouched
+        let limited_transmit =
+            if self.hot.on(HOT_LIMITED_TRANSMIT) && !self.in_recovery && self.snd_nxt == self.snd_max {
+                self.recovery.dupacks().min(2) as u64 * mss
+            } else {
+                0
+            };
+        let wnd = (self.win.cwnd + limited_transmit).min(self.peer_wnd.max(mss));
         if let Pacer::Rate(r) = &mut self.pacer {
             r.update(self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
         }
@@ -1071,11 +1073,6 @@ impl TcpEndpoint {
         let mut at = rto_at;
         if self.tlp_on && self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
-            let max_ack_delay = if core.tcp_cfg_of(self.cfg).delayed_ack {
-                core.tcp_cfg_of(self.cfg).delayed_ack_timeout
-            } else {
-                Dur::ZERO
-            };
             let cfg = core.tcp_cfg_of(self.cfg);
             if cfg.tlp_linux_pto {
                 // Linux: the probe, not the timeout, at min(PTO, RTO deadline)
@@ -1083,6 +1080,11 @@ impl TcpEndpoint {
                 at = (core.now + pto).min(rto_at);
                 self.probe_armed = true;
             } else {
+                let max_ack_delay = if cfg.delayed_ack {
+                    cfg.delayed_ack_timeout
+                } else {
+                    Dur::ZERO
+                };
                 let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
                 let pto_at = core.now + pto;
                 if pto_at < rto_at {

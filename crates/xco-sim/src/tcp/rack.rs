@@ -106,6 +106,9 @@ pub struct Rack {
     pub reo_wnd_mult: u32,
     /// `RACK.reo_wnd_persist`: recoveries left before the multiplier returns to 1.
     pub reo_wnd_persist: u32,
+    /// Bytes of the records marked `relost` (kept as a count so the pipe and
+    /// `NextSeg` pay nothing while no retransmission is lost again).
+    relost_bytes: u64,
     /// A D-SACK that may grow the window arrived (Linux's `rack.dsack_seen`).
     pub dsack_seen: bool,
     /// When the window last grew (a round trip since then: data sent after it delivered).
@@ -134,19 +137,23 @@ impl Rack {
 
     /// The lowest retransmission found lost again and not sent since, `[start, end)`.
     pub fn first_relost(&self) -> Option<(u64, u64)> {
-        self.sent
-            .iter()
-            .find(|r| r.relost && !r.delivered)
-            .map(|r| (r.start, r.end))
+        if self.relost_bytes == 0 {
+            return None;
+        }
+        self.sent.iter().find(|r| r.relost).map(|r| (r.start, r.end))
     }
 
     /// Bytes of the retransmissions found lost again and not sent since (out of the pipe).
     pub fn relost_bytes(&self) -> u64 {
-        self.sent
-            .iter()
-            .filter(|r| r.relost && !r.delivered)
-            .map(|r| r.end - r.start)
-            .sum()
+        self.relost_bytes
+    }
+
+    /// Record `r` is no longer waiting to be sent again (sent, delivered or gone).
+    fn clear_relost(relost_bytes: &mut u64, r: &mut SentRecord) {
+        if r.relost {
+            r.relost = false;
+            *relost_bytes -= r.end - r.start;
+        }
     }
 
     /// The last segment sent, `[start, end)`: what a tail loss probe resends
@@ -174,7 +181,7 @@ impl Rack {
                     r.xmit_at = now;
                     r.retrans = true;
                     r.delivered = false;
-                    r.relost = false;
+                    Rack::clear_relost(&mut self.relost_bytes, r);
                 }
             }
             _ => self.sent.push_back(SentRecord {
@@ -234,6 +241,7 @@ impl Rack {
             }
             if !r.delivered && r.start >= s && r.end <= e {
                 self.sent[k].delivered = true;
+                Rack::clear_relost(&mut self.relost_bytes, &mut self.sent[k]);
                 self.deliver(r, now);
             }
             k += 1;
@@ -250,7 +258,9 @@ impl Rack {
             if r.end > snd_una {
                 break;
             }
-            self.sent.pop_front();
+            if let Some(mut gone) = self.sent.pop_front() {
+                Rack::clear_relost(&mut self.relost_bytes, &mut gone);
+            }
             if !r.delivered {
                 self.deliver(r, now);
             }
@@ -345,6 +355,7 @@ impl Rack {
                 // a lost retransmission (Linux's tcp_rack_detect_loss treats a
                 // retransmitted segment as any other): send it again
                 r.relost = true;
+                self.relost_bytes += r.end - r.start;
                 self.segments_lost += 1;
             } else {
                 lost_below = r.end;
@@ -366,6 +377,7 @@ impl Rack {
         for r in self.sent.iter_mut() {
             r.relost = false;
         }
+        self.relost_bytes = 0;
         self.reo_at = Time::NEVER;
         self.rto_recover = Some(snd_max);
     }
@@ -388,6 +400,28 @@ mod tests {
             r.on_send(k * MSS, MSS, t_us(1 + k));
         }
         r
+    }
+
+    #[test]
+    fn a_lost_retransmission_waits_to_be_sent_again_until_sent_delivered_or_acked() {
+        let relost_after_new_data = || {
+            let mut r = ten();
+            r.on_send(0, MSS, t_us(50)); // 0 retransmitted at 50 us
+            r.on_send(10 * MSS, MSS, t_us(60)); // new data after it
+            r.on_sacked(10 * MSS, 11 * MSS, t_us(160)); // delivered: 0's copy is overdue
+            r.detect_loss(t_us(10_000), 0, Dur::ZERO);
+            assert_eq!((r.first_relost(), r.relost_bytes()), (Some((0, MSS)), MSS));
+            r
+        };
+        let mut r = relost_after_new_data();
+        r.on_send(0, MSS, t_us(10_001)); // sent again
+        assert_eq!((r.first_relost(), r.relost_bytes()), (None, 0));
+        let mut r = relost_after_new_data();
+        r.on_sacked(0, MSS, t_us(10_001)); // the copy did arrive after all
+        assert_eq!((r.first_relost(), r.relost_bytes()), (None, 0));
+        let mut r = relost_after_new_data();
+        r.on_cum_ack(MSS, t_us(10_001));
+        assert_eq!((r.first_relost(), r.relost_bytes()), (None, 0));
     }
 
     #[test]
