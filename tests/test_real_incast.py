@@ -69,3 +69,42 @@ def test_timeslices_keep_the_incast_port_from_overflowing(tmp_path):
     assert none["port_drops"] > 0, none.to_dict()  # the uncoordinated port overflows
     assert xco["port_drops"] * 10 <= none["port_drops"], (xco.to_dict(), none.to_dict())
     assert xco["rounds_over_rto_min"] == 0, xco.to_dict()  # no round waited for a timeout
+
+
+def _serve_once(cc: str, port: int):
+    """One fan-in server on loopback with ``--cc cc``, one client round: (server rc, its output, stderr)."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    srv = subprocess.Popen(
+        [sys.executable, str(real_incast.FANIN), "server", str(port), "--cc", cc, "--idle-s", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if cc == "bbr":
+            args = ["client", "--servers", f"127.0.0.1:{port}", "--response-bytes", "1000", "--rounds", "1"]
+            cmd = [sys.executable, str(real_incast.FANIN), *args]
+            for _ in range(50):  # the listener may not be up yet
+                if subprocess.run(cmd, capture_output=True, timeout=10).returncode == 0:
+                    break
+                time.sleep(0.05)
+        out, err = srv.communicate(timeout=10)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    return srv.returncode, (json.loads(out) if out.strip() else None), err
+
+
+def test_the_fan_in_server_runs_the_congestion_control_asked_for_and_refuses_an_unknown_one():
+    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+        if "bbr" not in f.read().split():
+            pytest.fail("this kernel has no bbr module: the real-incast BBR series needs it")
+    rc, out, _ = _serve_once("bbr", 59301)
+    assert rc == 0 and out["cc"] == "bbr" and out["responses"] == 1, out
+    rc, out, err = _serve_once("no-such-cc", 59302)
+    assert rc == 2 and out is None and "--cc no-such-cc" in err, err

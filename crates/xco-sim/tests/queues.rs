@@ -158,6 +158,11 @@ fn bad_queue_settings_name_their_key() {
             "topology.queue.perturb_ms",
             "non-negative",
         ),
+        (
+            r#"queue = { kind = "sfq", admission = "linux" }"#,
+            "topology.queue.admission",
+            "\"evict-longest\" or \"ns2\"",
+        ),
         (r#"queue = "red""#, "topology.queue", "must be a table"),
         (
             "[[topology.queues]]\nkind = \"sfq\"",

@@ -67,14 +67,23 @@ def serve(port: int, idle_s: float, cc: str | None = None) -> int:
     before = tcp_counters()
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if cc:
+        # the listener's congestion control, which the accepted socket inherits (the
+        # kernel's modules: /proc/sys/net/ipv4/tcp_available_congestion_control)
+        try:
+            ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        except OSError as e:
+            print(f"fanin.py: --cc {cc}: the kernel refuses it ({e.strerror}); "
+                  "see /proc/sys/net/ipv4/tcp_available_congestion_control", file=sys.stderr)  # fmt: skip
+            return 2
     ls.bind(("0.0.0.0", port))
     ls.listen(1)
     ls.settimeout(idle_s)
     c, _ = ls.accept()
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if cc:
-        # this socket's congestion control (the kernel's modules: tcp_available_congestion_control)
         c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    used_cc = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
     c.settimeout(idle_s)
     payload = b""
     served = 0
@@ -89,7 +98,8 @@ def serve(port: int, idle_s: float, cc: str | None = None) -> int:
         served += 1
     c.close()
     after = tcp_counters()
-    print(json.dumps({"responses": served, "counters": {k: after[k] - before.get(k, 0) for k in after}}))
+    counters = {k: after[k] - before.get(k, 0) for k in after}
+    print(json.dumps({"responses": served, "cc": used_cc, "counters": counters}))
     return 0
 
 
