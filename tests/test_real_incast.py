@@ -108,3 +108,14 @@ def test_the_fan_in_server_runs_the_congestion_control_asked_for_and_refuses_an_
     assert rc == 0 and out["cc"] == "bbr" and out["responses"] == 1, out
     rc, out, err = _serve_once("no-such-cc", 59302)
     assert rc == 2 and out is None and "--cc no-such-cc" in err, err
+
+
+def test_the_check_holds_only_with_the_kernel_s_collapse_n_and_within_2x_from_there():
+    real = pd.DataFrame({"n": [2, 3, 4, 8], "goodput_mbps": [90.0, 60.0, 30.0, 20.0]})
+    close = real.assign(goodput_mbps=[85.0, 70.0, 40.0, 12.0])  # collapse at 4, within 2x from there
+    assert real_incast.verdict_lines(real, close)[-1].endswith("-> holds")
+    early = real.assign(goodput_mbps=[85.0, 30.0, 40.0, 12.0])  # collapses at 3
+    assert real_incast.verdict_lines(real, early)[-1].endswith("-> partly")  # the ratios still within 2x
+    far = real.assign(goodput_mbps=[85.0, 20.0, 10.0, 5.0])  # collapses at 3, 3x off at 4
+    line = real_incast.verdict_lines(real, far)[-1]
+    assert line.endswith("-> does not hold") and "N=4 (0.3x)" in line, line

@@ -99,3 +99,18 @@ fn a_bound_outside_its_range_is_an_error_naming_the_field() {
         assert!(e.contains(&format!("topology.{key}")), "{e}");
     }
 }
+
+#[test]
+fn meta_json_names_the_noise_among_the_run_s_random_draws() {
+    let text = |host_us: f64| {
+        format!(
+            "[run]\nduration_ms = 1\n[topology]\nkind = \"star\"\nhosts = 2\nhost_jitter_us = {host_us}\n\
+             [[apps]]\nkind = \"bulk\"\nsrc = \"h0\"\ndst = \"h1\"\n"
+        )
+    };
+    let noisy = xco_sim::run_scenario(&text(5.0), Some(1)).unwrap().meta_json;
+    let draw = "topology.host_jitter_us: each frame's extra delay";
+    assert!(noisy.contains(draw), "{noisy}");
+    let quiet = xco_sim::run_scenario(&text(0.0), Some(1)).unwrap().meta_json;
+    assert!(!quiet.contains(draw), "{quiet}");
+}
