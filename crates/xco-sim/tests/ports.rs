@@ -529,3 +529,26 @@ fn a_switch_larger_than_the_counting_limit_reports_port_totals_as_one_input() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].from_node, None);
 }
+
+fn fat_tree_sim(k: usize) -> Sim {
+    sim_of(&format!(
+        "[run]\nduration_ms = 1\n[topology]\nkind = \"fat_tree\"\nk = {k}\nhost_rate = \"10Gbps\"\n\
+         [[apps]]\nkind = \"bulk\"\nsrc = \"h0\"\ndst = \"h1\"\n"
+    ))
+}
+
+#[test]
+fn a_fabric_past_the_pair_budget_counts_port_totals_not_each_input() {
+    // k = 24: 720 switches of 24 ports, 414,720 (port, input) pairs: counted
+    let net = &fat_tree_sim(24).core.net;
+    let edge_up = port(net, "e0_0", "g0_0");
+    assert_eq!(
+        net.input_stats(edge_up).len(),
+        24,
+        "one row per input of a 24-port switch"
+    );
+    // k = 32: 1,310,720 pairs > MAX_COUNTED_PAIRS: one row of totals per port
+    let net = &fat_tree_sim(32).core.net;
+    let edge_up = port(net, "e0_0", "g0_0");
+    assert_eq!(net.input_stats(edge_up).len(), 1, "the port's totals only");
+}

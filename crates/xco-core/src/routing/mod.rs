@@ -26,12 +26,19 @@
 //!   `address-bits`.
 //!
 //! Tiers are measured, not declared: a switch's tier is its hop distance to
-//! the nearest host (edge 1, aggregation 2, core 3 in a fat-tree). Nothing
-//! here allocates once the per-destination distance tables exist.
+//! the nearest host (edge 1, aggregation 2, core 3 in a fat-tree).
+//!
+//! State grows with the network, not with its host pairs: hop distances are
+//! kept per attachment group (the hosts on one edge switch), one `u16` per
+//! switch, filled on first use ([`distances`]). Nothing here allocates once
+//! the tables a run needs exist.
 
+mod distances;
+mod graph;
 mod tiers;
 
-use std::collections::HashMap;
+use distances::Distances;
+pub use graph::Graph;
 use tiers::Tiers;
 
 pub use crate::rng::mix64;
@@ -112,57 +119,13 @@ impl RoutingMode {
     }
 }
 
-/// The wired network as routing sees it: hosts and switches, directed links.
-#[derive(Clone, Debug)]
-pub struct Graph {
-    is_host: Vec<bool>,
-    /// Out-links of each node in link-id order: (link, head node).
-    out: Vec<Vec<(LinkId, u32)>>,
-}
-
-impl Graph {
-    /// A graph of `is_host.len()` nodes whose directed link `i` goes from
-    /// `links[i].0` to `links[i].1`. Panics if a link names a node that does not exist.
-    pub fn new(is_host: Vec<bool>, links: &[(u32, u32)]) -> Graph {
-        let mut out = vec![Vec::new(); is_host.len()];
-        for (i, &(a, b)) in links.iter().enumerate() {
-            assert!((b as usize) < is_host.len(), "link {i} ends at no node");
-            out[a as usize].push((i as LinkId, b));
-        }
-        Graph { is_host, out }
-    }
-
-    /// Number of nodes.
-    pub fn nodes(&self) -> usize {
-        self.is_host.len()
-    }
-
-    /// True if node `n` is a host.
-    pub fn is_host(&self, n: u32) -> bool {
-        self.is_host[n as usize]
-    }
-
-    /// Out-links of node `n`: (link, head node), in link-id order.
-    pub fn out(&self, n: u32) -> &[(LinkId, u32)] {
-        &self.out[n as usize]
-    }
-
-    fn head(&self, u: u32, link: LinkId) -> u32 {
-        self.out[u as usize]
-            .iter()
-            .find(|&&(l, _)| l == link)
-            .map(|&(_, v)| v)
-            .expect("link leaves its node")
-    }
-}
-
 /// Computes paths over one [`Graph`] in one [`RoutingMode`].
 #[derive(Clone, Debug)]
 pub struct Router {
     graph: Graph,
     mode: RoutingMode,
-    /// Hop distance of every node to each destination asked for so far.
-    dist: HashMap<u32, Vec<u32>>,
+    /// Hop distances to the destinations, per attachment group.
+    dist: Distances,
     /// Tiers and address digits (the fat-tree modes only).
     tiers: Option<Tiers>,
     /// The candidate links at one node (kept to reuse its memory).
@@ -178,9 +141,9 @@ impl Router {
             RoutingMode::AddressBits | RoutingMode::EqualLength(_) => Some(Tiers::new(&graph)?),
         };
         Ok(Router {
+            dist: Distances::new(&graph)?,
             graph,
             mode,
-            dist: HashMap::new(),
             tiers,
             candidates: Vec::new(),
         })
@@ -196,30 +159,16 @@ impl Router {
         &self.graph
     }
 
-    fn distances(g: &Graph, dst: u32) -> Vec<u32> {
-        let mut dist = vec![u32::MAX; g.nodes()];
-        let mut frontier = std::collections::VecDeque::new();
-        dist[dst as usize] = 0;
-        frontier.push_back(dst);
-        let mut rev: Vec<Vec<u32>> = vec![Vec::new(); g.nodes()];
-        for (a, outs) in g.out.iter().enumerate() {
-            for &(_, b) in outs {
-                rev[b as usize].push(a as u32);
-            }
-        }
-        while let Some(u) = frontier.pop_front() {
-            // hosts do not forward: only the destination itself is expanded
-            if u != dst && g.is_host(u) {
-                continue;
-            }
-            for &v in &rev[u as usize] {
-                if dist[v as usize] == u32::MAX {
-                    dist[v as usize] = dist[u as usize] + 1;
-                    frontier.push_back(v);
-                }
-            }
-        }
-        dist
+    /// Bytes of routing state held now (graph, tiers, filled distance tables).
+    pub fn bytes(&self) -> u64 {
+        self.graph.bytes() + self.dist.bytes() + self.tiers.as_ref().map_or(0, |t| t.bytes())
+    }
+
+    /// Bytes of routing state once every distance table is filled: the most
+    /// a run on `graph` can hold for routing.
+    pub fn table_bytes_bound(graph: &Graph) -> u64 {
+        let tiers = Tiers::new(graph).map_or(0, |t| t.bytes());
+        graph.bytes() + Distances::new(graph).map_or(0, |d| d.bytes_bound()) + tiers
     }
 
     /// Append to `path` the links from host `src` to host `dst`; `flow_hash`
@@ -228,8 +177,8 @@ impl Router {
     /// cannot be reached.
     pub fn path(&mut self, src: u32, dst: u32, flow_hash: u64, path: &mut Vec<LinkId>) -> bool {
         let g = &self.graph;
-        let dist = self.dist.entry(dst).or_insert_with(|| Self::distances(g, dst));
-        if dist[src as usize] == u32::MAX {
+        let dist = self.dist.to(dst);
+        if dist.of(g, src).is_none() {
             return false;
         }
         let mut u = src;
@@ -253,11 +202,13 @@ impl Router {
             }
         }
         while u != dst {
-            let d = dist[u as usize];
+            let d = dist
+                .of(g, u)
+                .expect("a path only enters nodes that reach the destination");
             let c = &mut self.candidates;
             c.clear();
             for &(link, v) in g.out(u) {
-                if dist[v as usize] != u32::MAX && dist[v as usize] + 1 == d && (v == dst || !g.is_host(v)) {
+                if dist.forwarding(v).is_some_and(|dv| dv + 1 == d) {
                     c.push(link);
                 }
             }

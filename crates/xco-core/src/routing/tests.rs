@@ -201,3 +201,119 @@ fn a_controller_cannot_schedule_sprayed_packets() {
     r.clone().path(3, 12, pair_hash(3, 12), &mut b);
     assert_eq!(a, b, "a host pair's path is the pair-hashed one");
 }
+
+/// The routing before attachment groups: one breadth-first search per
+/// destination over every node (hosts x nodes of state), kept here as the
+/// reference the grouped tables must agree with path for path.
+fn reference_path(g: &Graph, src: u32, dst: u32, flow_hash: u64) -> Option<Vec<LinkId>> {
+    let n = g.nodes();
+    let mut rev: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for a in 0..n as u32 {
+        for &(_, b) in g.out(a) {
+            rev[b as usize].push(a);
+        }
+    }
+    let mut dist = vec![u32::MAX; n];
+    dist[dst as usize] = 0;
+    let mut q = std::collections::VecDeque::from([dst]);
+    while let Some(u) = q.pop_front() {
+        if u != dst && g.is_host(u) {
+            continue;
+        }
+        for &v in &rev[u as usize] {
+            if dist[v as usize] == u32::MAX {
+                dist[v as usize] = dist[u as usize] + 1;
+                q.push_back(v);
+            }
+        }
+    }
+    if dist[src as usize] == u32::MAX {
+        return None;
+    }
+    let (mut u, mut path) = (src, Vec::new());
+    while u != dst {
+        let c: Vec<(LinkId, u32)> = g
+            .out(u)
+            .iter()
+            .copied()
+            .filter(|&(_, v)| dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[u as usize])
+            .filter(|&(_, v)| v == dst || !g.is_host(v))
+            .collect();
+        let (link, v) = c[(mix64(flow_hash, u as u64) % c.len() as u64) as usize];
+        path.push(link);
+        u = v;
+    }
+    Some(path)
+}
+
+/// A random graph with multi-homed hosts, host-to-host cables, one-way
+/// links, unreachable islands and parallel links.
+fn random_graph(seed: u64) -> Graph {
+    let mut r = crate::rng::Rng::new(seed);
+    let (hosts, switches) = (2 + r.below(10) as u32, 1 + r.below(8) as u32);
+    let n = hosts + switches;
+    let mut links = Vec::new();
+    for _ in 0..r.below(40) + 5 {
+        let (a, b) = (r.below(n as u64) as u32, r.below(n as u64) as u32);
+        if a != b {
+            links.push((a, b));
+            if r.below(4) > 0 {
+                links.push((b, a));
+            }
+        }
+    }
+    Graph::new((0..n).map(|v| v < hosts).collect(), &links)
+}
+
+#[test]
+fn grouped_distances_give_the_per_destination_search_paths_on_random_graphs() {
+    let mut compared = 0;
+    for seed in 0..400 {
+        let g = random_graph(seed);
+        let mut r = Router::new(g.clone(), RoutingMode::Ecmp).unwrap();
+        let hosts = (0..g.nodes() as u32).filter(|&v| g.is_host(v)).count() as u32;
+        for (s, d) in all_pairs(hosts) {
+            for h in [0, mix64(seed, 99)] {
+                let mut p = Vec::new();
+                let ok = r.path(s, d, h, &mut p);
+                let want = reference_path(&g, s, d, h);
+                assert_eq!(ok.then_some(p), want, "seed {seed}: {s}->{d} hash {h}");
+                compared += want.is_some() as u32;
+            }
+        }
+    }
+    assert!(
+        compared > 1000,
+        "enough reachable pairs were compared ({compared})"
+    );
+}
+
+#[test]
+fn a_fat_tree_keeps_one_table_per_edge_switch() {
+    let k = 8;
+    let g = fat_tree(k);
+    let mut r = Router::new(g.clone(), RoutingMode::Ecmp).unwrap();
+    let before = r.bytes();
+    let hosts = k * k * k / 4;
+    for d in 0..hosts {
+        r.path((d + 7) % hosts, d, 1, &mut Vec::new());
+    }
+    let (edges, switches) = (k * k / 2, 5 * k * k / 4);
+    assert_eq!(
+        r.dist.groups(),
+        edges as usize,
+        "hosts of one edge switch share a group"
+    );
+    assert_eq!(
+        r.bytes() - before,
+        (edges * switches * 2) as u64,
+        "one u16 per switch per edge switch"
+    );
+    // the bound also counts the fat-tree modes' tiers and digits (4 B per node and tier)
+    let nodes = g.nodes() as u64;
+    assert_eq!(
+        Router::table_bytes_bound(&g) - r.bytes(),
+        4 * (nodes + 3 * nodes),
+        "every table filled = the bound"
+    );
+}

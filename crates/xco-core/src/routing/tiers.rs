@@ -16,8 +16,9 @@ use super::{Graph, LinkId};
 pub(super) struct Tiers {
     tier: Vec<u32>,
     top: u32,
-    /// Per node (hosts only filled): digit at tier L is `digits[n][L - 1]`.
-    digits: Vec<Vec<u32>>,
+    /// Host `h`'s digit at tier L is `digits[h * top + L - 1]` (0 for switches
+    /// and for tiers a host has no digit at).
+    digits: Vec<u32>,
 }
 
 impl Tiers {
@@ -61,34 +62,32 @@ impl Tiers {
                 ));
             }
         }
-        let mut digits = vec![Vec::new(); n];
+        let mut digits = vec![0u32; n * top as usize];
+        let mut siblings: Vec<u32> = Vec::new();
         for h in (0..n as u32).filter(|&h| g.is_host(h)) {
-            let mut d = Vec::with_capacity(top as usize);
+            let d = &mut digits[h as usize * top as usize..(h as usize + 1) * top as usize];
             let mut child = h;
             let mut parent = match g.out(h).first() {
                 Some(&(_, p)) => p,
-                None => {
-                    digits[h as usize] = d;
-                    continue;
-                }
+                None => continue,
             };
             for level in 1..=top {
-                let mut siblings: Vec<u32> = g
-                    .out(parent)
-                    .iter()
-                    .map(|&(_, v)| v)
-                    .filter(|&v| tier[v as usize] == level - 1 && (level > 1 || g.is_host(v)))
-                    .collect();
+                siblings.clear();
+                siblings.extend(
+                    g.out(parent)
+                        .iter()
+                        .map(|&(_, v)| v)
+                        .filter(|&v| tier[v as usize] == level - 1 && (level > 1 || g.is_host(v))),
+                );
                 siblings.sort_unstable();
                 siblings.dedup();
-                d.push(siblings.iter().position(|&s| s == child).unwrap_or(0) as u32);
+                d[level as usize - 1] = siblings.iter().position(|&s| s == child).unwrap_or(0) as u32;
                 child = parent;
                 match up_of(parent) {
                     Some(p) => parent = p,
                     None => break,
                 }
             }
-            digits[h as usize] = d;
         }
         Ok(Tiers { tier, top, digits })
     }
@@ -108,11 +107,15 @@ impl Tiers {
     /// Host `h`'s address digit at tier `level` (0 where it has none).
     #[inline]
     pub(super) fn digit(&self, h: u32, level: u32) -> u32 {
-        level
-            .checked_sub(1)
-            .and_then(|i| self.digits[h as usize].get(i as usize))
-            .copied()
-            .unwrap_or(0)
+        match level {
+            1.. if level <= self.top => self.digits[h as usize * self.top as usize + level as usize - 1],
+            _ => 0,
+        }
+    }
+
+    /// Bytes held.
+    pub(super) fn bytes(&self) -> u64 {
+        4 * (self.tier.len() + self.digits.len()) as u64
     }
 
     /// The links from `u` up to the next tier, in link-id order.

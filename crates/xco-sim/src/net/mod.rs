@@ -52,6 +52,15 @@ pub use port::PortStats;
 /// port; a larger one (a star's hub) counts its ports' totals only.
 pub const MAX_COUNTED_INPUTS: usize = 128;
 
+/// The most (switch port, input) pairs a network counts one by one. The
+/// pairs grow with the sum of the switches' squared port counts: a k = 84
+/// fat-tree has 62 million (3.5 GB of counters and a port_inputs.csv of
+/// as many rows). A network with more counts every port's totals only, as
+/// a switch of more than [`MAX_COUNTED_INPUTS`] ports does; 1,000,000 pairs
+/// (about 56 MB) keep every fat-tree up to k = 24 and every reproduction
+/// counted per input.
+pub const MAX_COUNTED_PAIRS: usize = 1_000_000;
+
 /// The first of the ports' timing-noise streams of the run's seed (port `p` draws from `JITTER_STREAM + p`).
 const JITTER_STREAM: u64 = 0x7117_0000_0000;
 
@@ -221,6 +230,12 @@ impl Net {
             in_degree[l.a] += 1;
             in_degree[l.b] += 1;
         }
+        // every switch port of a counted switch counts one pair per input
+        let pairs: usize = (0..n)
+            .filter(|&v| kinds[v] == NodeKind::Switch && in_degree[v] <= MAX_COUNTED_INPUTS)
+            .map(|v| in_degree[v] * in_degree[v])
+            .sum();
+        let count_inputs = pairs <= MAX_COUNTED_PAIRS;
         for (li, l) in topo.links.iter().enumerate() {
             if l.rate_bps == 0 {
                 return Err(NetError(format!("link {li}: rate must be positive")));
@@ -234,13 +249,14 @@ impl Net {
                 let id = ports.len() as u32;
                 // a switch port counts per input link; a host NIC's one input is
                 // its host, counted in the port's own totals (and so is every
-                // input of a switch of more than MAX_COUNTED_INPUTS ports: its
-                // counters would grow with the square of its ports, e.g. the
-                // hub of a 100,000-host star; its ports count totals only) of more than MAX_COUNTED_INPUTS ports: its
-                // counters would grow with the square of its ports, e.g. the
-                // hub of a 100,000-host star; its ports count totals only)
+                // input of a switch of more than MAX_COUNTED_INPUTS ports, e.g.
+                // the hub of a 100,000-host star, and of every switch of a
+                // network of more than MAX_COUNTED_PAIRS pairs: their counters
+                // would grow with the square of the ports)
                 let inputs = match kinds[from] {
-                    NodeKind::Switch if in_degree[from] <= MAX_COUNTED_INPUTS => in_degree[from] as u32,
+                    NodeKind::Switch if count_inputs && in_degree[from] <= MAX_COUNTED_INPUTS => {
+                        in_degree[from] as u32
+                    }
                     _ => 0,
                 };
                 let mut port = Port::new(

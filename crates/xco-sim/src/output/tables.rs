@@ -168,8 +168,9 @@ fn ports_csv(sim: &Sim) -> String {
 /// port has a row per input link that brought it anything (`input_from` the
 /// neighbour at the link's far end); a host NIC has one row, its own host
 /// (`input_from` empty); a port of a switch of more than
-/// [`crate::net::MAX_COUNTED_INPUTS`] ports has one row of its totals
-/// (`input_from` empty too). Inputs that brought nothing have no row.
+/// [`crate::net::MAX_COUNTED_INPUTS`] ports, and every port of a network of
+/// more than [`crate::net::MAX_COUNTED_PAIRS`] (port, input) pairs, has one
+/// row of its totals (`input_from` empty too). Inputs that brought nothing have no row.
 fn port_inputs_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
     let mut t = CsvTable::new(&[

@@ -126,10 +126,13 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             let k = t.k.ok_or_else(|| {
                 ScenarioError::field("topology.k", "is required for kind = \"fat_tree\"".into())
             })?;
-            if k < 2 || k % 2 == 1 || k > 64 {
+            if k < 2 || k % 2 == 1 || k > limits::MAX_FAT_TREE_K {
                 return Err(ScenarioError::field(
                     "topology.k",
-                    format!("must be an even number from 2 to 64, got {k}"),
+                    format!(
+                        "must be an even number from 2 to {}, got {k}",
+                        limits::MAX_FAT_TREE_K
+                    ),
                 ));
             }
             let mut topo = Topology::fat_tree(k, host_rate, delay);

@@ -63,12 +63,15 @@ pub const MIN_TSQ_LIMIT_BYTES: u64 = 1_538;
 pub const MAX_TSQ_LIMIT_BYTES: u64 = 1_000_000_000;
 /// Most UDP messages per second of one source.
 pub const MAX_UDP_MSGS_PER_S: f64 = 1e9;
-/// Most hosts of a generated topology.
-pub const MAX_HOSTS: usize = 100_000;
+/// Most hosts of a topology (a k = 96 fat-tree has 221,184; what a run may
+/// hold in memory is checked separately, from its estimate).
+pub const MAX_HOSTS: usize = 250_000;
 /// Most nodes of an explicit topology.
-pub const MAX_NODES: usize = 200_000;
+pub const MAX_NODES: usize = 300_000;
 /// Most links of an explicit topology.
-pub const MAX_LINKS: usize = 1_000_000;
+pub const MAX_LINKS: usize = 2_000_000;
+/// Largest k of a generated fat-tree (k^3/4 hosts: 221,184 at k = 96).
+pub const MAX_FAT_TREE_K: usize = 96;
 /// Most incast rounds, short-flow sequences' flows, counts.
 pub const MAX_COUNT: u64 = 1_000_000_000;
 /// Smallest RED typical frame, bytes.
