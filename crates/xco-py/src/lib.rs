@@ -5,6 +5,12 @@
 //! pool runs sweeps on all cores), and hands back plain Python values: CSV
 //! text and bytes that the `xco` package turns into DataFrames and files.
 //!
+//! A run can be watched and stopped from another Python thread through a
+//! [`PyRunControl`] (`xco._native.RunControl`): the simulator looks at it
+//! every few thousand events, publishes its progress there and stops when
+//! asked, returning what it simulated so far (`"interrupted": true` in its
+//! `meta.json`). The Python side turns Ctrl-C into that request.
+//!
 //! One call serves the real-host testbed: [`topology_paths`] reads a
 //! daemons' topology file with the controller's own parser and returns the
 //! path of every host pair as the controller schedules it, so the routed
@@ -14,8 +20,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use std::sync::Arc;
 use xco_sim::bench::{self, BenchResult};
-use xco_sim::scenario::{self, ScenarioError};
+use xco_sim::control::RunControl;
+use xco_sim::scenario::{self, RunOptions, ScenarioError};
 
 create_exception!(
     _native,
@@ -32,25 +40,82 @@ fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
     err
 }
 
+/// A stop request and the progress of a run (or of every run of a sweep
+/// that shares it), safe to use from any thread.
+#[pyclass(frozen, name = "RunControl", module = "xco._native")]
+struct PyRunControl {
+    inner: Arc<RunControl>,
+}
+
+#[pymethods]
+impl PyRunControl {
+    #[new]
+    fn new() -> PyRunControl {
+        PyRunControl {
+            inner: Arc::new(RunControl::new()),
+        }
+    }
+
+    /// Ask every run watching this control to stop within a few thousand events.
+    fn stop(&self) {
+        self.inner.stop();
+    }
+
+    /// True once `stop()` was called.
+    #[getter]
+    fn stopped(&self) -> bool {
+        self.inner.stop_requested()
+    }
+
+    /// The last progress a run published: a dict with `started`, `sim_s`,
+    /// `end_s`, `end_is_duration`, `events`, `packet_hops`.
+    fn progress<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.inner.progress();
+        let d = PyDict::new(py);
+        d.set_item("started", p.started)?;
+        d.set_item("sim_s", p.now.as_secs_f64())?;
+        d.set_item("end_s", p.end.as_secs_f64())?;
+        d.set_item("end_is_duration", p.end_is_duration)?;
+        d.set_item("events", p.events)?;
+        d.set_item("packet_hops", p.packet_hops)?;
+        Ok(d)
+    }
+}
+
 /// Run a scenario (TOML text); `seed` overrides the file's seed; `source_commit`
-/// (the source's git commit, when known) is recorded in `meta`.
+/// (the source's git commit, when known) is recorded in `meta`; `control` (a
+/// `RunControl`) can stop the run from another thread; `max_file_bytes`
+/// overrides `output.max_file_bytes`.
 ///
 /// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
 /// `samples`, `ports`, `port_inputs`, `drop_runs`, `queue_timeline`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
-/// `seed`, `events`, `sim_end_s` and `stop_reason`.
+/// `seed`, `events`, `sim_end_s`, `stop_reason`, `interrupted` and
+/// `warnings` (outputs cut at their size limit, one sentence each).
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, source_commit=None))]
+#[pyo3(signature = (text, seed=None, source_commit=None, control=None, max_file_bytes=None))]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
     seed: Option<u64>,
     source_commit: Option<String>,
+    control: Option<&Bound<'py, PyRunControl>>,
+    max_file_bytes: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let owned = text.to_string();
+    let control = control.map(|c| Arc::clone(&c.get().inner));
     let out = py
-        .detach(move || scenario::run_scenario_with(&owned, seed, source_commit.as_deref()))
+        .detach(move || {
+            let opts = RunOptions {
+                seed,
+                source_commit: source_commit.as_deref(),
+                control,
+                max_file_bytes,
+            };
+            scenario::run_scenario_opts(&owned, &opts)
+        })
         .map_err(|e| scenario_err(py, e))?;
     let d = PyDict::new(py);
+    // each table leaves Rust's memory as it becomes Python's
     d.set_item("flows", out.flows_csv)?;
     d.set_item("timeseries", out.timeseries_csv)?;
     d.set_item("apps", out.apps_csv)?;
@@ -71,6 +136,8 @@ fn run_scenario<'py>(
     d.set_item("data_packet_hops", out.stats.data_packet_hops)?;
     d.set_item("sim_end_s", out.stats.end.as_secs_f64())?;
     d.set_item("stop_reason", out.stats.stop_reason)?;
+    d.set_item("interrupted", out.stats.stop_reason == "interrupted")?;
+    d.set_item("warnings", out.warnings)?;
     Ok(d)
 }
 
@@ -228,6 +295,7 @@ fn topology_paths<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDic
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioFileError", m.py().get_type::<ScenarioFileError>())?;
+    m.add_class::<PyRunControl>()?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn, m)?)?;

@@ -12,7 +12,8 @@
 //!   local coordinator in every coordinated host's egress path.
 //! - [`app`] — traffic: incast and striped reads, bulk transfers, short-flow
 //!   sequences, pings, UDP sources.
-//! - [`sim`] — the driver that pops events and hands them out.
+//! - [`sim`] — the driver that pops events and hands them out;
+//!   [`control`] stops it from another thread and reads its progress.
 //! - [`scenario`] — TOML scenario files, validated with errors that name the
 //!   field, turned into a [`sim::Sim`].
 //! - [`output`] — CSV tables, `meta.json`, pcap captures.
@@ -25,6 +26,7 @@
 
 pub mod app;
 pub mod bench;
+pub mod control;
 pub mod engine;
 pub mod host;
 pub mod net;

@@ -2,13 +2,16 @@
 //! applications, pops events in order and hands each to the element it names.
 
 use crate::app::{App, AppNote, Env};
+use crate::control::{RunControl, CHECK_EVERY};
 use crate::engine::{Event, EventQueue};
 use crate::host::{receive, Hosts};
 use crate::net::Net;
+use crate::output::timeseries::Timeseries;
 use crate::tcp::table::TcpTable;
 use crate::tcp::TcpConfig;
 use crate::udp::UdpSink;
 use crate::xco::XcoSim;
+use std::sync::Arc;
 use xco_core::{Dur, Time};
 
 /// What every element may touch while handling an event.
@@ -38,23 +41,6 @@ pub struct Core {
     pub hosts: Hosts,
 }
 
-/// One time-series row: a flow's throughput or a port's queue in one bin.
-#[derive(Clone, Debug)]
-pub struct SampleRow {
-    /// End of the bin.
-    pub t: Time,
-    /// `flow` or `port`.
-    pub entity: &'static str,
-    /// Flow or port id.
-    pub id: u32,
-    /// Application throughput in the bin (flows), Mbit/s.
-    pub throughput_mbps: f64,
-    /// Backlog at the end of the bin (ports), bytes.
-    pub queue_bytes: u64,
-    /// Drops in the bin (ports).
-    pub drops: u64,
-}
-
 /// Which ports a time series records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PortSampling {
@@ -75,7 +61,8 @@ pub struct RunStats {
     pub events: u64,
     /// Data packets that crossed a link.
     pub data_packet_hops: u64,
-    /// Why the run stopped: `apps_done`, `duration` or `no_events`.
+    /// Why the run stopped: `apps_done`, `duration`, `no_events`, or
+    /// `interrupted` (its [`RunControl`] was stopped).
     pub stop_reason: &'static str,
 }
 
@@ -101,8 +88,10 @@ pub struct Sim {
     pub stop_at: Option<Time>,
     sample_bin: Option<Dur>,
     port_sampling: PortSampling,
-    /// Time-series rows collected so far.
-    pub samples: Vec<SampleRow>,
+    /// The time series so far, as CSV text (bounded in bytes).
+    pub timeseries: Timeseries,
+    /// Watched every [`CHECK_EVERY`] events: a stop request, published progress.
+    pub control: Option<Arc<RunControl>>,
     note_scratch: Vec<AppNote>,
 }
 
@@ -145,7 +134,8 @@ impl Sim {
             stop_at: None,
             sample_bin: None,
             port_sampling: PortSampling::None,
-            samples: Vec::new(),
+            timeseries: Timeseries::new(u64::MAX),
+            control: None,
             note_scratch: Vec::new(),
         }
     }
@@ -171,6 +161,15 @@ impl Sim {
         self.core.ev.schedule(Time::ZERO + bin, Event::Sample);
     }
 
+    /// Keep the time series and every capture under `bytes` (each as the
+    /// file it becomes); rows and records beyond are not kept.
+    pub fn set_max_file_bytes(&mut self, bytes: u64) {
+        self.timeseries.set_limit(bytes);
+        for c in &mut self.core.net.captures {
+            c.set_limit(bytes);
+        }
+    }
+
     /// Run until every app with an end has finished (if all apps have one),
     /// the stop time, or until nothing is left to do.
     pub fn run(&mut self) -> Result<RunStats, SimError> {
@@ -184,6 +183,10 @@ impl Sim {
         let mut stop_reason = "no_events";
         let mut events = 0u64;
         loop {
+            if events & (CHECK_EVERY - 1) == 0 && self.control.is_some() && self.poll_control(events) {
+                stop_reason = "interrupted";
+                break;
+            }
             match self.core.ev.peek_time() {
                 None => break,
                 Some(t) if t > stop_at => {
@@ -206,12 +209,22 @@ impl Sim {
                 break;
             }
         }
+        self.poll_control(events);
         Ok(RunStats {
             end: self.core.now,
             events,
             data_packet_hops: self.core.net.data_packet_hops,
             stop_reason,
         })
+    }
+
+    /// Publish progress to the control (if any); true if it asks to stop.
+    #[cold]
+    #[inline(never)]
+    fn poll_control(&self, events: u64) -> bool {
+        let Some(c) = &self.control else { return false };
+        c.publish(self.core.now, events, self.core.net.data_packet_hops);
+        c.stop_requested()
     }
 
     /// Handle every event up to and including time `t`, then set the clock to `t`
@@ -330,35 +343,42 @@ impl Sim {
         let Some(bin) = self.sample_bin else { return };
         let now = self.core.now;
         let secs = bin.as_secs_f64();
-        let net = &mut self.core.net;
-        for (id, f) in net.flows.iter_mut().enumerate() {
+        let Net {
+            flows, nodes, ports, ..
+        } = &mut self.core.net;
+        let ts = &mut self.timeseries;
+        // a full time series (its size limit reached) still empties the bins
+        let t_s = now.as_secs_f64().to_string();
+        for (id, f) in flows.iter_mut().enumerate() {
             if f.app_bytes_written == 0 && f.bin_bytes == 0 {
                 continue;
             }
-            self.samples.push(SampleRow {
-                t: now,
-                entity: "flow",
-                id: id as u32,
-                throughput_mbps: f.bin_bytes as f64 * 8.0 / secs / 1e6,
-                queue_bytes: 0,
-                drops: 0,
-            });
+            if !ts.is_full() {
+                let name = format!("{}->{}", nodes[f.src as usize].name, nodes[f.dst as usize].name);
+                let mbps = f.bin_bytes as f64 * 8.0 / secs / 1e6;
+                ts.row(now, &t_s, "flow", id as u32, &name, mbps, 0, 0);
+            }
             f.bin_bytes = 0;
         }
         if self.port_sampling != PortSampling::None {
-            for (id, p) in net.ports.iter_mut().enumerate() {
-                let from_switch = net.nodes[p.from as usize].kind == crate::net::topology::NodeKind::Switch;
+            for (id, p) in ports.iter_mut().enumerate() {
+                let from_switch = nodes[p.from as usize].kind == crate::net::topology::NodeKind::Switch;
                 if self.port_sampling == PortSampling::Switches && !from_switch {
                     continue;
                 }
-                self.samples.push(SampleRow {
-                    t: now,
-                    entity: "port",
-                    id: id as u32,
-                    throughput_mbps: 0.0,
-                    queue_bytes: p.backlog_bytes(now),
-                    drops: p.stats.bin_drops,
-                });
+                if !ts.is_full() {
+                    let name = format!("{}->{}", nodes[p.from as usize].name, nodes[p.to as usize].name);
+                    ts.row(
+                        now,
+                        &t_s,
+                        "port",
+                        id as u32,
+                        &name,
+                        0.0,
+                        p.backlog_bytes(now),
+                        p.stats.bin_drops,
+                    );
+                }
                 p.stats.bin_drops = 0;
             }
         }

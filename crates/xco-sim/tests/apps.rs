@@ -170,11 +170,10 @@ timeseries_bin_us = 1000
     // alone for 2 ms then sharing for 3 ms vs sharing for 3 ms then alone for 3 ms
     assert!(first > 500.0 && second > 500.0, "{first} {second}");
     // no flow-0 throughput after its stop (bins ending after 6 ms)
-    let late: f64 = sim
-        .samples
+    let late: f64 = crate::support::flow_throughput(&sim)
         .iter()
-        .filter(|r| r.entity == "flow" && r.id == 0 && r.t.as_secs_f64() > 6.0e-3)
-        .map(|r| r.throughput_mbps)
+        .filter(|&&(t_s, id, _)| id == 0 && t_s > 6.0e-3)
+        .map(|&(_, _, mbps)| mbps)
         .sum();
     assert_eq!(late, 0.0, "flow 0 sent nothing after its stop");
 }

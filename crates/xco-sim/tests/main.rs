@@ -16,6 +16,7 @@ mod pdn;
 mod ports;
 mod queues;
 mod routing;
+mod run_control;
 mod scenario_errors;
 mod sharing;
 mod tcp_cubic;

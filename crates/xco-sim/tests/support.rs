@@ -160,6 +160,26 @@ pub fn metric(sim: &Sim, app: usize, name: &str) -> f64 {
         .1
 }
 
+/// The time series' flow rows after the run: (bin end in s, flow id, Mbit/s).
+pub fn flow_throughput(sim: &Sim) -> Vec<(f64, u32, f64)> {
+    sim.timeseries
+        .text()
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            // t_s,entity,id,name,throughput_mbps,queue_bytes,drops (names here have no commas)
+            let c: Vec<&str> = line.split(',').collect();
+            (c[1] == "flow").then(|| {
+                (
+                    c[0].parse().unwrap(),
+                    c[2].parse().unwrap(),
+                    c[4].parse().unwrap(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// The pdn-goodput incast with `n` servers and overrides appended to [tcp]/[topology].
 pub fn incast(n: usize, rounds: u32, buffer: &str, rto_min_ms: f64) -> String {
     format!(

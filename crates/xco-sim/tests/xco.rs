@@ -120,11 +120,10 @@ fn hosts_fail_open_when_the_controller_goes_silent() {
     let net = &sim.core.net;
     let h5 = net.node("h5").unwrap();
     let port = net.port_between(net.node("s0").unwrap(), h5).unwrap();
-    let late: u64 = sim
-        .samples
+    let late: u64 = crate::support::flow_throughput(&sim)
         .iter()
-        .filter(|r| r.entity == "flow" && r.t.as_secs_f64() > 0.15)
-        .map(|r| (r.throughput_mbps * 1e6) as u64)
+        .filter(|&&(t_s, _, _)| t_s > 0.15)
+        .map(|&(_, _, mbps)| (mbps * 1e6) as u64)
         .sum();
     assert!(late > 0, "flows carry data after failing open");
     assert!(net.ports[port as usize].stats.delivered_bytes > 0);

@@ -26,7 +26,20 @@ pub struct CaptureBuffer {
     records: Vec<(Time, Packet)>,
     /// Per record: the frame carried a PDN notification (EtherType 0xA800).
     carries_notice: Vec<bool>,
+    /// The pcap file's size limit, bytes.
+    limit_bytes: u64,
+    /// Bytes of the pcap file of the records kept (its header included).
+    file_bytes: u64,
+    /// When the first record that did not fit was offered.
+    cut_at: Option<Time>,
+    /// Records offered after the limit was reached (not kept).
+    not_kept: u64,
 }
+
+/// Bytes of a classic pcap file header.
+const FILE_HEADER_BYTES: u64 = 24;
+/// Bytes of a pcap record header.
+const RECORD_HEADER_BYTES: u64 = 16;
 
 /// IPv4 address of node `n` (10.x.y.z).
 pub fn node_ip(n: u32) -> [u8; 4] {
@@ -99,26 +112,105 @@ impl CaptureBuffer {
             tcp_header_bytes,
             records: Vec::new(),
             carries_notice: Vec::new(),
+            limit_bytes: u64::MAX,
+            file_bytes: FILE_HEADER_BYTES,
+            cut_at: None,
+            not_kept: 0,
         }
+    }
+
+    /// Keep no record that would take the pcap file past `bytes`.
+    pub fn set_limit(&mut self, bytes: u64) {
+        self.limit_bytes = bytes;
+    }
+
+    /// The pcap file's size limit, bytes.
+    pub fn limit_bytes(&self) -> u64 {
+        self.limit_bytes
+    }
+
+    /// When the first record that did not fit was offered, if one did not.
+    pub fn cut_at(&self) -> Option<Time> {
+        self.cut_at
+    }
+
+    /// Records offered after the limit was reached.
+    pub fn not_kept(&self) -> u64 {
+        self.not_kept
+    }
+
+    /// Bytes the pcap file of the records kept takes.
+    pub fn file_bytes(&self) -> u64 {
+        self.file_bytes
+    }
+
+    /// Keep `p` (leaving at `t`) if its record fits under the limit.
+    fn keep(&mut self, t: Time, p: &Packet, carrier: bool) {
+        if self.cut_at.is_none() {
+            let bytes = RECORD_HEADER_BYTES + self.captured_len(p, carrier) as u64;
+            if self.file_bytes + bytes <= self.limit_bytes {
+                self.file_bytes += bytes;
+                self.records.push((t, *p));
+                self.carries_notice.push(carrier);
+                return;
+            }
+            self.cut_at = Some(t);
+        }
+        self.not_kept += 1;
     }
 
     /// Record `p` leaving the port at `t`.
     pub fn record(&mut self, t: Time, p: &Packet) {
-        self.records.push((t, *p));
-        self.carries_notice.push(false);
+        self.keep(t, p, false);
     }
 
     /// Record `p` leaving the port at `t` with a PDN notification appended
     /// (EtherType 0xA800, 20 bytes more on the wire).
     pub fn record_carrier(&mut self, t: Time, p: &Packet) {
-        self.records.push((t, *p));
-        self.carries_notice.push(true);
+        self.keep(t, p, true);
     }
 
     /// Record an otherwise-empty frame that carries PDN notification `n`.
     pub fn record_empty_frame(&mut self, t: Time, n: &Packet) {
-        self.records.push((t, *n));
-        self.carries_notice.push(false);
+        self.keep(t, n, false);
+    }
+
+    /// The frame's length on the wire without FCS (a record's `orig_len`).
+    fn orig_len(p: &Packet, carrier: bool) -> u32 {
+        if p.kind == PktKind::DropNotice {
+            EMPTY_FRAME_BYTES - 4 // no FCS in captures
+        } else if carrier {
+            p.ip_bytes + 14 + NOTICE_BYTES
+        } else {
+            p.ip_bytes + 14
+        }
+    }
+
+    /// Bytes of `p`'s record data: the snap length's share of the frame, or
+    /// (headers only) the headers [`CaptureBuffer::frame`] writes.
+    fn captured_len(&self, p: &Packet, carrier: bool) -> u32 {
+        if let Some(snap) = self.snaplen {
+            return snap.min(Self::orig_len(p, carrier));
+        }
+        let l4 = match p.kind {
+            PktKind::DropNotice => return 14 + NOTICE_BYTES,
+            PktKind::Tcp => self.tcp_header_len(p),
+            PktKind::Udp if p.udp().fragment != 0 => 0,
+            PktKind::Udp | PktKind::Control | PktKind::PingRequest | PktKind::PingReply => 8,
+        };
+        14 + 20 + l4
+    }
+
+    /// The TCP header's length as written: 40 B for a SYN (MSS and
+    /// timestamps), the SACK option's room when it carries one, else the run's.
+    fn tcp_header_len(&self, p: &Packet) -> u32 {
+        if p.flags & FLAG_SYN != 0 {
+            40
+        } else if p.flags & FLAG_SACK != 0 {
+            p.ip_bytes - p.payload_bytes - 20
+        } else {
+            self.tcp_header_bytes - 20
+        }
     }
 
     /// Every record: when the packet left the port, and its headers.
@@ -185,15 +277,9 @@ impl CaptureBuffer {
         pseudo += proto as u32 + l4_len;
         match p.kind {
             PktKind::Tcp => {
-                let hdr_len = if p.flags & FLAG_SYN != 0 {
-                    40
-                } else if p.flags & FLAG_SACK != 0 {
-                    // the SACK option's bytes are written as NOPs (the
-                    // blocks live beside the packet, not in it)
-                    p.ip_bytes - p.payload_bytes - 20
-                } else {
-                    self.tcp_header_bytes - 20
-                };
+                // the SACK option's bytes are written as NOPs (the blocks
+                // live beside the packet, not in it)
+                let hdr_len = self.tcp_header_len(p);
                 let mut t = vec![0u8; hdr_len as usize];
                 t[0..2].copy_from_slice(&ep_port(p.src_ep).to_be_bytes());
                 t[2..4].copy_from_slice(&ep_port(p.dst_ep).to_be_bytes());
@@ -297,13 +383,7 @@ impl CaptureBuffer {
         let mut w = PcapWriter::with_header(Vec::new(), header).expect("writing to memory");
         for ((t, p), &carrier) in self.records.iter().zip(&self.carries_notice) {
             let mut frame = self.frame(p, carrier);
-            let orig_len = if p.kind == PktKind::DropNotice {
-                EMPTY_FRAME_BYTES - 4 // no FCS in captures
-            } else if carrier {
-                p.ip_bytes + 14 + NOTICE_BYTES
-            } else {
-                p.ip_bytes + 14
-            };
+            let orig_len = Self::orig_len(p, carrier);
             if let Some(snap) = self.snaplen {
                 frame.resize((snap.min(orig_len)) as usize, 0);
             }

@@ -1,7 +1,7 @@
 //! The CSV tables and `meta.json` of a finished run.
 
 use super::csv_table::{num, CsvTable};
-use super::meta::meta_json;
+use super::meta::{meta_json, CutOutput};
 use crate::app::Metric;
 use crate::net::drop_runs::MAX_RUN;
 use crate::net::Net;
@@ -83,38 +83,6 @@ fn flows_csv(sim: &Sim) -> String {
             rtt_mean,
             rtt_max,
             path,
-        ]);
-    }
-    t.finish()
-}
-
-fn timeseries_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
-    let mut t = CsvTable::new(&[
-        "t_s",
-        "entity",
-        "id",
-        "name",
-        "throughput_mbps",
-        "queue_bytes",
-        "drops",
-    ]);
-    for r in &sim.samples {
-        let name = if r.entity == "flow" {
-            let f = &net.flows[r.id as usize];
-            format!("{}->{}", net.name(f.src), net.name(f.dst))
-        } else {
-            let p = &net.ports[r.id as usize];
-            format!("{}->{}", net.name(p.from), net.name(p.to))
-        };
-        t.row(&[
-            r.t.as_secs_f64().to_string(),
-            r.entity.to_string(),
-            r.id.to_string(),
-            name,
-            r.throughput_mbps.to_string(),
-            r.queue_bytes.to_string(),
-            r.drops.to_string(),
         ]);
     }
     t.finish()
@@ -318,6 +286,32 @@ fn ns(t: xco_core::Time) -> String {
     }
 }
 
+/// The outputs that reached their size limit.
+fn cut_outputs(sim: &Sim) -> Vec<CutOutput> {
+    let ts = &sim.timeseries;
+    let mut out: Vec<CutOutput> = ts
+        .cut_at()
+        .map(|t| CutOutput {
+            file: "timeseries.csv".to_string(),
+            limit_bytes: ts.limit_bytes(),
+            from: t,
+            not_written: "rows of this and every later bin".to_string(),
+        })
+        .into_iter()
+        .collect();
+    for c in &sim.core.net.captures {
+        if let Some(t) = c.cut_at() {
+            out.push(CutOutput {
+                file: c.name.clone(),
+                limit_bytes: c.limit_bytes(),
+                from: t,
+                not_written: format!("{} packets", c.not_kept()),
+            });
+        }
+    }
+    out
+}
+
 /// Gather every output of a finished run; `source_commit` goes into `meta.json`.
 pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
     let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
@@ -372,7 +366,9 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         }
         summaries.push((i as u32, "pdn", m));
     }
-    let meta_json = meta_json(record, &stats, source_commit);
+    let cut = cut_outputs(sim);
+    let warnings = cut.iter().map(|c| c.warning()).collect();
+    let meta_json = meta_json(record, &stats, source_commit, &cut);
     let pcaps = sim
         .core
         .net
@@ -382,7 +378,7 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         .collect();
     RunOutput {
         flows_csv: flows_csv(sim),
-        timeseries_csv: timeseries_csv(sim),
+        timeseries_csv: sim.timeseries.text().to_string(),
         apps_csv: apps_csv.finish(),
         samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),
@@ -393,6 +389,7 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         meta_json,
         pcaps,
         stats,
+        warnings,
         app_summaries: summaries,
         seed: record.seed,
     }

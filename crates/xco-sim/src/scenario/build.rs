@@ -10,6 +10,7 @@ use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPo
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::app::Metric;
+use crate::control::RunControl;
 use crate::host::settings::HostSettings;
 use crate::net::pdn::{PdnConfig, PdnResend};
 use crate::net::routing::RoutingMode;
@@ -23,6 +24,7 @@ use crate::tcp::profile::TcpProfile;
 use crate::tcp::TcpConfig;
 use crate::xco::{XcoConfig, XcoSim};
 use std::collections::HashMap;
+use std::sync::Arc;
 use xco_core::coord::Settings;
 use xco_core::{Dur, Time};
 
@@ -36,6 +38,22 @@ pub struct Built {
     pub name: String,
     /// What runs: the scenario after overrides, the seed, the random draws.
     pub record: RunRecord,
+    /// True if the run ends at `run.duration_ms` (else when its apps finish,
+    /// within the longest simulated time a run may take).
+    pub ends_by_duration: bool,
+}
+
+/// How to run a scenario, beyond its text.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions<'a> {
+    /// Overrides `run.seed`.
+    pub seed: Option<u64>,
+    /// The source's git commit, when known (recorded in `meta.json`).
+    pub source_commit: Option<&'a str>,
+    /// Stops the run from another thread and receives its progress.
+    pub control: Option<Arc<RunControl>>,
+    /// Overrides `output.max_file_bytes`.
+    pub max_file_bytes: Option<u64>,
 }
 
 /// Everything a run produces, as text and bytes ready to be written.
@@ -64,6 +82,9 @@ pub struct RunOutput {
     pub pcaps: Vec<(String, Vec<u8>)>,
     /// Counters of the run.
     pub stats: RunStats,
+    /// What the run did not write in full (an output that reached its size
+    /// limit), one sentence each.
+    pub warnings: Vec<String>,
     /// Per app: (id, kind, metrics).
     pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
     /// The seed used.
@@ -567,6 +588,16 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     if bin > Dur::ZERO {
         sim.sample_every(bin, ports);
     }
+    let max_file_bytes = match &o.max_file_bytes {
+        None => limits::DEFAULT_MAX_FILE_BYTES,
+        Some(q) => count(
+            bytes(q, "output.max_file_bytes")?,
+            "output.max_file_bytes",
+            limits::MIN_MAX_FILE_BYTES,
+            limits::MAX_BYTES as u64,
+        )?,
+    };
+    sim.set_max_file_bytes(max_file_bytes);
     if let Some(snap) = o.capture_snaplen {
         count(snap, "output.capture_snaplen", 1, 262_144)?;
     }
@@ -578,12 +609,9 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         let name = format!("{}-{}.pcap", net.name(pt.from), net.name(pt.to));
         let timeline = net.ports[port as usize].timeline;
         net.ports[port as usize].set_taps(net.captures.len() as u32, timeline);
-        net.captures.push(CaptureBuffer::new(
-            name,
-            o.capture_snaplen,
-            mtu,
-            sim.core.tcp_cfg.header_bytes,
-        ));
+        let mut capture = CaptureBuffer::new(name, o.capture_snaplen, mtu, sim.core.tcp_cfg.header_bytes);
+        capture.set_limit(max_file_bytes);
+        net.captures.push(capture);
     }
     let max_rows = count(
         o.queue_timeline_max_rows.unwrap_or(100_000),
@@ -609,6 +637,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         seed,
         name: record.name.clone(),
         record,
+        ends_by_duration: duration.is_some(),
     })
 }
 
@@ -735,9 +764,41 @@ pub fn run_scenario_with(
     seed: Option<u64>,
     source_commit: Option<&str>,
 ) -> Result<RunOutput, ScenarioError> {
-    let Built { mut sim, record, .. } = build(text, seed)?;
+    run_scenario_opts(
+        text,
+        &RunOptions {
+            seed,
+            source_commit,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// Parse, build and run a scenario as `opts` say. A run whose control is
+/// stopped ends early with `stop_reason` `interrupted` and the outputs of
+/// what it simulated so far (`meta.json` then says `"interrupted": true`).
+pub fn run_scenario_opts(text: &str, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
+    let Built {
+        mut sim,
+        record,
+        ends_by_duration,
+        ..
+    } = build(text, opts.seed)?;
+    if let Some(b) = opts.max_file_bytes {
+        let field = "output.max_file_bytes";
+        sim.set_max_file_bytes(count(
+            b,
+            field,
+            limits::MIN_MAX_FILE_BYTES,
+            limits::MAX_BYTES as u64,
+        )?);
+    }
+    if let Some(c) = &opts.control {
+        c.set_end(sim.stop_at.unwrap_or(Time::NEVER), ends_by_duration);
+        sim.control = Some(Arc::clone(c));
+    }
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
-    Ok(tables::collect(&sim, stats, &record, source_commit))
+    Ok(tables::collect(&sim, stats, &record, opts.source_commit))
 }
 
 /// The output port of link `c`, written "from->to" in scenario `field`.

@@ -88,6 +88,10 @@ pub const MAX_SFQ_QUANTUM_BYTES: u64 = 1_000_000;
 pub const MAX_SFQ_DEPTH_PACKETS: u64 = 100_000;
 /// Most rows one queue timeline keeps.
 pub const MAX_TIMELINE_ROWS: u64 = 10_000_000;
+/// `output.max_file_bytes` when the scenario does not set it: 1 GiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1 << 30;
+/// The smallest `output.max_file_bytes`: 1 KiB.
+pub const MIN_MAX_FILE_BYTES: u64 = 1 << 10;
 /// Data frames one ON period of the ON/OFF drop model may drop.
 pub const MAX_ONOFF_ON_PACKETS: u64 = 1_000_000;
 /// Largest step-marking threshold, full frames.

@@ -14,7 +14,7 @@ mod record;
 mod schema;
 pub mod units;
 
-pub use build::{build, run_scenario, run_scenario_with, Built, RunOutput};
+pub use build::{build, run_scenario, run_scenario_opts, run_scenario_with, Built, RunOptions, RunOutput};
 pub use record::{RunRecord, SeedSource};
 pub use schema::Scenario;
 use serde::Deserialize;

@@ -323,6 +323,8 @@ pub struct OutputSpec {
     pub queue_timeline: Vec<String>,
     /// Rows each queue timeline keeps at most (default 100,000).
     pub queue_timeline_max_rows: Option<u32>,
+    /// The largest `timeseries.csv` and pcap file a run writes (default 1 GiB).
+    pub max_file_bytes: Option<Quantity>,
 }
 
 /// `topology.kind`.
