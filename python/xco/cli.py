@@ -102,13 +102,42 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         profile=profile or (r.profiles[0] if r.profiles else None),
     )
     t0 = time.perf_counter()
-    outcome = r.run(opts)
+    try:
+        outcome = r.run(opts)
+    except KeyboardInterrupt as e:
+        return _reproduce_interrupted(r.id, opts, e)
     print(outcome.summary)
     print()
     print(f"wrote {len(outcome.files)} files to {opts.out}/ in {time.perf_counter() - t0:.1f} s:")
     for f in outcome.files:
         print(f"  {f}")
     return 0
+
+
+def _reproduce_interrupted(rid: str, opts, e: KeyboardInterrupt) -> int:
+    """Name what an interrupted reproduction wrote (or write a marker), exit 130."""
+    from . import interrupt, reproduce
+
+    files = list(getattr(e, "files", None) or [])
+    total = getattr(e, "total", 0)
+    if files:
+        done = f"{e.done} of {total} runs finished"
+    else:
+        # a reproduction that writes only at its end: the record says it was stopped
+        opts.out.mkdir(parents=True, exist_ok=True)
+        note = (
+            "interrupted before it finished writing: files of this id may be missing, partial"
+            " or from an earlier run"
+        )
+        files = [reproduce.write_meta(opts, rid, {"interrupted": True, "note": note})]
+        done = "no partial table"
+    shown = ", ".join(str(f) for f in files)
+    print(
+        f"xco: {rid} interrupted ({interrupt.signal_name()}): {done}; wrote {shown} "
+        '(meta.json says "interrupted": true)',
+        file=sys.stderr,
+    )
+    return interrupt.EXIT_CODE
 
 
 def _read_scenario(path: str) -> str:
@@ -123,25 +152,87 @@ def _read_scenario(path: str) -> str:
         raise UsageError(f"scenario file {path!r} is not UTF-8 text (byte {e.start}, line {line})") from None
 
 
+def _size_arg(value: str, flag: str) -> int:
+    """A size given on the command line ("1GiB", "500MB", 4096) in bytes."""
+    from . import scenario
+
+    try:
+        return scenario.size_bytes(value, flag)
+    except scenario.ScenarioError as e:
+        raise UsageError(f"{flag} {value!r}: {getattr(e, 'problem', e)}") from None
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    """Progress on stderr: on a terminal by default, --progress forces it, --quiet or --no-progress not."""
+    if args.quiet:
+        return False
+    return sys.stderr.isatty() if args.progress is None else args.progress
+
+
 def _cmd_sim_run(args: argparse.Namespace) -> int:
-    from . import sim
+    from . import interrupt, sim
+    from .progress import RunProgress
 
     _check_seed(args.seed)
     out = _check_out(args.out)
     text = _read_scenario(args.scenario)
-    result = sim.run(text, seed=args.seed)
-    out = result.write(out)
-    m = result.meta
+    max_output = _size_arg(args.max_output, "--max-output") if args.max_output is not None else None
+    if max_output is not None and max_output < 1024:
+        raise UsageError(f"--max-output must be at least 1KiB, got {args.max_output!r}")
+    progress = RunProgress(args.scenario) if _show_progress(args) else None
+    t0 = time.perf_counter()
+    try:
+        raw = sim.run_raw(text, seed=args.seed, progress=progress, max_file_bytes=max_output)
+    except interrupt.Interrupted as e:
+        return _sim_run_interrupted(args, e, out)
+    wall = time.perf_counter() - t0
+    files = sim.write_raw(raw, out)
+    for w in raw["warnings"]:
+        print(f"xco: warning: {w}", file=sys.stderr)
     print(
-        f"{args.scenario}: seed {m['seed']}, simulated {m['sim_end_s']:.6f} s ({m['stop_reason']}), "
-        f"{m['events']:,} events in {result.wall_s:.2f} s"
+        f"{args.scenario}: seed {raw['seed']}, simulated {raw['sim_end_s']:.6f} s ({raw['stop_reason']}), "
+        f"{raw['events']:,} events in {wall:.2f} s"
     )
-    for (app, kind), d in result.apps.groupby(["app", "kind"], sort=True):
-        figures = ", ".join(f"{r.metric}={r.value:.6g}" for r in d.itertuples())
+    for (app, kind), figures in _app_figures(raw["apps"]):
         print(f"  app {app} ({kind}): {figures}")
-    files = [f"{t}.csv" for t in sim.TABLES] + ["meta.json"] + [n for n, _ in result.pcaps]
     print(f"wrote {', '.join(files)} to {out}/")
     return 0
+
+
+def _app_figures(apps_csv: str) -> list[tuple[tuple[int, str], str]]:
+    """Each app's metrics from the apps table, one line of text per app (in app order)."""
+    import csv
+    import io
+
+    by_app: dict[tuple[int, str], list[str]] = {}
+    for row in csv.DictReader(io.StringIO(apps_csv)):
+        value = float(row["value"]) if row["value"] != "" else float("nan")
+        by_app.setdefault((int(row["app"]), row["kind"]), []).append(f"{row['metric']}={value:.6g}")
+    return [(k, ", ".join(v)) for k, v in sorted(by_app.items())]
+
+
+def _sim_run_interrupted(args: argparse.Namespace, e, out: Path) -> int:
+    """Write what an interrupted run simulated, say so on stderr, exit 130."""
+    from . import interrupt, sim
+
+    how = f"interrupted ({interrupt.signal_name()})"
+    if e.raw is None:
+        print(f"xco: {args.scenario}: {how} before the run began; nothing written", file=sys.stderr)
+        return interrupt.EXIT_CODE
+    files = sim.write_raw(e.raw, out)
+    if e.raw["interrupted"]:
+        print(
+            f"xco: {args.scenario}: {how} at {e.raw['sim_end_s']:.6g} s simulated after {e.raw['events']:,} "
+            f"events; the partial results are in {out}/ ({len(files)} files; meta.json says "
+            '"interrupted": true)',
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"xco: {args.scenario}: {how} as the run finished; its complete results are in {out}/",
+            file=sys.stderr,
+        )
+    return interrupt.EXIT_CODE
 
 
 def _cmd_sim_check(args: argparse.Namespace) -> int:
@@ -319,11 +410,26 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         help="run a scenario and write its tables",
         description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
         "ports.csv, port_inputs.csv, drop_runs.csv, queue_timeline.csv, hosts.csv, meta.json "
-        "(and pcaps of captured links) into --out.",
+        "(and pcaps of captured links) into --out. Ctrl-C or SIGTERM stops the run within a "
+        'second: what was simulated is written, meta.json says "interrupted": true, exit code 130.',
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
     sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    sp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show simulated time / end, events/s and ETA on stderr (default: on a terminal)",
+    )
+    sp.add_argument("--quiet", action="store_true", help="no progress line (as --no-progress)")
+    sp.add_argument(
+        "--max-output",
+        metavar="SIZE",
+        default=None,
+        help="largest timeseries.csv and pcap file, e.g. 200MB (default: the scenario's "
+        "output.max_file_bytes, else 1GiB); an output stops there with one warning",
+    )
     sp.set_defaults(func=_cmd_sim_run)
     sp = sim_sub.add_parser("check", help="validate a scenario without running it")
     sp.add_argument("scenario", help="scenario file (TOML)")
@@ -427,6 +533,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"xco: error: {e}", file=sys.stderr)
             return 2
     args = parser.parse_args(argv)
+    from . import interrupt
+
+    interrupt.install()
     try:
         return args.func(args)
     except ScenarioError as e:
@@ -445,8 +554,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"xco: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("xco: interrupted", file=sys.stderr)
-        return 130
+        from . import interrupt
+
+        print(f"xco: interrupted ({interrupt.signal_name()})", file=sys.stderr)
+        return interrupt.EXIT_CODE
 
 
 if __name__ == "__main__":

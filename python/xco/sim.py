@@ -6,6 +6,9 @@
 
 The simulator itself is Rust (``xco._native``); it releases the GIL while it
 runs, so several runs proceed in parallel from a thread pool (``xco.sweep``).
+Ctrl-C stops a run within a few thousand events and raises
+:class:`xco.interrupt.Interrupted` carrying what it simulated
+(``xco.interrupt`` explains how).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import io
 import json
 import math
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +28,8 @@ from typing import Any
 import pandas as pd
 
 from . import _native
+from .interrupt import Interrupted
+from .progress import RunProgress
 from .scenario import ScenarioLike, check_seed, to_text
 
 TABLES = (
@@ -85,13 +91,25 @@ class Result:
     def write(self, out: str | Path) -> Path:
         """Write every table as CSV, ``meta.json`` and pcaps into directory ``out``."""
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        for name in TABLES:
-            (out / f"{name}.csv").write_text(self.raw[name])
-        (out / "meta.json").write_text(self.raw["meta"])
-        for name, data in self.pcaps:
-            (out / name).write_bytes(data)
+        write_raw({**self.raw, "pcaps": self.pcaps}, out)
         return out
+
+
+def write_raw(raw: dict[str, Any], out: str | Path) -> list[str]:
+    """Write a :func:`run_raw` result's tables, ``meta.json`` and pcaps into
+    directory ``out``; returns the file names, in the order written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = []
+    for name in TABLES:
+        (out / f"{name}.csv").write_text(raw[name])
+        names.append(f"{name}.csv")
+    (out / "meta.json").write_text(raw["meta"])
+    names.append("meta.json")
+    for name, data in raw["pcaps"]:
+        (out / name).write_bytes(data)
+        names.append(name)
+    return names
 
 
 def _frame(text: str) -> pd.DataFrame:
@@ -119,16 +137,67 @@ def source_commit() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.returncode == 1 else "")
 
 
-def run_raw(scenario: ScenarioLike, seed: int | None = None) -> dict[str, Any]:
-    """Run and return the native result (CSV text) without building DataFrames."""
-    return _native.run_scenario(to_text(scenario), check_seed(seed), source_commit())
+def run_raw(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    control: Any = None,
+    progress: RunProgress | None = None,
+    max_file_bytes: int | None = None,
+) -> dict[str, Any]:
+    """Run and return the native result (CSV text) without building DataFrames.
+
+    ``control`` (an ``xco._native.RunControl``, shared by a sweep's runs)
+    lets another thread stop the run: it then returns early with
+    ``interrupted`` True. Without one, a run on the main thread is stoppable
+    by Ctrl-C: it runs in a helper thread while this one waits (showing
+    ``progress``, if given), and Ctrl-C stops it and raises
+    :class:`~xco.interrupt.Interrupted` whose ``raw`` is what was simulated.
+    ``max_file_bytes`` overrides the scenario's ``output.max_file_bytes``.
+    """
+    text, seed = to_text(scenario), check_seed(seed)
+    commit = source_commit()
+    if control is not None or threading.current_thread() is not threading.main_thread():
+        return _native.run_scenario(text, seed, commit, control, max_file_bytes)
+    control = _native.RunControl()
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            box["raw"] = _native.run_scenario(text, seed, commit, control, max_file_bytes)
+        except BaseException as e:  # handed to the waiting thread
+            box["error"] = e
+        finally:
+            finished.set()
+
+    # not a daemon: were this thread to end first, the interpreter waits for
+    # the run (stopped, it returns within a few thousand events) instead of
+    # killing a thread that is inside Rust
+    worker = threading.Thread(target=work, name="xco-sim-run")
+    worker.start()
+    try:
+        # Event.wait, not Thread.join: an interrupted join may leave the
+        # thread looking finished (Python before 3.13)
+        while not finished.wait(0.05):
+            if progress is not None:
+                progress.update(control.progress())
+    except KeyboardInterrupt:
+        control.stop()
+        while not finished.wait(0.05):  # a second Ctrl-C leaves at once
+            pass
+        if "error" in box:
+            raise box["error"] from None
+        raise Interrupted("the run was interrupted", raw=box["raw"]) from None
+    finally:
+        if progress is not None:
+            progress.close()
+    if "error" in box:
+        raise box["error"]
+    return box["raw"]
 
 
-def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
-    """Run ``scenario`` (a path, TOML text or a dict); ``seed`` overrides the file's."""
-    t0 = time.perf_counter()
-    raw = run_raw(scenario, seed)
-    wall = time.perf_counter() - t0
+def result_of(raw: dict[str, Any], wall_s: float = 0.0) -> Result:
+    """A :func:`run_raw` result as a :class:`Result` of DataFrames."""
     return Result(
         flows=_frame(raw["flows"]),
         timeseries=_frame(raw["timeseries"]),
@@ -141,9 +210,20 @@ def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
         hosts=_frame(raw["hosts"]),
         meta=json.loads(raw["meta"]),
         pcaps=list(raw["pcaps"]),
-        wall_s=wall,
+        wall_s=wall_s,
         raw={k: raw[k] for k in (*TABLES, "meta")},
     )
+
+
+def run(scenario: ScenarioLike, seed: int | None = None) -> Result:
+    """Run ``scenario`` (a path, TOML text or a dict); ``seed`` overrides the file's.
+
+    Ctrl-C raises :class:`~xco.interrupt.Interrupted`; its ``raw`` holds the
+    tables of what was simulated (``result_of(e.raw)`` makes them a Result).
+    """
+    t0 = time.perf_counter()
+    raw = run_raw(scenario, seed)
+    return result_of(raw, time.perf_counter() - t0)
 
 
 def app_metrics(raw: dict[str, Any], app: int = 0) -> dict[str, float]:

@@ -1,8 +1,14 @@
 """Run many scenario points, in parallel, with a progress bar.
 
 Points run in a thread pool: the simulator releases the GIL, so N threads
-use N cores without pickling anything. Results come back in point order
-whatever order they finish in, so a sweep's output does not depend on timing.
+use N cores without pickling anything (and there are no worker processes to
+leave behind). Results come back in point order whatever order they finish
+in, so a sweep's output does not depend on timing.
+
+Ctrl-C (or SIGTERM, see :mod:`xco.interrupt`) stops every running point
+through one shared ``RunControl``, starts no further one, and raises
+:class:`~xco.interrupt.Interrupted` with the rows of the points that had
+finished, within a second.
 """
 
 from __future__ import annotations
@@ -11,13 +17,14 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
-from . import sim
+from . import _native, sim
+from .interrupt import Interrupted
 
 
 @dataclass
@@ -50,13 +57,22 @@ def run(
     and the time since the sweep started), for sweeps long enough that a bar
     is not enough (and for logs, where a bar is not drawn). Wall times go to
     stderr only, never into outputs.
+
+    Ctrl-C raises :class:`~xco.interrupt.Interrupted` whose ``rows`` are the
+    finished points' rows in point order, ``indices`` their positions in
+    ``points``, ``done`` and ``total`` their number and the points'.
     """
     jobs = jobs or default_jobs()
     t0 = time.monotonic()
+    control = _native.RunControl()
 
-    def one(p: Point) -> dict[str, Any]:
+    def one(p: Point) -> dict[str, Any] | None:
+        if control.stopped:
+            return None  # the sweep was interrupted before this point started
         start = time.monotonic()
-        raw = sim.run_raw(p.scenario, p.seed)
+        raw = sim.run_raw(p.scenario, p.seed, control=control)
+        if raw["interrupted"]:
+            return None
         row = {**p.labels, **measure(raw)}
         if log_runs:
             shown = ", ".join(f"{k} {v}" for k, v in p.labels.items() if not k.startswith("_"))
@@ -70,15 +86,40 @@ def run(
         ThreadPoolExecutor(max_workers=jobs) as pool,
         tqdm(total=len(points), desc=desc, unit="run", disable=not show, file=sys.stderr) as bar,
     ):
-        futures = {pool.submit(one, p): i for i, p in enumerate(points)}
-        for done, fut in enumerate(as_completed(futures), 1):
-            row = fut.result()
-            if log_runs:
-                bar.write(
-                    f"{desc}: run {done}/{len(points)} finished ({row.pop('_label')}) in"
-                    f" {row.pop('_wall_s'):.1f} s; {time.monotonic() - t0:.0f} s since the start",
-                    file=sys.stderr,
-                )
-            rows[futures[fut]] = row
-            bar.update(1)
+        futures: dict[Future, int] = {}
+        try:
+            for i, p in enumerate(points):
+                futures[pool.submit(one, p)] = i
+            for done, fut in enumerate(as_completed(futures), 1):
+                row = fut.result()
+                if row is None:
+                    continue  # stopped: an interrupt is on its way to this thread
+                if log_runs:
+                    bar.write(
+                        f"{desc}: run {done}/{len(points)} finished ({row.pop('_label')}) in"
+                        f" {row.pop('_wall_s'):.1f} s; {time.monotonic() - t0:.0f} s since the start",
+                        file=sys.stderr,
+                    )
+                rows[futures[fut]] = row
+                bar.update(1)
+        except KeyboardInterrupt:
+            # stop the running points, start no other; the pool's exit waits
+            # for the running ones, which return within a few thousand events
+            control.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            for fut, i in futures.items():
+                if fut.done() and not fut.cancelled() and fut.exception() is None and rows[i] is None:
+                    row = fut.result()
+                    if row is not None:
+                        row.pop("_label", None)
+                        row.pop("_wall_s", None)
+                        rows[i] = row
+            indices = [i for i, r in enumerate(rows) if r is not None]
+            raise Interrupted(
+                f"{desc}: interrupted",
+                rows=[rows[i] for i in indices],
+                indices=indices,
+                done=len(indices),
+                total=len(points),
+            ) from None
     return [r for r in rows if r is not None]

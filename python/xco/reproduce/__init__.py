@@ -9,6 +9,11 @@ scenario (as data, not the file's text) and every point of the sweep with its
 labels, seed, the keys it overrides (``{"topology.hosts_a": 8,
 "apps[0].rounds": 20}``) and the exact scenario text the simulator ran
 (``scenario``), so a point can be run again from the record alone.
+
+An interrupted sweep (Ctrl-C, SIGTERM) writes what finished with
+:func:`write_partial`: the finished points' rows as ``DIR/<id>.csv`` and a
+``DIR/<id>.meta.json`` that says ``"interrupted": true`` and how many points
+finished; no figure and no summary, which would judge a partial sweep.
 """
 
 from __future__ import annotations
@@ -123,6 +128,24 @@ def write_meta(
         meta["points"] = points
     path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def write_partial(
+    opts: Options, rid: str, df: Any, base: dict | None, points: list[dict], done: int, total: int
+) -> list[Path]:
+    """Write what an interrupted sweep finished: ``DIR/<id>.csv`` with the
+    finished points' rows (``df``, a DataFrame, when any finished) and
+    ``DIR/<id>.meta.json`` marked ``"interrupted": true`` with the records
+    of the finished ``points``; returns the files written."""
+    opts.out.mkdir(parents=True, exist_ok=True)
+    files = []
+    if df is not None and len(df):
+        csv = opts.out / f"{rid}.csv"
+        df.to_csv(csv, index=False)
+        files.append(csv)
+    extra = {"interrupted": True, "points_finished": done, "points_total": total}
+    files.append(write_meta(opts, rid, extra, base=base, points=points))
+    return files
 
 
 def get(rid: str) -> Reproduction:

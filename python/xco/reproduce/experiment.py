@@ -21,8 +21,9 @@ from typing import Any
 import pandas as pd
 
 from .. import scenario, sweep
+from ..interrupt import Interrupted
 from ..sim import app_metrics  # noqa: F401  (re-exported for the experiments)
-from . import Options, Outcome, point_record, write_meta
+from . import Options, Outcome, point_record, write_meta, write_partial
 
 NONE = None
 TIMESLICE = {"mode": "timeslice"}
@@ -177,14 +178,21 @@ class Experiment:
         opts.out.mkdir(parents=True, exist_ok=True)
         base = self.base()
         points = self.points(opts)
-        results = sweep.run(
-            points,
-            lambda raw: {"raw": raw},
-            jobs=opts.jobs,
-            desc=self.id,
-            progress=opts.progress,
-            log_runs=self.log_runs,
-        )
+        try:
+            results = sweep.run(
+                points,
+                lambda raw: {"raw": raw},
+                jobs=opts.jobs,
+                desc=self.id,
+                progress=opts.progress,
+                log_runs=self.log_runs,
+            )
+        except Interrupted as e:
+            done = [points[i] for i in e.indices]
+            record = [point_record(base, p.labels, p.scenario, p.seed) for p in done]
+            df = self.rows(e.rows) if e.rows else None
+            e.files = write_partial(opts, self.id, df, base, record, e.done, e.total)
+            raise
         df = self.rows(results)
         csv = opts.out / f"{self.id}.csv"
         df.to_csv(csv, index=False)

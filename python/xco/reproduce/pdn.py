@@ -27,8 +27,9 @@ from typing import Any
 import pandas as pd
 
 from .. import plot, scenario, sweep
+from ..interrupt import Interrupted
 from ..sim import app_metrics
-from . import Options, Outcome, Reproduction, point_record, register, write_meta
+from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
 
 QUICK_N = [2, 8, 16, 24, 32, 48, 64, 96, 128, 150]
 FULL_N = list(range(2, 151))
@@ -180,9 +181,18 @@ def theory_ms(sc: dict[str, Any], n: int) -> float:
     return (wire_bytes * 8 / rate_bps + 100e-6) * 1e3
 
 
-def run_sweep(points: list[sweep.Point], opts: Options, desc: str) -> pd.DataFrame:
-    """Run ``points`` and return the tidy table."""
-    rows = sweep.run(points, _measure, jobs=opts.jobs, desc=desc, progress=opts.progress)
+def run_sweep(points: list[sweep.Point], opts: Options, desc: str, rid: str) -> pd.DataFrame:
+    """Run ``points`` and return the tidy table; interrupted, write what
+    finished as reproduction ``rid``'s partial results."""
+    try:
+        rows = sweep.run(points, _measure, jobs=opts.jobs, desc=desc, progress=opts.progress)
+    except Interrupted as e:
+        base = base_scenario(opts.profile)
+        done = [points[i] for i in e.indices]
+        records = [point_record(base, p.labels, p.scenario, p.seed) for p in done]
+        df = pd.DataFrame(e.rows) if e.rows else None
+        e.files = write_partial(opts, rid, df, base, records, e.done, e.total)
+        raise
     return pd.DataFrame(rows)
 
 
@@ -369,7 +379,7 @@ def _note(rid: str, opts: Options) -> str:
 def _run(opts: Options, rid: str) -> Outcome:
     opts.out.mkdir(parents=True, exist_ok=True)
     points = sweep_points(opts)
-    df = run_sweep(points, opts, "pdn incast")
+    df = run_sweep(points, opts, "pdn incast", rid)
     eff = effective(base_scenario(opts.profile))
     mtu = eff.get("run", {}).get("mtu_bytes", 1500)
     # payload per frame on the wire (+18 B framing, +20 B preamble and gap)
@@ -464,7 +474,7 @@ def _run(opts: Options, rid: str) -> Outcome:
 def _run_queue(opts: Options) -> Outcome:
     opts.out.mkdir(parents=True, exist_ok=True)
     points = queue_points(opts)
-    df = run_sweep(points, opts, "pdn queue")
+    df = run_sweep(points, opts, "pdn queue", "pdn-queue")
     segs = segments_per_round(opts)
     df["rounds"] = [p.scenario["apps"][0]["rounds"] for p in points]
     df["notifications_per_segment"] = df["notifications"] / (df["n"] * df["rounds"] * segs)
