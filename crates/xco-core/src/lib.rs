@@ -32,6 +32,7 @@ pub mod coord;
 pub mod rng;
 pub mod routing;
 pub mod sched;
+pub mod sicc;
 pub mod time;
 pub mod wire;
 

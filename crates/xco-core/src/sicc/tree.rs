@@ -1,0 +1,532 @@
+//! Algorithm 1: the multi-level aggregation tree (spec §Design 3).
+//!
+//! When a request has more hubs than N (the hubs that may stream to the
+//! front-end at once, [`super::hub_count`]), hubs are linked under other
+//! hubs until at most N talk to the front-end:
+//!
+//! ```text
+//! cluster target servers by rack into swarms
+//! for each swarm: hub := server with most requested objects; push hub on Q_h
+//! sort Q_h ascending by requested objects in the hub's subtree
+//! while |Q_h| > N:
+//!     h_i := dequeue(Q_h)
+//!     h_j := hub with fewest objects under the same aggregation router as h_i
+//!     link h_i as a child of h_j
+//!     while h_j has < N children and h_i has children:
+//!         move h_i's last child (largest first) to h_j
+//!     h_j.objects += h_i.objects; reposition h_j in Q_h
+//! ```
+//!
+//! - Rule 1 (proximity): a hub is only ever linked under a hub of the same
+//!   aggregation router ([`Proximity::Aggregation`]). SICC-NPS, the ablation
+//!   without proximity, draws h_j at random across the data center instead
+//!   ([`Proximity::Random`]).
+//! - Rule 2: a child has fewer requested objects (its subtree included) than
+//!   its parent. It holds by construction: h_i leaves Q_h as its minimum, so
+//!   h_j had at least as many objects *before* h_i joined it (checked in the
+//!   [`Link`] log), and every hub holds at least one object of its own, so
+//!   afterwards the parent's subtree strictly exceeds the child's.
+//!
+//! Two points the pseudocode leaves open, decided here (`docs/sicc.md`):
+//! - h_j is the fewest-objects hub of the same aggregation router *that has
+//!   fewer than N children* and at least as many objects as h_i: N bounds
+//!   the fan-in of every receiver, a hub as much as the front-end (the
+//!   inner loop's "while h_j has < N children" reads N that way too).
+//! - A hub with no such partner stays a child of the front-end, and the
+//!   loop goes on with the next; no partner can appear later (hubs only
+//!   leave Q_h, only gain children, and those popped later hold at least
+//!   as many objects). So the front-end has more than N children only when
+//!   the rules leave no other choice: in practice, when more aggregation
+//!   routers hold hubs than N allows (Rule 1), rarely when a router's only
+//!   hub with room holds fewer objects than the one to link (Rule 2).
+//!
+//! Ties are broken by swarm index (rack order), so the tree depends only on
+//! the targets, N and (for [`Proximity::Random`]) the generator's state.
+//! [`AggTree::build`] reuses every buffer: after the first request of a size
+//! it does not allocate. Cost: two linear passes over the targets, then
+//! O(H log H) over H hubs.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::swarm::{Failover, Member, Swarm, Swarms};
+use super::{SiccError, Target};
+use crate::Rng;
+
+/// Where a hub streams its objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parent {
+    /// Straight to the front-end (the root).
+    FrontEnd,
+    /// To this hub, which forwards on.
+    Hub(u32),
+}
+
+/// How h_j is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Proximity {
+    /// Rule 1: the fewest-objects hub under the same aggregation router.
+    #[default]
+    Aggregation,
+    /// SICC-NPS: a random hub anywhere (uses the generator).
+    Random,
+}
+
+/// Settings of one tree build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TreeConfig {
+    /// N: the most children any node takes (at least 1; see the module doc
+    /// for when the front-end takes more). `u32::MAX`: no tree (SICC-NMT).
+    pub max_children: u32,
+    /// Rule 1 or the SICC-NPS ablation.
+    pub proximity: Proximity,
+}
+
+impl TreeConfig {
+    /// Algorithm 1 with at most `max_children` (N) children per node.
+    pub fn new(max_children: u32) -> TreeConfig {
+        TreeConfig {
+            max_children,
+            proximity: Proximity::Aggregation,
+        }
+    }
+
+    /// SICC-NMT: every hub streams straight to the front-end.
+    pub fn flat() -> TreeConfig {
+        TreeConfig::new(u32::MAX)
+    }
+}
+
+/// One link Algorithm 1 made, in the order it made them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The hub linked (h_i, or one of h_i's children moved up).
+    pub child: u32,
+    /// Its new parent (h_j).
+    pub parent: u32,
+    /// The child's subtree objects at that moment.
+    pub child_objects: u64,
+    /// The parent's subtree objects before h_i joined it.
+    pub parent_objects: u64,
+    /// Whether this is one of h_i's children moved to h_j.
+    pub moved: bool,
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// In Q_h.
+    Queued,
+    /// Talks to the front-end and no partner exists: out of Q_h's order but
+    /// still a possible parent.
+    Stuck,
+    /// Linked under another hub.
+    Linked,
+}
+
+type Key = Reverse<(u64, u32)>;
+
+/// The aggregation tree of one request: swarms, hubs, and who streams to whom.
+#[derive(Clone, Debug, Default)]
+pub struct AggTree {
+    swarms: Swarms,
+    n: u32,
+    parent: Vec<u32>,
+    subtree: Vec<u64>,
+    nchild: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sib: Vec<u32>,
+    state: Vec<State>,
+    child_start: Vec<u32>,
+    child_list: Vec<u32>,
+    root: Vec<u32>,
+    depth: Vec<u32>,
+    links: Vec<Link>,
+    // Scratch.
+    global: BinaryHeap<Key>,
+    agg_stamp: Vec<u32>,
+    agg_slot: Vec<u32>,
+    stamp: u32,
+    agg_heaps: Vec<BinaryHeap<Key>>,
+    hub_agg: Vec<u32>,
+    hold: Vec<Key>,
+    open: Vec<u32>,
+    open_pos: Vec<u32>,
+}
+
+fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
+
+impl AggTree {
+    /// An empty tree; [`AggTree::build`] fills it.
+    pub fn new() -> AggTree {
+        AggTree::default()
+    }
+
+    /// Build the swarms of `targets` and Algorithm 1's tree over their hubs.
+    /// `rng` is drawn from only with [`Proximity::Random`]. Errors: those of
+    /// [`Swarms::build`].
+    pub fn build(&mut self, targets: &[Target], cfg: &TreeConfig, rng: &mut Rng) -> Result<(), SiccError> {
+        self.swarms.build(targets)?;
+        let h = self.swarms.len();
+        let n = cfg.max_children.max(1);
+        self.n = n;
+        reset(&mut self.parent, h, NONE);
+        reset(&mut self.nchild, h, 0);
+        reset(&mut self.first_child, h, NONE);
+        reset(&mut self.next_sib, h, NONE);
+        reset(&mut self.state, h, State::Queued);
+        self.subtree.clear();
+        self.subtree.extend(self.swarms.all().iter().map(|s| s.objects));
+        self.links.clear();
+        if h > n as usize {
+            let mut v = std::mem::take(&mut self.global).into_vec();
+            v.clear();
+            v.extend((0..h).map(|i| Reverse((self.subtree[i], i as u32))));
+            self.global = BinaryHeap::from(v);
+            match cfg.proximity {
+                Proximity::Aggregation => self.init_agg_heaps(),
+                Proximity::Random => {
+                    self.open.clear();
+                    self.open.extend(0..h as u32);
+                    self.open_pos.clear();
+                    self.open_pos.extend(0..h as u32);
+                }
+            }
+            self.run(h, cfg.proximity, rng);
+        }
+        self.finish();
+        Ok(())
+    }
+
+    /// The loop of Algorithm 1 over `h` hubs.
+    fn run(&mut self, h: usize, proximity: Proximity, rng: &mut Rng) {
+        let mut live = h;
+        while live > self.n as usize {
+            let Some(Reverse((objects, hi))) = self.global.pop() else {
+                break;
+            };
+            let i = hi as usize;
+            if self.state[i] != State::Queued || self.subtree[i] != objects {
+                continue; // a stale entry: h_i was repositioned or linked
+            }
+            let partner = match proximity {
+                Proximity::Aggregation => self.partner_in_agg(hi),
+                Proximity::Random => self.partner_random(hi, rng),
+            };
+            match partner {
+                Some(hj) => {
+                    self.link(hi, hj, proximity);
+                    live -= 1;
+                }
+                None => self.state[i] = State::Stuck,
+            }
+        }
+    }
+
+    /// One heap of candidate parents per aggregation router.
+    fn init_agg_heaps(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.agg_stamp.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+        self.hub_agg.clear();
+        let mut used = 0usize;
+        for (i, s) in self.swarms.all().iter().enumerate() {
+            let a = s.agg as usize;
+            if a >= self.agg_stamp.len() {
+                self.agg_stamp.resize(a + 1, 0);
+                self.agg_slot.resize(a + 1, 0);
+            }
+            if self.agg_stamp[a] != self.stamp {
+                self.agg_stamp[a] = self.stamp;
+                self.agg_slot[a] = used as u32;
+                if used == self.agg_heaps.len() {
+                    self.agg_heaps.push(BinaryHeap::new());
+                } else {
+                    self.agg_heaps[used].clear();
+                }
+                used += 1;
+            }
+            let slot = self.agg_slot[a];
+            self.hub_agg.push(slot);
+            self.agg_heaps[slot as usize].push(Reverse((self.subtree[i], i as u32)));
+        }
+    }
+
+    /// h_j under Rule 1: the fewest-objects hub of h_i's aggregation router,
+    /// not h_i, still talking to the front-end, with room for a child and
+    /// at least h_i's objects.
+    fn partner_in_agg(&mut self, hi: u32) -> Option<u32> {
+        let need = self.subtree[hi as usize];
+        let heap = &mut self.agg_heaps[self.hub_agg[hi as usize] as usize];
+        self.hold.clear();
+        let mut found = None;
+        while let Some(Reverse((objects, c))) = heap.pop() {
+            let ci = c as usize;
+            let valid =
+                self.state[ci] != State::Linked && self.subtree[ci] == objects && self.nchild[ci] < self.n;
+            if !valid {
+                continue; // stale or full for good: drop the entry
+            }
+            if c == hi || objects < need {
+                self.hold.push(Reverse((objects, c)));
+                continue;
+            }
+            found = Some(c); // link() pushes its new key
+            break;
+        }
+        heap.extend(self.hold.drain(..));
+        found
+    }
+
+    /// h_j for SICC-NPS: a random hub anywhere with room and at least h_i's
+    /// objects.
+    fn partner_random(&mut self, hi: u32, rng: &mut Rng) -> Option<u32> {
+        let need = self.subtree[hi as usize];
+        let p = self.open_pos[hi as usize];
+        let others = self.open.len() - usize::from(p != NONE);
+        if others == 0 {
+            return None;
+        }
+        let mut k = rng.below(others as u64) as usize;
+        if p != NONE && k >= p as usize {
+            k += 1;
+        }
+        let c = self.open[k];
+        if self.subtree[c as usize] >= need {
+            return Some(c);
+        }
+        // Only a stuck hub can hold fewer objects than h_i: rare, scan.
+        self.open
+            .iter()
+            .copied()
+            .find(|&c| c != hi && self.subtree[c as usize] >= need)
+    }
+
+    fn open_remove(&mut self, h: u32) {
+        let p = self.open_pos[h as usize];
+        if p == NONE {
+            return;
+        }
+        let last = *self.open.last().expect("h is open");
+        self.open.swap_remove(p as usize);
+        if last != h {
+            self.open_pos[last as usize] = p;
+        }
+        self.open_pos[h as usize] = NONE;
+    }
+
+    fn attach(&mut self, c: u32, p: u32) {
+        self.parent[c as usize] = p;
+        self.next_sib[c as usize] = self.first_child[p as usize];
+        self.first_child[p as usize] = c;
+        self.nchild[p as usize] += 1;
+    }
+
+    /// Unlink and return `h`'s child with the largest subtree (ties: lowest index).
+    fn detach_largest_child(&mut self, h: u32) -> u32 {
+        let (mut best, mut best_prev) = (NONE, NONE);
+        let (mut prev, mut c) = (NONE, self.first_child[h as usize]);
+        while c != NONE {
+            let better = best == NONE
+                || self.subtree[c as usize] > self.subtree[best as usize]
+                || (self.subtree[c as usize] == self.subtree[best as usize] && c < best);
+            if better {
+                best = c;
+                best_prev = prev;
+            }
+            prev = c;
+            c = self.next_sib[c as usize];
+        }
+        let after = self.next_sib[best as usize];
+        if best_prev == NONE {
+            self.first_child[h as usize] = after;
+        } else {
+            self.next_sib[best_prev as usize] = after;
+        }
+        self.nchild[h as usize] -= 1;
+        best
+    }
+
+    /// Link h_i under h_j, move h_i's largest children up while h_j has
+    /// room, add h_i's objects to h_j and reposition h_j.
+    fn link(&mut self, hi: u32, hj: u32, proximity: Proximity) {
+        let (i, j) = (hi as usize, hj as usize);
+        let total_i = self.subtree[i];
+        let before_j = self.subtree[j];
+        self.attach(hi, hj);
+        self.links.push(Link {
+            child: hi,
+            parent: hj,
+            child_objects: total_i,
+            parent_objects: before_j,
+            moved: false,
+        });
+        while self.nchild[j] < self.n && self.nchild[i] > 0 {
+            let c = self.detach_largest_child(hi);
+            self.subtree[i] -= self.subtree[c as usize];
+            self.attach(c, hj);
+            self.links.push(Link {
+                child: c,
+                parent: hj,
+                child_objects: self.subtree[c as usize],
+                parent_objects: before_j,
+                moved: true,
+            });
+        }
+        self.subtree[j] = before_j + total_i;
+        self.state[i] = State::Linked;
+        if self.state[j] == State::Queued {
+            self.global.push(Reverse((self.subtree[j], hj)));
+        }
+        match proximity {
+            Proximity::Aggregation => {
+                if self.nchild[j] < self.n {
+                    let slot = self.hub_agg[j] as usize;
+                    self.agg_heaps[slot].push(Reverse((self.subtree[j], hj)));
+                }
+            }
+            Proximity::Random => {
+                self.open_remove(hi);
+                if self.nchild[j] >= self.n {
+                    self.open_remove(hj);
+                }
+            }
+        }
+    }
+
+    /// Lay the children out (in link order), list the front-end's, and
+    /// compute depths.
+    fn finish(&mut self) {
+        let h = self.parent.len();
+        self.child_start.clear();
+        self.child_start.reserve(h + 1);
+        let mut at = 0u32;
+        for &k in &self.nchild {
+            self.child_start.push(at);
+            at += k;
+        }
+        self.child_start.push(at);
+        reset(&mut self.child_list, at as usize, NONE);
+        for p in 0..h {
+            // Head insertion listed the newest first: fill from the end.
+            let mut w = self.child_start[p + 1];
+            let mut c = self.first_child[p];
+            while c != NONE {
+                w -= 1;
+                self.child_list[w as usize] = c;
+                c = self.next_sib[c as usize];
+            }
+        }
+        self.root.clear();
+        self.root
+            .extend((0..h as u32).filter(|&i| self.parent[i as usize] == NONE));
+        reset(&mut self.depth, h, 0);
+        // Parents before children: a stack walk from the front-end's children.
+        self.hold.clear();
+        self.hold.extend(self.root.iter().map(|&r| Reverse((1, r))));
+        while let Some(Reverse((d, x))) = self.hold.pop() {
+            self.depth[x as usize] = d as u32;
+            let (a, b) = (
+                self.child_start[x as usize] as usize,
+                self.child_start[x as usize + 1] as usize,
+            );
+            for &c in &self.child_list[a..b] {
+                self.hold.push(Reverse((d + 1, c)));
+            }
+        }
+    }
+
+    /// Number of hubs (= swarms).
+    pub fn hubs(&self) -> usize {
+        self.swarms.len()
+    }
+
+    /// N as used by the last build (at least 1).
+    pub fn max_children(&self) -> u32 {
+        self.n
+    }
+
+    /// The swarms the tree is built over.
+    pub fn swarms(&self) -> &Swarms {
+        &self.swarms
+    }
+
+    /// Hub `h`'s swarm: rack, router, hub and backup servers, own objects.
+    /// Panics if `h >= hubs()`.
+    pub fn swarm(&self, h: u32) -> &Swarm {
+        self.swarms.swarm(h as usize)
+    }
+
+    /// Live members of hub `h`'s swarm. Panics if `h >= hubs()`.
+    pub fn members(&self, h: u32) -> &[Member] {
+        self.swarms.members(h as usize)
+    }
+
+    /// Where hub `h` streams. Panics if `h >= hubs()`.
+    pub fn parent(&self, h: u32) -> Parent {
+        match self.parent[h as usize] {
+            NONE => Parent::FrontEnd,
+            p => Parent::Hub(p),
+        }
+    }
+
+    /// Hubs that stream to hub `h`, in link order. Panics if `h >= hubs()`.
+    pub fn children(&self, h: u32) -> &[u32] {
+        let (a, b) = (
+            self.child_start[h as usize] as usize,
+            self.child_start[h as usize + 1] as usize,
+        );
+        &self.child_list[a..b]
+    }
+
+    /// Hubs that stream to the front-end, in rack order.
+    pub fn root_children(&self) -> &[u32] {
+        &self.root
+    }
+
+    /// Requested objects of hub `h`'s subtree (its swarm and every hub
+    /// below it): what it will forward. Panics if `h >= hubs()`.
+    pub fn subtree_objects(&self, h: u32) -> u64 {
+        self.subtree[h as usize]
+    }
+
+    /// Depth of hub `h`: 1 for the front-end's children. Panics if `h >= hubs()`.
+    pub fn depth(&self, h: u32) -> u32 {
+        self.depth[h as usize]
+    }
+
+    /// Deepest hub's depth (0 without hubs).
+    pub fn max_depth(&self) -> u32 {
+        self.depth.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The links in the order Algorithm 1 made them.
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// Hub `h`'s server failed: the backup takes over in the same place of
+    /// the tree (same parent and children), and the failed server's objects
+    /// leave the subtree counts of `h` and its ancestors (the driver fetches
+    /// them from replicas). Rule 2 still holds: the new hub holds at least
+    /// one object. Errors: no such hub, no live member left.
+    pub fn fail_hub(&mut self, h: u32) -> Result<Failover, SiccError> {
+        if h as usize >= self.hubs() {
+            return Err(SiccError::NoSuchHub { hub: h });
+        }
+        let f = self.swarms.fail_hub(h as usize)?;
+        let lost = f.lost_objects as u64;
+        let mut x = h;
+        while x != NONE {
+            self.subtree[x as usize] -= lost;
+            x = self.parent[x as usize];
+        }
+        Ok(f)
+    }
+}
