@@ -1,8 +1,9 @@
-//! `cargo run --release -p xco-bench --example scale [K] [SIM_MS]`: build a
+//! `cargo run --release -p xco-bench --example scale [K] [SIM_MS] [on|off]`: build a
 //! k-ary fat-tree with one bulk TCP flow per host (workload (b), the random
 //! permutation) and run `SIM_MS` of simulated time (default k = 84, 148,176
 //! hosts, 1 ms), printing the peak memory after each phase (the kernel's
-//! VmHWM of this process) and the routing state's bytes.
+//! VmHWM of this process) and the routing state's bytes. `on`/`off` forces
+//! the run loop's prefetching (default: the simulator's choice for the size).
 //!
 //! The figures in docs/speed.md's "Memory at scale" come from this program.
 use std::time::Instant;
@@ -42,6 +43,12 @@ fn main() {
         gib(peak_rss_bytes())
     );
     let mut b = build(&text, None).unwrap_or_else(|e| panic!("{e}"));
+    match args.get(2).map(String::as_str) {
+        Some("on") => b.sim.prefetch = true,
+        Some("off") => b.sim.prefetch = false,
+        _ => {}
+    }
+    println!("prefetching: {}", if b.sim.prefetch { "on" } else { "off" });
     drop(text);
     let built = t0.elapsed().as_secs_f64();
     println!("built in {built:.1} s, peak {}", gib(peak_rss_bytes()));

@@ -92,6 +92,10 @@ pub struct Sim {
     pub timeseries: Timeseries,
     /// Watched every [`CHECK_EVERY`] events: a stop request, published progress.
     pub control: Option<Arc<RunControl>>,
+    /// Warm the caches for the packet arrivals ahead ([`crate::net::prefetch`]);
+    /// on by default for networks larger than the caches. Results are the
+    /// same either way.
+    pub prefetch: bool,
     note_scratch: Vec<AppNote>,
 }
 
@@ -115,6 +119,7 @@ impl Sim {
             .max()
             .unwrap_or(1_000_000);
         let n_nodes = net.nodes.len();
+        let prefetch = net.prefetch_pays();
         Sim {
             core: Core {
                 now: Time::ZERO,
@@ -136,6 +141,7 @@ impl Sim {
             port_sampling: PortSampling::None,
             timeseries: Timeseries::new(u64::MAX),
             control: None,
+            prefetch,
             note_scratch: Vec::new(),
         }
     }
@@ -180,35 +186,12 @@ impl Sim {
             ));
         }
         let stop_at = self.stop_at.unwrap_or(Time::NEVER);
-        let mut stop_reason = "no_events";
-        let mut events = 0u64;
-        loop {
-            if events & (CHECK_EVERY - 1) == 0 && self.control.is_some() && self.poll_control(events) {
-                stop_reason = "interrupted";
-                break;
-            }
-            match self.core.ev.peek_time() {
-                None => break,
-                Some(t) if t > stop_at => {
-                    self.core.now = stop_at;
-                    stop_reason = "duration";
-                    break;
-                }
-                _ => {}
-            }
-            let (t, ev) = self.core.ev.pop().expect("peeked");
-            self.core.now = t;
-            events += 1;
-            let mut check_done = matches!(ev, Event::App { .. });
-            self.dispatch(ev)?;
-            if !self.core.notes.is_empty() {
-                check_done |= self.deliver_notes()?;
-            }
-            if check_done && !endless && self.apps_done() {
-                stop_reason = "apps_done";
-                break;
-            }
-        }
+        // one loop per choice, so a small network pays nothing for prefetching
+        let (events, stop_reason) = if self.prefetch {
+            self.run_events::<true>(stop_at, endless)?
+        } else {
+            self.run_events::<false>(stop_at, endless)?
+        };
         self.poll_control(events);
         Ok(RunStats {
             end: self.core.now,
@@ -216,6 +199,44 @@ impl Sim {
             data_packet_hops: self.core.net.data_packet_hops,
             stop_reason,
         })
+    }
+
+    /// The event loop of [`Sim::run`]: events handled and why it stopped.
+    /// `PREFETCH` warms the caches for the arrivals ahead ([`crate::net::prefetch`]).
+    #[inline(always)]
+    fn run_events<const PREFETCH: bool>(
+        &mut self,
+        stop_at: Time,
+        endless: bool,
+    ) -> Result<(u64, &'static str), SimError> {
+        let mut events = 0u64;
+        loop {
+            if events & (CHECK_EVERY - 1) == 0 && self.control.is_some() && self.poll_control(events) {
+                return Ok((events, "interrupted"));
+            }
+            match self.core.ev.peek_time() {
+                None => return Ok((events, "no_events")),
+                Some(t) if t > stop_at => {
+                    self.core.now = stop_at;
+                    return Ok((events, "duration"));
+                }
+                _ => {}
+            }
+            let (t, ev) = self.core.ev.pop().expect("peeked");
+            self.core.now = t;
+            events += 1;
+            if PREFETCH {
+                self.core.net.prefetch_ahead(&self.core.ev);
+            }
+            let mut check_done = matches!(ev, Event::App { .. });
+            self.dispatch(ev)?;
+            if !self.core.notes.is_empty() {
+                check_done |= self.deliver_notes()?;
+            }
+            if check_done && !endless && self.apps_done() {
+                return Ok((events, "apps_done"));
+            }
+        }
     }
 
     /// Publish progress to the control (if any); true if it asks to stop.

@@ -539,16 +539,39 @@ fn fat_tree_sim(k: usize) -> Sim {
 
 #[test]
 fn a_fabric_past_the_pair_budget_counts_port_totals_not_each_input() {
-    // k = 24: 720 switches of 24 ports, 414,720 (port, input) pairs: counted
-    let net = &fat_tree_sim(24).core.net;
+    // k = 16: 320 switches of 16 ports, 81,920 (port, input) pairs: counted
+    let net = &fat_tree_sim(16).core.net;
     let edge_up = port(net, "e0_0", "g0_0");
     assert_eq!(
         net.input_stats(edge_up).len(),
-        24,
-        "one row per input of a 24-port switch"
+        16,
+        "one row per input of a 16-port switch"
     );
-    // k = 32: 1,310,720 pairs > MAX_COUNTED_PAIRS: one row of totals per port
-    let net = &fat_tree_sim(32).core.net;
+    // k = 20: 500 switches of 20 ports, 200,000 pairs > MAX_COUNTED_PAIRS:
+    // one row of totals per port
+    let net = &fat_tree_sim(20).core.net;
     let edge_up = port(net, "e0_0", "g0_0");
     assert_eq!(net.input_stats(edge_up).len(), 1, "the port's totals only");
+}
+
+#[test]
+fn prefetching_changes_no_result_and_is_on_only_for_a_large_fabric() {
+    // a k = 16 fat-tree (6,144 ports) prefetches by default, a k = 4 one not
+    assert!(!fat_tree_sim(4).prefetch);
+    let text = xco_sim::bench::fattree_scenario(16, 0.2, 1);
+    let mut outs = Vec::new();
+    for prefetch in [true, false] {
+        let mut b = build(&text, None).unwrap();
+        assert!(b.sim.prefetch, "on by default at k = 16");
+        b.sim.prefetch = prefetch;
+        let st = b.sim.run().unwrap();
+        assert!(
+            st.data_packet_hops > 100_000,
+            "the fabric is busy: {}",
+            st.data_packet_hops
+        );
+        let o = xco_sim::output::tables::collect(&mut b.sim, st, &b.record, None);
+        outs.push((o.flows_csv, o.ports_csv, o.meta_json));
+    }
+    assert!(outs[0] == outs[1], "prefetching changed a result");
 }

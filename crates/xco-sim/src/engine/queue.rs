@@ -252,6 +252,13 @@ impl EventQueue {
         }
     }
 
+    /// The event `d` places after the next one to pop, if the bucket being
+    /// popped holds it (for warming caches ahead: `net::prefetch`).
+    #[inline(always)]
+    pub fn ahead(&self, d: usize) -> Option<Event> {
+        self.run.get(self.head + d).map(|e| e.event())
+    }
+
     /// The next occupied bucket after `cur` (absolute index), if the wheel has any.
     fn next_occupied(&self) -> Option<u64> {
         let n = self.n();

@@ -26,6 +26,7 @@ pub mod onoff;
 pub mod packet;
 pub mod pdn;
 pub mod port;
+pub mod prefetch;
 pub mod qdisc;
 pub mod red;
 pub mod routing;
@@ -55,11 +56,13 @@ pub const MAX_COUNTED_INPUTS: usize = 128;
 /// The most (switch port, input) pairs a network counts one by one. The
 /// pairs grow with the sum of the switches' squared port counts: a k = 84
 /// fat-tree has 62 million (3.5 GB of counters and a port_inputs.csv of
-/// as many rows). A network with more counts every port's totals only, as
-/// a switch of more than [`MAX_COUNTED_INPUTS`] ports does; 1,000,000 pairs
-/// (about 56 MB) keep every fat-tree up to k = 24 and every reproduction
-/// counted per input.
-pub const MAX_COUNTED_PAIRS: usize = 1_000_000;
+/// as many rows), a k = 24 one 414,720, whose counters, read at random on
+/// every hop, cost 16 % of that fabric's run time (measured: docs/speed.md).
+/// A network with more counts every port's totals only, as a switch of
+/// more than [`MAX_COUNTED_INPUTS`] ports does; 100,000 pairs keep every
+/// fat-tree up to k = 16 (81,920 pairs) and every reproduction counted per
+/// input.
+pub const MAX_COUNTED_PAIRS: usize = 100_000;
 
 /// The first of the ports' timing-noise streams of the run's seed (port `p` draws from `JITTER_STREAM + p`).
 const JITTER_STREAM: u64 = 0x7117_0000_0000;
