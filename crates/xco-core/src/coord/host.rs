@@ -390,6 +390,7 @@ mod tests {
                 giveback_hysteresis: Some(Dur::from_us(100)),
                 fail_open_after: Dur::from_ms(10),
                 report_interval: Dur::from_ms(1),
+                rate_burst: crate::coord::RateBurst::PACER,
             },
             limit,
             Time::ZERO,

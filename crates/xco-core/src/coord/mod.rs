@@ -15,10 +15,12 @@
 //! A directive takes effect at its start, which it carries as a delay after
 //! its receipt ([`start`]): until then it is pending.
 
+pub mod bucket;
 pub mod host;
 pub mod settings;
 pub mod start;
 
+pub use bucket::RateBurst;
 pub use host::{Bypass, CoordStats, Egress, HostCoordinator, Offer, Pumped};
 pub use settings::{SettingError, Settings, SettingsSpec};
 pub use start::{start_at, Pending};
@@ -35,6 +37,8 @@ pub struct CoordConfig {
     pub fail_open_after: Dur,
     /// Period of backlog/feedback reports.
     pub report_interval: Dur,
+    /// Depth of each rate-limited destination's token bucket ([`bucket`]).
+    pub rate_burst: RateBurst,
 }
 
 /// Whether a host may send coordinated traffic now.
@@ -68,7 +72,8 @@ pub struct DestState {
     pub held_bytes: u64,
     /// Rate-limit form: this destination's rate.
     pub rate_bps: Option<u64>,
-    /// Rate-limit form: earliest time the next packet may leave.
+    /// Rate-limit form: earliest time the next packet may leave (its token
+    /// bucket's tokens reach zero then; [`bucket::charge`]).
     pub next_send: Time,
     /// Failed open: when traffic for this destination last passed unheld.
     pub last_passed: Option<Time>,
@@ -282,7 +287,8 @@ impl Coordinator {
             }
             Gate::Rated => {
                 let r = q.rate_bps.unwrap_or(1).max(1);
-                q.next_send = q.next_send.max(now) + Dur::serialization(wire_bytes, r);
+                let burst = self.cfg.rate_burst.bytes(r);
+                q.next_send = bucket::charge(q.next_send, now, burst, r, wire_bytes);
             }
             _ => {}
         }
@@ -470,6 +476,7 @@ mod tests {
                 giveback_hysteresis: Some(Dur::from_us(100)),
                 fail_open_after: Dur::from_ms(10),
                 report_interval: Dur::from_ms(1),
+                rate_burst: RateBurst::PACER,
             },
             Time::ZERO,
         );
@@ -698,6 +705,34 @@ mod tests {
         assert_eq!(
             c.may_release(Time::ZERO, q, Time::ZERO),
             Release::At(Time::ZERO + Dur::from_ms(1))
+        );
+    }
+
+    #[test]
+    fn a_rate_directive_with_a_burst_lets_the_bucket_go_back_to_back() {
+        let mut c = coord();
+        c.cfg.rate_burst = RateBurst::Bytes(2500);
+        let q = c.dest_index(4);
+        for _ in 0..4 {
+            c.hold(Time::ZERO, q, 1250);
+        }
+        let t = Time::ZERO + Dur::from_ms(10); // idle long enough to fill the bucket
+        c.apply(
+            t,
+            1,
+            &DirectiveKind::Rates {
+                rates: vec![(4, 10_000_000)],
+            },
+        );
+        // 2500 B of tokens: three 1250-B packets at once (the third on credit)
+        for _ in 0..3 {
+            assert_eq!(c.may_release(t, q, t), Release::Now);
+            c.released(t, q, 1250, 1250);
+        }
+        assert_eq!(
+            c.may_release(t, q, t),
+            Release::At(t + Dur::from_ms(1)),
+            "tokens at -1250 B: 1 ms to zero"
         );
     }
 }

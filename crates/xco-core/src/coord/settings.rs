@@ -16,6 +16,12 @@
 //! | `feedback_timeout_ms` | ms | 1000 | the controller forgets a host silent this long |
 //! | `capacity_headroom` | fraction | 0 | share of every link the scheduler keeps for uncoordinated traffic, 0 to 0.5 (not with `timeslice`) |
 //! | `directive_lead_us` | µs | 500, at most 3/4 of a slice | the controller decides each slot this long before its boundary and directives carry their start, so a host's gate opens at the boundary (plus one one-way delay) instead of a timer, a decision and a trip later; 0 to 3/4 of a slice; 0 = apply on receipt (`coord::start`) |
+//! | `rate_burst_bytes` | B | tc's default for each rate | rate-limit form: depth of each destination's token bucket, as an HTB class's `burst` (`coord::bucket`); 0 = an ideal pacer (never two packets back to back); unset = what tc gives an HTB class with no `burst`, `rate / rate_burst_hz + 1600` (rate in bytes/s); at most 1 GB |
+//! | `rate_burst_hz` | Hz | 10^9 | the kernel clock tc's `get_hz()` reads from `/proc/net/psched` when it derives that default: 10^9 on a kernel with high-resolution timers (Linux 2.6.24 on), its HZ (100 to 1000) without them or before; 1 to 10^9; only when `rate_burst_bytes` is unset |
+//!
+//! The rate-limit form's bucket is the XCo paper's HTB (docs/xco-incast-order.md
+//! gives the source lines); the hybrid form's pacing inside a slice stays an
+//! ideal pacer (the paper never built that form).
 //!
 //! The default lead covers the controller's trip to a host as measured on
 //! the namespace testbed (docs/slices-on-time.md): timer lateness, the
@@ -25,6 +31,7 @@
 //! these fields (with their docs) to the driver's own, so a name exists once;
 //! [`Settings::resolve`] checks and completes them with errors that name the key.
 
+use super::bucket::{RateBurst, HIGH_RES_HZ};
 use super::{Bypass, CoordConfig};
 use crate::sched::{Mode, SchedConfig};
 use crate::time::Dur;
@@ -56,6 +63,10 @@ pub struct SettingsSpec {
     pub capacity_headroom: Option<f64>,
     /// `directive_lead_us`.
     pub directive_lead_us: Option<f64>,
+    /// `rate_burst_bytes`.
+    pub rate_burst_bytes: Option<u64>,
+    /// `rate_burst_hz`.
+    pub rate_burst_hz: Option<u64>,
 }
 
 /// A setting that is out of its bounds or does not fit the others.
@@ -90,6 +101,8 @@ pub struct Settings {
     pub capacity_headroom: f64,
     /// The controller decides each slot this long before its boundary.
     pub directive_lead: Dur,
+    /// Depth of each rate-limited destination's token bucket.
+    pub rate_burst: RateBurst,
 }
 
 /// Default `directive_lead_us` (capped at 3/4 of a slice).
@@ -97,6 +110,9 @@ pub const DEFAULT_LEAD_US: f64 = 500.0;
 
 /// Longest slice, feedback timeout, fail-open or report period: one hour.
 const MAX_MS: f64 = 3_600_000.0;
+
+/// Deepest rate-limit token bucket, bytes (1 GB).
+const MAX_BURST_BYTES: u64 = 1_000_000_000;
 
 fn in_range(key: &'static str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<f64, SettingError> {
     if v.is_finite() && (lo..=hi).contains(&v) {
@@ -204,6 +220,34 @@ impl Settings {
             max_lead_us,
             "µs (3/4 of a slice: a slot is decided after the one before it started)",
         )?;
+        let rate_burst = match (s.rate_burst_bytes, s.rate_burst_hz) {
+            (Some(_), Some(_)) => {
+                return Err(SettingError {
+                    key: "rate_burst_hz",
+                    problem: "applies only when rate_burst_bytes is unset (it derives tc's default burst)"
+                        .into(),
+                })
+            }
+            (Some(b), None) if b > MAX_BURST_BYTES => {
+                return Err(SettingError {
+                    key: "rate_burst_bytes",
+                    problem: format!("{b} is outside 0 to {MAX_BURST_BYTES} B"),
+                })
+            }
+            (Some(b), None) => RateBurst::Bytes(b),
+            (None, hz) => {
+                let hz = hz.unwrap_or(HIGH_RES_HZ);
+                if !(1..=HIGH_RES_HZ).contains(&hz) {
+                    return Err(SettingError {
+                        key: "rate_burst_hz",
+                        problem: format!(
+                            "{hz} is outside 1 to {HIGH_RES_HZ} Hz (a kernel's HZ, or 10^9 with high-resolution timers)"
+                        ),
+                    });
+                }
+                RateBurst::Tc { hz }
+            }
+        };
         Ok(Settings {
             mode,
             slice: ms(slice_ms),
@@ -218,6 +262,7 @@ impl Settings {
             feedback_timeout: ms(feedback_ms),
             capacity_headroom,
             directive_lead: us(lead_us),
+            rate_burst,
         })
     }
 
@@ -227,6 +272,7 @@ impl Settings {
             giveback_hysteresis: self.giveback_hysteresis,
             fail_open_after: self.fail_open_after,
             report_interval: self.report_interval,
+            rate_burst: self.rate_burst,
         }
     }
 
@@ -278,6 +324,10 @@ macro_rules! xco_settings_table {
             pub capacity_headroom: Option<f64>,
             /// Decide each slot this long before its boundary, µs (default 500, at most 3/4 of a slice; 0: apply on receipt).
             pub directive_lead_us: Option<f64>,
+            /// Rate-limit form: token bucket depth per destination, B (default: tc's HTB default for each rate; 0: an ideal pacer).
+            pub rate_burst_bytes: Option<u64>,
+            /// The kernel clock tc's default burst is derived with, Hz (default 10^9: high-resolution timers).
+            pub rate_burst_hz: Option<u64>,
         }
 
         impl $name {
@@ -296,6 +346,8 @@ macro_rules! xco_settings_table {
                     feedback_timeout_ms: self.feedback_timeout_ms,
                     capacity_headroom: self.capacity_headroom,
                     directive_lead_us: self.directive_lead_us,
+                    rate_burst_bytes: self.rate_burst_bytes,
+                    rate_burst_hz: self.rate_burst_hz,
                 }
             }
         }
@@ -325,6 +377,8 @@ mod tests {
         assert_eq!(s.feedback_timeout, Dur::from_ms(1000));
         assert_eq!(s.directive_lead, Dur::from_us(500));
         assert_eq!(s.sched_config().lead, Dur::from_us(500));
+        assert_eq!(s.rate_burst, RateBurst::Tc { hz: HIGH_RES_HZ });
+        assert_eq!(s.coord_config().rate_burst, s.rate_burst);
         let short = Settings::resolve(&SettingsSpec {
             slice_ms: Some(0.5),
             ..Default::default()
@@ -417,5 +471,53 @@ mod tests {
             .key,
             "giveback_hysteresis_us"
         );
+        assert_eq!(
+            bad(SettingsSpec {
+                rate_burst_bytes: Some(0),
+                rate_burst_hz: Some(250),
+                ..Default::default()
+            })
+            .key,
+            "rate_burst_hz",
+            "a clock only derives the default burst"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                rate_burst_hz: Some(0),
+                ..Default::default()
+            })
+            .key,
+            "rate_burst_hz"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                rate_burst_bytes: Some(2_000_000_000),
+                ..Default::default()
+            })
+            .key,
+            "rate_burst_bytes"
+        );
+    }
+
+    #[test]
+    fn rate_burst_is_tcs_default_unless_given() {
+        let with = |b: Option<u64>, hz: Option<u64>| {
+            Settings::resolve(&SettingsSpec {
+                rate_burst_bytes: b,
+                rate_burst_hz: hz,
+                ..Default::default()
+            })
+            .unwrap()
+            .coord_config()
+            .rate_burst
+        };
+        assert_eq!(with(Some(0), None), RateBurst::PACER);
+        assert_eq!(with(Some(9038), None).bytes(1_000_000), 9038);
+        // the same function the coordinator charges with, for both drivers
+        assert_eq!(
+            with(None, None).bytes(62_500_000),
+            super::super::bucket::tc_default_burst_bytes(62_500_000, 1_000_000_000)
+        );
+        assert_eq!(with(None, Some(250)).bytes(200_000_000), 101_600);
     }
 }

@@ -122,6 +122,7 @@ mod tests {
             giveback_hysteresis: None,
             fail_open_after: Dur::from_ms(1000),
             report_interval: Dur::from_ms(1000),
+            rate_burst: xco_core::coord::RateBurst::PACER,
         };
         let mut core = HostCoordinator::new(cfg, u64::MAX, Time::ZERO);
         core.start(Time::ZERO);
