@@ -304,10 +304,11 @@ fn stripe_lost(sim: &xco_sim::sim::Sim) -> u64 {
 
 #[test]
 fn rate_limited_incast_loses_only_when_n_exceeds_the_switch_buffer_in_frames() {
-    // docs/xco-incast-order.md: rate limiting paces each server to 1/N of
+    // docs/xco-incast-order.md: rate limiting holds each server to 1/N of
     // the link, so the port toward the client never fills from rates; what
     // it cannot stop is the first frame of every server's part arriving at
-    // once when a block's requests go out together. A 128 KB port holds 14
+    // once when a block's requests go out together (HTB's default bucket,
+    // 1,600 B, is less than a frame: one frame each). A 128 KB port holds 14
     // jumbo frames (9,038 B), a 64 KB one 7: with N = 8 servers the first
     // loses nothing and the second loses frames, while timeslices (one
     // sender at a time) lose nothing with either.
@@ -322,6 +323,72 @@ fn rate_limited_incast_loses_only_when_n_exceeds_the_switch_buffer_in_frames() {
     assert!(stripe_lost(&rl(8, "64KB")) > 0, "8 frames do not fit in 7");
     let ts = run(&stripe_scenario(8, "[xco]\ncontroller = \"h9\"\nslice_ms = 2").replace("128KB", "64KB"));
     assert_eq!(stripe_lost(&ts), 0);
+}
+
+#[test]
+fn the_simulators_rate_limiter_gets_the_burst_tc_gives_an_htb_class() {
+    use xco_core::coord::bucket::{tc_default_burst_bytes, HIGH_RES_HZ};
+    use xco_core::coord::{RateBurst, Settings, SettingsSpec};
+    let burst_of = |keys: &str| {
+        let xco = format!("[xco]\ncontroller = \"h9\"\nmode = \"ratelimit\"\n{keys}");
+        let built = xco_sim::scenario::build(&stripe_scenario(8, &xco), None).unwrap();
+        let x = built.sim.core.xco.as_ref().unwrap();
+        let coord = x.coords.iter().flatten().next().expect("a coordinated host");
+        (x.cfg.settings.rate_burst, coord.core.state.cfg.rate_burst)
+    };
+    // the default: the daemons' [control] without the keys resolves to the
+    // same (one Settings::resolve for both), and each rate's depth is tc's
+    let (settings, coord) = burst_of("");
+    assert_eq!(settings, coord, "the coordinators run with the resolved setting");
+    assert_eq!(
+        coord,
+        Settings::resolve(&SettingsSpec::default()).unwrap().rate_burst
+    );
+    assert_eq!(coord, RateBurst::Tc { hz: HIGH_RES_HZ });
+    for rate in [62_500_000, 125_000_000, 500_000_000, 1_000_000_000] {
+        assert_eq!(coord.bytes(rate), tc_default_burst_bytes(rate, HIGH_RES_HZ));
+        assert_eq!(
+            coord.bytes(rate),
+            1600,
+            "rate / 10^9 is under a byte at these rates"
+        );
+    }
+    assert_eq!(burst_of("rate_burst_bytes = 0").1, RateBurst::PACER);
+    assert_eq!(burst_of("rate_burst_hz = 250").1, RateBurst::Tc { hz: 250 });
+    let e = xco_sim::scenario::build(
+        &stripe_scenario(
+            8,
+            "[xco]\ncontroller = \"h9\"\nrate_burst_bytes = 0\nrate_burst_hz = 250",
+        ),
+        None,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.field, "xco.rate_burst_hz", "{e}");
+}
+
+#[test]
+fn rate_limited_striped_reads_lose_frames_once_the_bucket_holds_more_than_one() {
+    // docs/xco-incast-order.md: the order of the incast figure depends on
+    // whether a server's bucket lets a second jumbo frame follow the first
+    // at a block's start. tc's default on a high-resolution-timer kernel
+    // (1,600 B) does not, nor does the ideal pacer: N = 8 loses nothing. A
+    // bucket of one frame (9,038 B) does, and so does tc's default on a
+    // kernel whose get_hz() is HZ = 1000 (rate / 1000 + 1,600 B).
+    let rl = |n: usize, keys: &str| {
+        let xco = format!(
+            "[xco]\ncontroller = \"h{}\"\nmode = \"ratelimit\"\nslice_ms = 2\n{keys}",
+            n + 1
+        );
+        stripe_lost(&run(&stripe_scenario(n, &xco)))
+    };
+    assert_eq!(rl(8, ""), 0, "tc's default, high-resolution timers");
+    assert_eq!(rl(8, "rate_burst_bytes = 0"), 0, "the ideal pacer");
+    assert!(
+        rl(8, "rate_burst_bytes = 9038") > 0,
+        "a second frame per server overflows"
+    );
+    assert!(rl(4, "rate_burst_hz = 1000") > 0, "a jiffy's tokens at HZ = 1000");
 }
 
 #[test]
