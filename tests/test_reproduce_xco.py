@@ -19,7 +19,7 @@ UDP = [
 COLUMNS = {
     "xco-udp-1g": UDP,
     "xco-udp-10g": UDP,
-    "xco-incast": ["series", "servers", "throughput_mbps"],
+    "xco-incast": ["series", "servers", "throughput_mbps", "client_port_drops", "timeouts"],
     "xco-shorttcp": ["series", "parallel", "long_mbps", "short_mbps", "total_mbps"],
     "xco-ping": ["series", "t_s", "rtt_us"],
     "xco-migration": ["series", "competitors", "completion_s", "completed", "useful_util"],

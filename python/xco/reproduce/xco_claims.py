@@ -114,6 +114,14 @@ def udp_tcp(df: pd.DataFrame, cap_mbps: float, senders: int) -> str:
     return text([c1, c2, c3, c4])
 
 
+def _first_loss(df: pd.DataFrame, series: str) -> str:
+    """Where ``series`` first lost packets at the client's port: "at N = 13", in words."""
+    if "client_port_drops" not in df.columns or series not in set(df["series"]):
+        return "at an N not measured here"
+    lossy = [int(n) for n, v in _at(df, series, "servers", "client_port_drops").items() if v > 0]
+    return f"at N = {min(lossy)}" if lossy else "at no N of this run"
+
+
 def incast(df: pd.DataFrame) -> str:
     """xco-incast: striped block reads from N servers."""
     none = _at(df, "none", "servers", "throughput_mbps")
@@ -150,10 +158,12 @@ def incast(df: pd.DataFrame) -> str:
         " largest N only",
         "one server sends at a time, so the client's port never overflows at any N"
         if v2 == HOLDS
-        else f"rate limits read faster at N = {', '.join(map(str, lost))}: our rate limiter paces"
-        " perfectly and"
-        " loses nothing until N first frames of a block exceed the 14-frame port, while timeslices pay a"
-        " 200 us give-back hysteresis per server part (docs/xco-incast-order.md)",
+        else f"rate limits read faster at N = {', '.join(map(str, lost))}: the rate limiter is HTB's token"
+        " bucket with tc's default burst (1,600 B with high-resolution timers), less than one 9-KB frame,"
+        " so at a block's start each server sends one frame, as an ideal pacer does, and the client's"
+        f" 14-frame port first loses {_first_loss(df, 'ratelimit')} (ideal pacer:"
+        f" {_first_loss(df, 'ratelimit-pacer')}); timeslices lose no packet but pay a 200 us give-back"
+        " hysteresis per server part (docs/xco-incast-order.md)",
     )
 
     helps = rl[nmax] > none[nmax]
@@ -165,8 +175,9 @@ def incast(df: pd.DataFrame) -> str:
         f" {ts[nmax]:.1f} Mbit/s",
         v3,
         f"at N = {nmax}: no coordination < rate limits < timeslices; partly: one of the two",
-        "at the largest N the synchronised first frames of the rate-limited servers overflow the port"
-        " (docs/xco-incast-order.md), which timeslices avoid"
+        "at the largest N the rate-limited servers' first frames of a block (one jumbo frame each, and"
+        " HTB's 1,600 B of credit) overflow the client's port (docs/xco-incast-order.md), which"
+        " timeslices avoid"
         if v3 == HOLDS
         else "the order at the largest N differs from the paper's: see the figures",
     )

@@ -208,6 +208,11 @@ for _rid, _title, _senders, _dsts, _bottleneck, _cap, _ks in (
 # iSCSI incast
 
 INCAST_TOTAL = ("32MB", "1GB")
+# the rate limiter as it was before the token bucket: an ideal pacer
+# (rate_burst_bytes = 0); "ratelimit" has the default, tc's HTB burst
+# (docs/xco-incast-order.md)
+INCAST_PACER = {"mode": "ratelimit", "rate_burst_bytes": 0}
+SERIES_NAMES.setdefault("ratelimit-pacer", "XCo rate limits, ideal pacer")
 
 
 def _incast_build(base: dict, n: int, full: bool) -> dict:
@@ -220,7 +225,17 @@ def _incast_build(base: dict, n: int, full: bool) -> dict:
 
 
 def _incast_measure(raw: dict, scn: dict, n: int) -> list[dict]:
-    return [{"throughput_mbps": app_metrics(raw)["goodput_mbps"]}]
+    ports = table(raw, "ports")
+    client = ports[(ports["from"] == "s0") & (ports["to"] == "h0")]
+    flows = table(raw, "flows")
+    return [
+        {
+            "throughput_mbps": app_metrics(raw)["goodput_mbps"],
+            # the losses that cost the read its RTOs: the client's switch port, the servers' responses
+            "client_port_drops": int(client["dropped_packets"].iloc[0]),
+            "timeouts": int(flows[flows["role"] == "response"]["timeouts"].sum()),
+        }
+    ]
 
 
 def _incast_draw(df: pd.DataFrame, opts: Options):
@@ -248,15 +263,21 @@ _experiment(
         series={
             "none": NONE,
             "ratelimit": RATELIMIT,
+            "ratelimit-pacer": INCAST_PACER,
             "timeslice-2ms": {"mode": "timeslice", "slice_ms": 2},
             "timeslice-10ms": {"mode": "timeslice", "slice_ms": 10},
         },
         build=_incast_build,
         measure=_incast_measure,
-        columns=["series", "servers", "throughput_mbps"],
+        columns=["series", "servers", "throughput_mbps", "client_port_drops", "timeouts"],
         draw=_incast_draw,
-        summarize=lambda df, opts: (
-            pivot_text(df, "servers", "throughput_mbps", names=True) + "\n\n" + claims.incast(df)
+        summarize=lambda df, opts: "\n\n".join(
+            [
+                pivot_text(df, "servers", "throughput_mbps", names=True),
+                pivot_text(df, "servers", "client_port_drops", fmt="{:.0f}", names=True),
+                pivot_text(df, "servers", "timeouts", fmt="{:.0f}", names=True),
+                claims.incast(df),
+            ]
         ),
         modes=f"quick reads {INCAST_TOTAL[0]} at N = 1, 2, 4, 8, 12, 16; --full reads {INCAST_TOTAL[1]} at"
         " N = 1..16; throughput is over the whole read, its start included",
@@ -265,7 +286,8 @@ _experiment(
 register(
     Reproduction(
         id="xco-incast",
-        title="iSCSI-style striped reads from N servers: none / ratelimit / timeslice 2 ms, 10 ms",
+        title="iSCSI-style striped reads from N servers: none / ratelimit (HTB burst, ideal pacer) /"
+        " timeslice 2 ms, 10 ms",
         source="xco.md",
         run=EXPERIMENTS["xco-incast"].run,
     )
