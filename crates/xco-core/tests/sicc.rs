@@ -15,6 +15,34 @@ use xco_core::sicc::{
 };
 use xco_core::Rng;
 
+/// Counts heap allocations made by the current thread (tests run in parallel).
+struct CountingAlloc;
+
+thread_local! {
+    static ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.with(|c| c.set(c.get() + 1));
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+fn allocations() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
+
 const G: u64 = 1_000_000_000;
 const M: u64 = 1_000_000;
 
@@ -183,6 +211,35 @@ fn algorithm1_rules_hold_on_random_catalogues() {
         deep > 20,
         "the random catalogues must exercise multi-level trees ({deep})"
     );
+}
+
+#[test]
+fn a_warm_builder_does_not_allocate() {
+    let dc = Dc {
+        per_rack: 60,
+        racks: 200,
+        racks_per_agg: 20,
+    };
+    let mut rng = Rng::new(41);
+    let sets: Vec<_> = (0..4)
+        .map(|_| random_targets(&mut rng, dc, 5000, 10, false))
+        .collect();
+    for proximity in [Proximity::Aggregation, Proximity::Random] {
+        let cfg = TreeConfig {
+            max_children: 5,
+            proximity,
+        };
+        let mut tree = AggTree::new();
+        for s in &sets {
+            tree.build(s, &cfg, &mut rng).unwrap();
+        }
+        let before = allocations();
+        for s in sets.iter().rev() {
+            tree.build(s, &cfg, &mut rng).unwrap();
+        }
+        assert_eq!(allocations() - before, 0, "{proximity:?}: rebuilding allocated");
+        assert!(tree.max_depth() >= 2);
+    }
 }
 
 #[test]

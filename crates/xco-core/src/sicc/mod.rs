@@ -108,6 +108,12 @@ pub enum SiccError {
         /// The hub index in the tree.
         hub: u32,
     },
+    /// A request of 2^40 requested objects or more (the tree's queues
+    /// pack a count into 40 bits).
+    TooManyObjects {
+        /// The request's objects.
+        objects: u64,
+    },
     /// An index beyond the structure it names.
     NoSuchHub {
         /// The index.
@@ -133,6 +139,9 @@ impl fmt::Display for SiccError {
             }
             SiccError::NoBackup { hub } => {
                 write!(f, "hub {hub} failed and its swarm has no live server left")
+            }
+            SiccError::TooManyObjects { objects } => {
+                write!(f, "{objects} requested objects: at most 2^40 - 1 per request")
             }
             SiccError::NoSuchHub { hub } => write!(f, "no hub {hub}"),
         }

@@ -125,7 +125,21 @@ enum State {
     Linked,
 }
 
-type Key = Reverse<(u64, u32)>;
+/// A queue entry: subtree objects above, hub index in the low 24 bits
+/// (one integer compares faster than a pair), smallest first.
+type Key = Reverse<u64>;
+
+/// Objects of a request must stay below this for [`key`].
+const MAX_OBJECTS: u64 = 1 << 40;
+
+fn key(objects: u64, h: u32) -> Key {
+    debug_assert!(objects < MAX_OBJECTS && h < super::MAX_ID);
+    Reverse(objects << 24 | h as u64)
+}
+
+fn unkey(k: Key) -> (u64, u32) {
+    (k.0 >> 24, (k.0 & 0xFF_FFFF) as u32)
+}
 
 /// The aggregation tree of one request: swarms, hubs, and who streams to whom.
 #[derive(Clone, Debug, Default)]
@@ -151,6 +165,8 @@ pub struct AggTree {
     agg_heaps: Vec<BinaryHeap<Key>>,
     hub_agg: Vec<u32>,
     hold: Vec<Key>,
+    kids: Vec<u32>,
+    moving: Vec<u32>,
     open: Vec<u32>,
     open_pos: Vec<u32>,
 }
@@ -171,6 +187,10 @@ impl AggTree {
     /// [`Swarms::build`].
     pub fn build(&mut self, targets: &[Target], cfg: &TreeConfig, rng: &mut Rng) -> Result<(), SiccError> {
         self.swarms.build(targets)?;
+        let total: u64 = self.swarms.all().iter().map(|s| s.objects).sum();
+        if total >= MAX_OBJECTS {
+            return Err(SiccError::TooManyObjects { objects: total });
+        }
         let h = self.swarms.len();
         let n = cfg.max_children.max(1);
         self.n = n;
@@ -185,7 +205,7 @@ impl AggTree {
         if h > n as usize {
             let mut v = std::mem::take(&mut self.global).into_vec();
             v.clear();
-            v.extend((0..h).map(|i| Reverse((self.subtree[i], i as u32))));
+            v.extend((0..h).map(|i| key(self.subtree[i], i as u32)));
             self.global = BinaryHeap::from(v);
             match cfg.proximity {
                 Proximity::Aggregation => self.init_agg_heaps(),
@@ -206,9 +226,10 @@ impl AggTree {
     fn run(&mut self, h: usize, proximity: Proximity, rng: &mut Rng) {
         let mut live = h;
         while live > self.n as usize {
-            let Some(Reverse((objects, hi))) = self.global.pop() else {
+            let Some(k) = self.global.pop() else {
                 break;
             };
+            let (objects, hi) = unkey(k);
             let i = hi as usize;
             if self.state[i] != State::Queued || self.subtree[i] != objects {
                 continue; // a stale entry: h_i was repositioned or linked
@@ -222,7 +243,14 @@ impl AggTree {
                     self.link(hi, hj, proximity);
                     live -= 1;
                 }
-                None => self.state[i] = State::Stuck,
+                None => {
+                    self.state[i] = State::Stuck;
+                    if proximity == Proximity::Aggregation && self.nchild[i] < self.n {
+                        // Still a possible parent for its router's other hubs.
+                        let slot = self.hub_agg[i] as usize;
+                        self.agg_heaps[slot].push(key(objects, hi));
+                    }
+                }
             }
         }
     }
@@ -254,7 +282,7 @@ impl AggTree {
             }
             let slot = self.agg_slot[a];
             self.hub_agg.push(slot);
-            self.agg_heaps[slot as usize].push(Reverse((self.subtree[i], i as u32)));
+            self.agg_heaps[slot as usize].push(key(self.subtree[i], i as u32));
         }
     }
 
@@ -266,15 +294,19 @@ impl AggTree {
         let heap = &mut self.agg_heaps[self.hub_agg[hi as usize] as usize];
         self.hold.clear();
         let mut found = None;
-        while let Some(Reverse((objects, c))) = heap.pop() {
+        while let Some(k) = heap.pop() {
+            let (objects, c) = unkey(k);
             let ci = c as usize;
             let valid =
                 self.state[ci] != State::Linked && self.subtree[ci] == objects && self.nchild[ci] < self.n;
             if !valid {
                 continue; // stale or full for good: drop the entry
             }
-            if c == hi || objects < need {
-                self.hold.push(Reverse((objects, c)));
+            if c == hi {
+                continue; // h_i leaves Q_h (run() puts it back if it gets stuck)
+            }
+            if objects < need {
+                self.hold.push(k);
                 continue;
             }
             found = Some(c); // link() pushes its new key
@@ -328,29 +360,50 @@ impl AggTree {
         self.nchild[p as usize] += 1;
     }
 
-    /// Unlink and return `h`'s child with the largest subtree (ties: lowest index).
-    fn detach_largest_child(&mut self, h: u32) -> u32 {
-        let (mut best, mut best_prev) = (NONE, NONE);
-        let (mut prev, mut c) = (NONE, self.first_child[h as usize]);
+    /// Move h_i's largest children (ties: lowest index) to h_j while h_j
+    /// has fewer than N children; h_i keeps the rest in their order.
+    fn move_children_up(&mut self, hi: u32, hj: u32, before_j: u64) {
+        let (i, j) = (hi as usize, hj as usize);
+        let room = self.n.saturating_sub(self.nchild[j]) as usize;
+        if room == 0 || self.nchild[i] == 0 {
+            return;
+        }
+        self.kids.clear();
+        let mut c = self.first_child[i];
         while c != NONE {
-            let better = best == NONE
-                || self.subtree[c as usize] > self.subtree[best as usize]
-                || (self.subtree[c as usize] == self.subtree[best as usize] && c < best);
-            if better {
-                best = c;
-                best_prev = prev;
-            }
-            prev = c;
+            self.kids.push(c);
             c = self.next_sib[c as usize];
         }
-        let after = self.next_sib[best as usize];
-        if best_prev == NONE {
-            self.first_child[h as usize] = after;
-        } else {
-            self.next_sib[best_prev as usize] = after;
+        self.moving.clear();
+        self.moving.extend_from_slice(&self.kids);
+        let subtree = &self.subtree;
+        self.moving
+            .sort_unstable_by(|&a, &b| subtree[b as usize].cmp(&subtree[a as usize]).then(a.cmp(&b)));
+        self.moving.truncate(room);
+        for &c in &self.moving {
+            self.parent[c as usize] = hj; // marks it moved
         }
-        self.nchild[h as usize] -= 1;
-        best
+        // h_i's list without the moved ones, in the same order.
+        self.first_child[i] = NONE;
+        for &c in self.kids.iter().rev() {
+            if self.parent[c as usize] == hi {
+                self.next_sib[c as usize] = self.first_child[i];
+                self.first_child[i] = c;
+            }
+        }
+        self.nchild[i] -= self.moving.len() as u32;
+        for k in 0..self.moving.len() {
+            let c = self.moving[k];
+            self.subtree[i] -= self.subtree[c as usize];
+            self.attach(c, hj);
+            self.links.push(Link {
+                child: c,
+                parent: hj,
+                child_objects: self.subtree[c as usize],
+                parent_objects: before_j,
+                moved: true,
+            });
+        }
     }
 
     /// Link h_i under h_j, move h_i's largest children up while h_j has
@@ -367,28 +420,17 @@ impl AggTree {
             parent_objects: before_j,
             moved: false,
         });
-        while self.nchild[j] < self.n && self.nchild[i] > 0 {
-            let c = self.detach_largest_child(hi);
-            self.subtree[i] -= self.subtree[c as usize];
-            self.attach(c, hj);
-            self.links.push(Link {
-                child: c,
-                parent: hj,
-                child_objects: self.subtree[c as usize],
-                parent_objects: before_j,
-                moved: true,
-            });
-        }
+        self.move_children_up(hi, hj, before_j);
         self.subtree[j] = before_j + total_i;
         self.state[i] = State::Linked;
         if self.state[j] == State::Queued {
-            self.global.push(Reverse((self.subtree[j], hj)));
+            self.global.push(key(self.subtree[j], hj));
         }
         match proximity {
             Proximity::Aggregation => {
                 if self.nchild[j] < self.n {
                     let slot = self.hub_agg[j] as usize;
-                    self.agg_heaps[slot].push(Reverse((self.subtree[j], hj)));
+                    self.agg_heaps[slot].push(key(self.subtree[j], hj));
                 }
             }
             Proximity::Random => {
@@ -428,16 +470,20 @@ impl AggTree {
             .extend((0..h as u32).filter(|&i| self.parent[i as usize] == NONE));
         reset(&mut self.depth, h, 0);
         // Parents before children: a stack walk from the front-end's children.
-        self.hold.clear();
-        self.hold.extend(self.root.iter().map(|&r| Reverse((1, r))));
-        while let Some(Reverse((d, x))) = self.hold.pop() {
-            self.depth[x as usize] = d as u32;
+        self.kids.clear();
+        self.kids.extend_from_slice(&self.root);
+        while let Some(x) = self.kids.pop() {
+            let d = match self.parent[x as usize] {
+                NONE => 1,
+                p => self.depth[p as usize] + 1,
+            };
+            self.depth[x as usize] = d;
             let (a, b) = (
                 self.child_start[x as usize] as usize,
                 self.child_start[x as usize + 1] as usize,
             );
             for &c in &self.child_list[a..b] {
-                self.hold.push(Reverse((d + 1, c)));
+                self.kids.push(c);
             }
         }
     }
