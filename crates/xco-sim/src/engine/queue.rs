@@ -201,6 +201,12 @@ impl EventQueue {
         self.push(Entry::new(time.0, event));
     }
 
+    /// Schedule the [`Event::PipeArrive`] of `port` whose head packet is `pkt`.
+    #[inline]
+    pub fn schedule_arrival(&mut self, time: Time, port: u32, pkt: u32) {
+        self.push(Entry::arrival(time.0, port, pkt));
+    }
+
     /// Schedule `event` at `time` so that it can be withdrawn with [`cancel`](Self::cancel).
     pub fn schedule_cancellable(&mut self, time: Time, event: Event) -> TimerKey {
         let slot = match self.free_slots.pop() {
@@ -252,11 +258,12 @@ impl EventQueue {
         }
     }
 
-    /// The event `d` places after the next one to pop, if the bucket being
-    /// popped holds it (for warming caches ahead: `net::prefetch`).
+    /// The (port, head packet hint) of the event `d` places after the next
+    /// one to pop, if the bucket being popped holds it and it is a
+    /// [`Event::PipeArrive`] (for warming caches ahead: `net::prefetch`).
     #[inline(always)]
-    pub fn ahead(&self, d: usize) -> Option<Event> {
-        self.run.get(self.head + d).map(|e| e.event())
+    pub fn arrival_ahead(&self, d: usize) -> Option<(u32, u32)> {
+        self.run.get(self.head + d).and_then(|e| e.as_arrival())
     }
 
     /// The next occupied bucket after `cur` (absolute index), if the wheel has any.

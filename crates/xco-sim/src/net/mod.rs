@@ -576,7 +576,7 @@ impl Net {
             pt
         };
         if pt.pipe.is_empty() {
-            ev.schedule(arrive, Event::PipeArrive(port));
+            ev.schedule_arrival(arrive, port, pkt);
         }
         pt.pipe.push_back((arrive, pkt));
         pt.stats.admitted_bytes += bytes as u64;
@@ -734,7 +734,10 @@ impl Net {
         pt.busy_until = done;
         let arrive = pt.jittered(done + pt.delay);
         if pt.pipe.is_empty() {
-            ev.schedule(arrive, Event::PipeArrive(port));
+            match pkt {
+                Some(pkt) => ev.schedule_arrival(arrive, port, pkt),
+                None => ev.schedule(arrive, Event::PipeArrive(port)),
+            }
         }
         if let Some(pkt) = pkt {
             pt.pipe.push_back((arrive, pkt));
@@ -957,8 +960,8 @@ impl Net {
             _ => return None, // stale: the pipe was emptied by a test harness
         }
         let (_, pkt) = pt.pipe.pop_front()?;
-        if let Some(&(next, _)) = pt.pipe.front() {
-            ev.schedule(next, Event::PipeArrive(port));
+        if let Some(&(next, next_pkt)) = pt.pipe.front() {
+            ev.schedule_arrival(next, port, next_pkt);
         }
         let to = pt.to;
         let p = &mut self.pool[pkt];

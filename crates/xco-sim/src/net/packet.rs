@@ -341,6 +341,15 @@ impl PacketPool {
     }
 }
 
+impl PacketPool {
+    /// The packet in slot `id`, if the pool has that slot (live or free:
+    /// for hints such as cache warming, which may name a released packet).
+    #[inline(always)]
+    pub fn get(&self, id: PktId) -> Option<&Packet> {
+        self.slots.get(id as usize)
+    }
+}
+
 impl std::ops::Index<PktId> for PacketPool {
     type Output = Packet;
     #[inline(always)]

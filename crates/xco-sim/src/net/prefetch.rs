@@ -11,10 +11,9 @@
 //!
 //! | events ahead | what is fetched | read to find it |
 //! |---|---|---|
-//! | [`FAR`] | the port's three hot lines | the event |
-//! | [`MID`] | the pipe's head entry | the port (fetched at `FAR`) |
-//! | [`NEAR`] | the packet | the pipe's head (fetched at `MID`) |
-//! | [`NEXT`] | the next port's hot lines | the packet's route (fetched at `NEAR`) |
+//! | [`FAR`] | the port's three hot lines and the packet | the event (it carries the packet's id) |
+//! | [`MID`] | the pipe's head entry and the packet's next route entry | the port and packet (fetched at `FAR`) |
+//! | [`NEXT`] | the next port's hot lines | the route entry (fetched at `MID`) |
 //!
 //! Only the bucket being popped is looked into (its events are sorted), so
 //! near a bucket's end fewer stages find their event; nothing is fetched for
@@ -23,14 +22,12 @@
 //! the caches ([`Net::prefetch_pays`]): for a small one they are pure cost.
 
 use super::Net;
-use crate::engine::{Event, EventQueue};
+use crate::engine::EventQueue;
 
-/// Events ahead at which the arriving port's lines are fetched.
-pub const FAR: usize = 6;
-/// Events ahead at which the head of the port's pipe is fetched.
-pub const MID: usize = 4;
-/// Events ahead at which the packet is fetched.
-pub const NEAR: usize = 2;
+/// Events ahead at which the arriving port's lines and the packet are fetched.
+pub const FAR: usize = 4;
+/// Events ahead at which the pipe's head and the packet's route entry are fetched.
+pub const MID: usize = 2;
 /// Events ahead (0: the next one) at which the packet's next port is fetched.
 pub const NEXT: usize = 0;
 
@@ -61,23 +58,25 @@ impl Net {
     /// Warm the caches for the arrivals among the next events of `ev`.
     #[inline(always)]
     pub fn prefetch_ahead(&self, ev: &EventQueue) {
-        if let Some(Event::PipeArrive(p)) = ev.ahead(FAR) {
-            self.prefetch_port(p);
+        if let Some((port, pkt)) = ev.arrival_ahead(FAR) {
+            self.prefetch_port(port);
+            if let Some(p) = self.pool.get(pkt) {
+                touch(p);
+            }
         }
-        if let Some(Event::PipeArrive(p)) = ev.ahead(MID) {
-            if let Some(head) = self.ports[p as usize].pipe.front() {
+        if let Some((port, pkt)) = ev.arrival_ahead(MID) {
+            if let Some(head) = self.ports[port as usize].pipe.front() {
                 touch(head);
             }
-        }
-        if let Some(Event::PipeArrive(p)) = ev.ahead(NEAR) {
-            if let Some(&(_, pkt)) = self.ports[p as usize].pipe.front() {
-                touch(&self.pool[pkt]);
+            if let Some(p) = self.pool.get(pkt) {
+                if let Some(next) = self.routes.ports.get(p.route as usize + p.hop as usize + 1) {
+                    touch(next);
+                }
             }
         }
-        if let Some(Event::PipeArrive(p)) = ev.ahead(NEXT) {
-            if let Some(&(_, pkt)) = self.ports[p as usize].pipe.front() {
-                let pk = &self.pool[pkt];
-                if let Some(&next) = self.routes.ports.get(pk.route as usize + pk.hop as usize + 1) {
+        if let Some((_, pkt)) = ev.arrival_ahead(NEXT) {
+            if let Some(p) = self.pool.get(pkt) {
+                if let Some(&next) = self.routes.ports.get(p.route as usize + p.hop as usize + 1) {
                     self.prefetch_port(next);
                 }
             }
