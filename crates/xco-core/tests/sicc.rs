@@ -146,9 +146,10 @@ fn check_tree(tree: &AggTree, targets: &[Target], n: u32, rule1: bool) {
     }
     for x in 0..h {
         assert_eq!(tree.subtree_objects(x), sum(tree, x), "hub {x}'s subtree count");
+        let forced = tree.links().iter().any(|l| l.parent == x && l.parent_full);
         assert!(
-            tree.children(x).len() as u32 <= n,
-            "hub {x} has more than N children"
+            tree.children(x).len() as u32 <= n || forced,
+            "hub {x} has more than N children without need"
         );
         if let Parent::Hub(p) = tree.parent(x) {
             assert!(
@@ -160,28 +161,39 @@ fn check_tree(tree: &AggTree, targets: &[Target], n: u32, rule1: bool) {
             }
         }
     }
+    // Replay the link log: a parent takes a child beyond N only when flagged full.
+    let mut kids = vec![0u32; h as usize];
+    let mut last_hi = u32::MAX;
+    for l in tree.links() {
+        if l.moved {
+            kids[last_hi as usize] -= 1;
+        } else {
+            last_hi = l.child;
+        }
+        let before = kids[l.parent as usize];
+        assert_eq!(
+            before >= n,
+            l.parent_full,
+            "{l:?}: parent had {before} children, N = {n}"
+        );
+        kids[l.parent as usize] += 1;
+    }
+    for x in 0..h {
+        assert_eq!(kids[x as usize] as usize, tree.children(x).len());
+    }
     for l in tree.links() {
         assert!(l.child_objects <= l.parent_objects, "Rule 2 at link time: {l:?}");
         if rule1 {
             assert_eq!(tree.swarm(l.child).agg, tree.swarm(l.parent).agg, "Rule 1: {l:?}");
         }
     }
-    // The front-end takes more than N only when Rule 1 leaves no partner.
+    // The front-end takes more than N only when Rule 1 leaves no partner:
+    // one hub per router.
     let root = tree.root_children();
     if root.len() as u32 > n {
-        for &a in root {
-            for &b in root {
-                if a != b && (!rule1 || tree.swarm(a).agg == tree.swarm(b).agg) {
-                    let full = tree.children(b).len() as u32 >= n;
-                    let smaller = tree.subtree_objects(b) < tree.subtree_objects(a);
-                    assert!(
-                        full || smaller,
-                        "root hub {a} could have joined {b} (N = {n}, {} root hubs)",
-                        root.len()
-                    );
-                }
-            }
-        }
+        assert!(rule1, "without proximity every hub finds a partner");
+        let routers: BTreeSet<u32> = root.iter().map(|&r| tree.swarm(r).agg).collect();
+        assert_eq!(routers.len(), root.len(), "two root hubs of one router (N = {n})");
     }
     let total: u64 = targets.iter().map(|t| t.objects as u64).sum();
     assert_eq!(root.iter().map(|&r| tree.subtree_objects(r)).sum::<u64>(), total);
@@ -196,7 +208,7 @@ fn parents(tree: &AggTree) -> Vec<Parent> {
 #[test]
 fn algorithm1_rules_hold_on_random_catalogues() {
     let mut tree = AggTree::new();
-    let mut deep = 0;
+    let (mut deep, mut full, mut crowded) = (0, 0, 0);
     for seed in 0..300u64 {
         let mut rng = Rng::stream(seed, 1);
         let dc = random_dc(&mut rng);
@@ -206,10 +218,16 @@ fn algorithm1_rules_hold_on_random_catalogues() {
         tree.build(&targets, &TreeConfig::new(n), &mut rng).unwrap();
         check_tree(&tree, &targets, n, true);
         deep += u32::from(tree.max_depth() >= 3);
+        full += tree.links().iter().filter(|l| l.parent_full).count();
+        crowded += u32::from(tree.root_children().len() as u32 > n);
     }
     assert!(
         deep > 20,
         "the random catalogues must exercise multi-level trees ({deep})"
+    );
+    assert!(
+        full > 0 && crowded > 0,
+        "and full routers ({full}) and crowded front-ends ({crowded})"
     );
 }
 
@@ -337,6 +355,37 @@ fn algorithm1_worked_example() {
         .collect();
     assert_eq!(l, [(a, b, false), (b, c, false), (a, c, true), (d, e, false)]);
     check_tree(&tree, &targets, 2, true);
+}
+
+/// Four hubs of one object under one router, N = 1:
+/// - A joins B (fewest objects, then lowest index): B = 2, full.
+/// - C joins D: D = 2, full.
+/// - B leaves Q_h; every other hub of the router is full, so it joins the
+///   fewest-objects full one, D, which takes a second child: the front-end
+///   keeps its N = 1 at the price of one hub over N.
+#[test]
+fn algorithm1_joins_a_full_hub_only_when_every_hub_is_full() {
+    let dc = Dc {
+        per_rack: 1,
+        racks: 4,
+        racks_per_agg: 4,
+    };
+    let targets: Vec<_> = (0..4).map(|s| dc.target(s, 1)).collect();
+    let mut tree = AggTree::new();
+    tree.build(&targets, &TreeConfig::new(1), &mut Rng::new(0))
+        .unwrap();
+    let (a, b, c, d) = (0, 1, 2, 3);
+    assert_eq!(tree.root_children(), &[d]);
+    assert_eq!(tree.children(d), &[c, b]);
+    assert_eq!(tree.children(b), &[a]);
+    assert_eq!([a, b, c, d].map(|x| tree.depth(x)), [3, 2, 2, 1]);
+    let l: Vec<_> = tree
+        .links()
+        .iter()
+        .map(|l| (l.child, l.parent, l.parent_full))
+        .collect();
+    assert_eq!(l, [(a, b, false), (c, d, false), (b, d, true)]);
+    check_tree(&tree, &targets, 1, true);
 }
 
 #[test]

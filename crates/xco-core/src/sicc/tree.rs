@@ -27,18 +27,22 @@
 //!   [`Link`] log), and every hub holds at least one object of its own, so
 //!   afterwards the parent's subtree strictly exceeds the child's.
 //!
-//! Two points the pseudocode leaves open, decided here (`docs/sicc.md`):
-//! - h_j is the fewest-objects hub of the same aggregation router *that has
-//!   fewer than N children* and at least as many objects as h_i: N bounds
-//!   the fan-in of every receiver, a hub as much as the front-end (the
-//!   inner loop's "while h_j has < N children" reads N that way too).
-//! - A hub with no such partner stays a child of the front-end, and the
-//!   loop goes on with the next; no partner can appear later (hubs only
-//!   leave Q_h, only gain children, and those popped later hold at least
-//!   as many objects). So the front-end has more than N children only when
-//!   the rules leave no other choice: in practice, when more aggregation
-//!   routers hold hubs than N allows (Rule 1), rarely when a router's only
-//!   hub with room holds fewer objects than the one to link (Rule 2).
+//! Points the pseudocode leaves open, decided here (`docs/sicc.md`):
+//! - h_j needs at least h_i's objects. Every hub still in Q_h has, since
+//!   h_i is its minimum; the condition matters only for a hub that found
+//!   no partner before (below), which may hold fewer.
+//! - N bounds a hub's children where it can: h_j is the fewest-objects hub
+//!   of the router *with fewer than N children*; only when every candidate
+//!   of the router is full does h_i join the fewest-objects full one (the
+//!   link log marks it, [`Link::parent_full`]). The front-end's fan-in is
+//!   what N is for, so it wins over a hub's: refusing those links instead
+//!   leaves many full hubs at the front-end (160 of 2,500 for N = 10 in
+//!   `sicc_treetime`'s data center, where 50 routers allow 50).
+//! - A hub with no partner (it is the only hub of its router still at the
+//!   front-end, or the others hold fewer objects) stays a child of the
+//!   front-end and the loop goes on with the next; no partner can appear
+//!   later. So the front-end has more than N children only when Rule 1
+//!   leaves no choice: then they are all under different routers.
 //!
 //! Ties are broken by swarm index (rack order), so the tree depends only on
 //! the targets, N and (for [`Proximity::Random`]) the generator's state.
@@ -110,6 +114,9 @@ pub struct Link {
     pub parent_objects: u64,
     /// Whether this is one of h_i's children moved to h_j.
     pub moved: bool,
+    /// Whether h_j already had N children: no hub of the router with room
+    /// held at least h_i's objects.
+    pub parent_full: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -162,13 +169,102 @@ pub struct AggTree {
     agg_stamp: Vec<u32>,
     agg_slot: Vec<u32>,
     stamp: u32,
-    agg_heaps: Vec<BinaryHeap<Key>>,
+    /// Per router: hubs with room for a child, and full ones.
+    room_heaps: Vec<BinaryHeap<Key>>,
+    full_heaps: Vec<BinaryHeap<Key>>,
     hub_agg: Vec<u32>,
     hold: Vec<Key>,
     kids: Vec<u32>,
     moving: Vec<u32>,
-    open: Vec<u32>,
-    open_pos: Vec<u32>,
+    /// SICC-NPS: live hubs with room, and all live hubs.
+    open: Pool,
+    alive: Pool,
+}
+
+/// A set of hubs with O(1) removal and uniform draws (SICC-NPS).
+#[derive(Clone, Debug, Default)]
+struct Pool {
+    items: Vec<u32>,
+    pos: Vec<u32>,
+}
+
+impl Pool {
+    fn fill(&mut self, h: usize) {
+        self.items.clear();
+        self.items.extend(0..h as u32);
+        self.pos.clear();
+        self.pos.extend(0..h as u32);
+    }
+
+    fn remove(&mut self, x: u32) {
+        let p = self.pos[x as usize];
+        if p == NONE {
+            return;
+        }
+        let last = *self.items.last().expect("x is in the pool");
+        self.items.swap_remove(p as usize);
+        if last != x {
+            self.pos[last as usize] = p;
+        }
+        self.pos[x as usize] = NONE;
+    }
+
+    /// A uniformly drawn member other than `x` with at least `need` objects.
+    fn draw(&self, x: u32, need: u64, subtree: &[u64], rng: &mut Rng) -> Option<u32> {
+        let p = self.pos[x as usize];
+        let others = self.items.len() - usize::from(p != NONE);
+        if others == 0 {
+            return None;
+        }
+        let mut k = rng.below(others as u64) as usize;
+        if p != NONE && k >= p as usize {
+            k += 1;
+        }
+        let c = self.items[k];
+        if subtree[c as usize] >= need {
+            return Some(c);
+        }
+        // Only a hub that found no partner can hold fewer objects than h_i: rare, scan.
+        self.items
+            .iter()
+            .copied()
+            .find(|&c| c != x && subtree[c as usize] >= need)
+    }
+}
+
+/// The fewest-objects hub in `heap` other than `hi` with at least `need`
+/// objects that is live and has room for a child (`room`) or is full
+/// (`!room`). Drops stale entries and `hi`'s; keeps the others.
+#[allow(clippy::too_many_arguments)]
+fn search(
+    heap: &mut BinaryHeap<Key>,
+    hold: &mut Vec<Key>,
+    hi: u32,
+    need: u64,
+    room: bool,
+    state: &[State],
+    subtree: &[u64],
+    nchild: &[u32],
+    n: u32,
+) -> Option<u32> {
+    hold.clear();
+    let mut found = None;
+    while let Some(k) = heap.pop() {
+        let (objects, c) = unkey(k);
+        let ci = c as usize;
+        let valid = state[ci] != State::Linked && subtree[ci] == objects && (nchild[ci] < n) == room;
+        if !valid || c == hi {
+            continue; // stale (or h_i, which leaves Q_h; run() puts it back if it gets stuck)
+        }
+        if objects < need {
+            hold.push(k);
+            continue;
+        }
+        found = Some(c); // link() pushes its new key
+        break;
+    }
+    heap.extend(hold.drain(..));
+    found
 }
 
 fn reset<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
@@ -210,10 +306,8 @@ impl AggTree {
             match cfg.proximity {
                 Proximity::Aggregation => self.init_agg_heaps(),
                 Proximity::Random => {
-                    self.open.clear();
-                    self.open.extend(0..h as u32);
-                    self.open_pos.clear();
-                    self.open_pos.extend(0..h as u32);
+                    self.open.fill(h);
+                    self.alive.fill(h);
                 }
             }
             self.run(h, cfg.proximity, rng);
@@ -239,16 +333,15 @@ impl AggTree {
                 Proximity::Random => self.partner_random(hi, rng),
             };
             match partner {
-                Some(hj) => {
-                    self.link(hi, hj, proximity);
+                Some((hj, full)) => {
+                    self.link(hi, hj, full, proximity);
                     live -= 1;
                 }
                 None => {
                     self.state[i] = State::Stuck;
-                    if proximity == Proximity::Aggregation && self.nchild[i] < self.n {
+                    if proximity == Proximity::Aggregation {
                         // Still a possible parent for its router's other hubs.
-                        let slot = self.hub_agg[i] as usize;
-                        self.agg_heaps[slot].push(key(objects, hi));
+                        self.requeue_in_agg(hi);
                     }
                 }
             }
@@ -273,84 +366,56 @@ impl AggTree {
             if self.agg_stamp[a] != self.stamp {
                 self.agg_stamp[a] = self.stamp;
                 self.agg_slot[a] = used as u32;
-                if used == self.agg_heaps.len() {
-                    self.agg_heaps.push(BinaryHeap::new());
+                if used == self.room_heaps.len() {
+                    self.room_heaps.push(BinaryHeap::new());
+                    self.full_heaps.push(BinaryHeap::new());
                 } else {
-                    self.agg_heaps[used].clear();
+                    self.room_heaps[used].clear();
+                    self.full_heaps[used].clear();
                 }
                 used += 1;
             }
             let slot = self.agg_slot[a];
             self.hub_agg.push(slot);
-            self.agg_heaps[slot as usize].push(key(self.subtree[i], i as u32));
+            self.room_heaps[slot as usize].push(key(self.subtree[i], i as u32));
         }
     }
 
-    /// h_j under Rule 1: the fewest-objects hub of h_i's aggregation router,
-    /// not h_i, still talking to the front-end, with room for a child and
-    /// at least h_i's objects.
-    fn partner_in_agg(&mut self, hi: u32) -> Option<u32> {
+    /// Put hub `h` (its current key) in its router's room or full heap.
+    fn requeue_in_agg(&mut self, h: u32) {
+        let slot = self.hub_agg[h as usize] as usize;
+        let k = key(self.subtree[h as usize], h);
+        if self.nchild[h as usize] < self.n {
+            self.room_heaps[slot].push(k);
+        } else {
+            self.full_heaps[slot].push(k);
+        }
+    }
+
+    /// h_j under Rule 1: the fewest-objects hub of h_i's aggregation
+    /// router other than h_i, still talking to the front-end, with at least
+    /// h_i's objects, among those with room for a child if any, else among
+    /// the full ones (then the flag is true).
+    fn partner_in_agg(&mut self, hi: u32) -> Option<(u32, bool)> {
         let need = self.subtree[hi as usize];
-        let heap = &mut self.agg_heaps[self.hub_agg[hi as usize] as usize];
-        self.hold.clear();
-        let mut found = None;
-        while let Some(k) = heap.pop() {
-            let (objects, c) = unkey(k);
-            let ci = c as usize;
-            let valid =
-                self.state[ci] != State::Linked && self.subtree[ci] == objects && self.nchild[ci] < self.n;
-            if !valid {
-                continue; // stale or full for good: drop the entry
-            }
-            if c == hi {
-                continue; // h_i leaves Q_h (run() puts it back if it gets stuck)
-            }
-            if objects < need {
-                self.hold.push(k);
-                continue;
-            }
-            found = Some(c); // link() pushes its new key
-            break;
+        let slot = self.hub_agg[hi as usize] as usize;
+        let (state, subtree, nchild, n) = (&self.state, &self.subtree, &self.nchild, self.n);
+        let room = &mut self.room_heaps[slot];
+        if let Some(c) = search(room, &mut self.hold, hi, need, true, state, subtree, nchild, n) {
+            return Some((c, false));
         }
-        heap.extend(self.hold.drain(..));
-        found
+        let full = &mut self.full_heaps[slot];
+        search(full, &mut self.hold, hi, need, false, state, subtree, nchild, n).map(|c| (c, true))
     }
 
-    /// h_j for SICC-NPS: a random hub anywhere with room and at least h_i's
-    /// objects.
-    fn partner_random(&mut self, hi: u32, rng: &mut Rng) -> Option<u32> {
+    /// h_j for SICC-NPS: a random hub anywhere with at least h_i's objects,
+    /// among those with room if any, else among all.
+    fn partner_random(&mut self, hi: u32, rng: &mut Rng) -> Option<(u32, bool)> {
         let need = self.subtree[hi as usize];
-        let p = self.open_pos[hi as usize];
-        let others = self.open.len() - usize::from(p != NONE);
-        if others == 0 {
-            return None;
+        if let Some(c) = self.open.draw(hi, need, &self.subtree, rng) {
+            return Some((c, false));
         }
-        let mut k = rng.below(others as u64) as usize;
-        if p != NONE && k >= p as usize {
-            k += 1;
-        }
-        let c = self.open[k];
-        if self.subtree[c as usize] >= need {
-            return Some(c);
-        }
-        // Only a stuck hub can hold fewer objects than h_i: rare, scan.
-        self.open
-            .iter()
-            .copied()
-            .find(|&c| c != hi && self.subtree[c as usize] >= need)
-    }
-
-    fn open_remove(&mut self, h: u32) {
-        let p = self.open_pos[h as usize];
-        if p == NONE {
-            return;
-        }
-        let last = *self.open.last().expect("h is open");
-        self.open.swap_remove(p as usize);
-        if last != h {
-            self.open_pos[last as usize] = p;
-        }
-        self.open_pos[h as usize] = NONE;
+        self.alive.draw(hi, need, &self.subtree, rng).map(|c| (c, true))
     }
 
     fn attach(&mut self, c: u32, p: u32) {
@@ -402,13 +467,14 @@ impl AggTree {
                 child_objects: self.subtree[c as usize],
                 parent_objects: before_j,
                 moved: true,
+                parent_full: false,
             });
         }
     }
 
     /// Link h_i under h_j, move h_i's largest children up while h_j has
     /// room, add h_i's objects to h_j and reposition h_j.
-    fn link(&mut self, hi: u32, hj: u32, proximity: Proximity) {
+    fn link(&mut self, hi: u32, hj: u32, parent_full: bool, proximity: Proximity) {
         let (i, j) = (hi as usize, hj as usize);
         let total_i = self.subtree[i];
         let before_j = self.subtree[j];
@@ -419,6 +485,7 @@ impl AggTree {
             child_objects: total_i,
             parent_objects: before_j,
             moved: false,
+            parent_full,
         });
         self.move_children_up(hi, hj, before_j);
         self.subtree[j] = before_j + total_i;
@@ -427,16 +494,12 @@ impl AggTree {
             self.global.push(key(self.subtree[j], hj));
         }
         match proximity {
-            Proximity::Aggregation => {
-                if self.nchild[j] < self.n {
-                    let slot = self.hub_agg[j] as usize;
-                    self.agg_heaps[slot].push(key(self.subtree[j], hj));
-                }
-            }
+            Proximity::Aggregation => self.requeue_in_agg(hj),
             Proximity::Random => {
-                self.open_remove(hi);
+                self.open.remove(hi);
+                self.alive.remove(hi);
                 if self.nchild[j] >= self.n {
-                    self.open_remove(hj);
+                    self.open.remove(hj);
                 }
             }
         }
