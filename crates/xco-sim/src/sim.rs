@@ -186,12 +186,7 @@ impl Sim {
             ));
         }
         let stop_at = self.stop_at.unwrap_or(Time::NEVER);
-        // one loop per choice, so a small network pays nothing for prefetching
-        let (events, stop_reason) = if self.prefetch {
-            self.run_events::<true>(stop_at, endless)?
-        } else {
-            self.run_events::<false>(stop_at, endless)?
-        };
+        let (events, stop_reason) = self.run_events(stop_at, endless)?;
         self.poll_control(events);
         Ok(RunStats {
             end: self.core.now,
@@ -202,9 +197,12 @@ impl Sim {
     }
 
     /// The event loop of [`Sim::run`]: events handled and why it stopped.
-    /// `PREFETCH` warms the caches for the arrivals ahead ([`crate::net::prefetch`]).
+    /// With [`Sim::prefetch`] it warms the caches for the arrivals ahead
+    /// ([`crate::net::prefetch`]). One loop tests it per event: one copy of
+    /// the loop per choice made the compiler stop inlining the arrival path
+    /// (6.7–9 % more instructions at k = 8).
     #[inline(always)]
-    fn run_events<const PREFETCH: bool>(
+    fn run_events(
         &mut self,
         stop_at: Time,
         endless: bool,
@@ -225,7 +223,7 @@ impl Sim {
             let (t, ev) = self.core.ev.pop().expect("peeked");
             self.core.now = t;
             events += 1;
-            if PREFETCH {
+            if self.prefetch {
                 self.core.net.prefetch_ahead(&self.core.ev);
             }
             let mut check_done = matches!(ev, Event::App { .. });

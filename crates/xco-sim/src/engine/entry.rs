@@ -39,14 +39,15 @@ impl Entry {
 
     /// A [`Event::PipeArrive`] of `port` whose head packet is `pkt`: the
     /// packet rides in the spare bits as a hint for warming caches ahead
-    /// (`net::prefetch`); a packet id past 28 bits is kept as 0 (the hint
-    /// then names another packet, which costs a useless prefetch only).
+    /// (`net::prefetch`); of a packet id past 28 bits only the low 28 are
+    /// kept (the hint then names another packet, which costs a useless
+    /// prefetch only).
     #[inline(always)]
     pub fn arrival(time: u64, port: u32, pkt: u32) -> Entry {
-        let hint = if pkt < 1 << 28 { pkt as u64 } else { 0 };
+        // the shift drops the packet id's bits past 28
         Entry {
             time,
-            packed: (port as u64) << 4 | hint << 36,
+            packed: (port as u64) << 4 | (pkt as u64) << 36,
         }
     }
 
@@ -140,9 +141,9 @@ mod tests {
         let x = Entry::arrival(5, u32::MAX, (1 << 28) - 1);
         assert_eq!(x.event(), Event::PipeArrive(u32::MAX));
         assert_eq!(x.as_arrival(), Some((u32::MAX, (1 << 28) - 1)));
-        // a packet id past the spare bits is kept as 0, never mixed into the port
-        let y = Entry::arrival(5, 7, 1 << 28);
-        assert_eq!(y.as_arrival(), Some((7, 0)));
+        // a packet id past the spare bits keeps its low bits, never mixed into the port
+        let y = Entry::arrival(5, 7, (1 << 28) + 3);
+        assert_eq!(y.as_arrival(), Some((7, 3)));
         assert_eq!(Entry::new(5, Event::NicRoom(7)).as_arrival(), None);
     }
 }
