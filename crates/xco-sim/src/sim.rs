@@ -202,11 +202,7 @@ impl Sim {
     /// the loop per choice made the compiler stop inlining the arrival path
     /// (6.7–9 % more instructions at k = 8).
     #[inline(always)]
-    fn run_events(
-        &mut self,
-        stop_at: Time,
-        endless: bool,
-    ) -> Result<(u64, &'static str), SimError> {
+    fn run_events(&mut self, stop_at: Time, endless: bool) -> Result<(u64, &'static str), SimError> {
         let mut events = 0u64;
         loop {
             if events & (CHECK_EVERY - 1) == 0 && self.control.is_some() && self.poll_control(events) {
