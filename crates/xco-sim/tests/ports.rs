@@ -570,7 +570,7 @@ fn prefetching_changes_no_result_and_is_on_only_for_a_large_fabric() {
             "the fabric is busy: {}",
             st.data_packet_hops
         );
-        let o = xco_sim::output::tables::collect(&mut b.sim, st, &b.record, None);
+        let o = xco_sim::output::tables::collect(&b.sim, st, &b.record, None);
         outs.push((o.flows_csv, o.ports_csv, o.meta_json));
     }
     assert!(outs[0] == outs[1], "prefetching changed a result");
