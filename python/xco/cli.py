@@ -14,7 +14,7 @@ examples:
   xco list                                   what can be reproduced
   xco reproduce pdn-goodput --out results/   incast collapse sweep: CSV, PNG, summary
   xco sim run scenarios/incast.toml --out out/ --seed 7
-  xco sim check my-scenario.toml             validate without running
+  xco sim check my-scenario.toml             validate, and estimate memory and events
   xco bench sim                              simulator speed (events/s, packet-hops/s)
   xco bench sched                            XCo scheduler speed on 128 to 8192 hosts
   sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
@@ -170,7 +170,7 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 
 def _cmd_sim_run(args: argparse.Namespace) -> int:
-    from . import interrupt, sim
+    from . import interrupt, memory, sim
     from .progress import RunProgress
 
     _check_seed(args.seed)
@@ -179,12 +179,18 @@ def _cmd_sim_run(args: argparse.Namespace) -> int:
     max_output = _size_arg(args.max_output, "--max-output") if args.max_output is not None else None
     if max_output is not None and max_output < 1024:
         raise UsageError(f"--max-output must be at least 1KiB, got {args.max_output!r}")
+    given = args.max_memory is not None
+    limit = _size_arg(args.max_memory, "--max-memory") if given else memory.available_bytes()
     progress = RunProgress(args.scenario) if _show_progress(args) else None
     t0 = time.perf_counter()
     try:
-        raw = sim.run_raw(text, seed=args.seed, progress=progress, max_file_bytes=max_output)
+        raw = sim.run_raw(
+            text, seed=args.seed, progress=progress, max_file_bytes=max_output, max_memory_bytes=limit
+        )
     except interrupt.Interrupted as e:
         return _sim_run_interrupted(args, e, out)
+    except sim.MemoryLimitError as e:
+        return _memory_refused(args, e, limit, given)
     wall = time.perf_counter() - t0
     files = sim.write_raw(raw, out)
     for w in raw["warnings"]:
@@ -236,11 +242,43 @@ def _sim_run_interrupted(args: argparse.Namespace, e, out: Path) -> int:
 
 
 def _cmd_sim_check(args: argparse.Namespace) -> int:
-    from . import scenario
+    from . import memory, sim
 
-    scenario.validate(_read_scenario(args.scenario))
+    _check_seed(args.seed)
+    est = sim.estimate(_read_scenario(args.scenario), seed=args.seed)
+    base = memory.rss_bytes()
+    avail = memory.available_bytes()
+    total = est["bytes"] + base
     print(f"{args.scenario}: ok")
+    print(est["text"].rstrip("\n"))
+    what = "before a run (Python and its libraries, measured now)"
+    print(f"  {'this process':<22} {memory.human(base):>10}  {what}")
+    fits = "fits in" if total <= avail else "does NOT fit in"
+    print(
+        f"with this process: about {memory.human(total)}; {fits} the {memory.human(avail)} this machine has "
+        "available (xco sim run refuses a run above --max-memory, by default that)"
+    )
     return 0
+
+
+def _memory_refused(args: argparse.Namespace, e, limit: int, given: bool) -> int:
+    """Say why a run was refused for its memory estimate and what to change; exit 2."""
+    from . import memory
+
+    est = e.estimate
+    total = est["bytes"] + e.baseline_bytes
+    where = "--max-memory" if given else "--max-memory (by default the memory this machine has available)"
+    top = est["parts"][0]
+    print(
+        f"xco: error: {args.scenario} would need about {memory.human(total)} of memory "
+        f"({memory.human(est['bytes'])} for the run, {memory.human(e.baseline_bytes)} this process holds), "
+        f"more than {where} {memory.human(limit)}.\n"
+        f"  largest part: {top['name']} {memory.human(top['bytes'])} ({top['what']}); to make it smaller: "
+        f"{top['change']}.\n"
+        f"  every part: xco sim check {args.scenario}; to run anyway, give a larger --max-memory.",
+        file=sys.stderr,
+    )
+    return 2
 
 
 def _check_ks(ks: list[int]) -> None:
@@ -430,9 +468,23 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         help="largest timeseries.csv and pcap file, e.g. 200MB (default: the scenario's "
         "output.max_file_bytes, else 1GiB); an output stops there with one warning",
     )
+    sp.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        default=None,
+        help="refuse (exit 2) a scenario whose memory estimate (xco sim check) exceeds this, e.g. 8GiB "
+        "(default: the memory this machine has available, MemAvailable)",
+    )
     sp.set_defaults(func=_cmd_sim_run)
-    sp = sim_sub.add_parser("check", help="validate a scenario without running it")
+    sp = sim_sub.add_parser(
+        "check",
+        help="validate a scenario and estimate its cost without running it",
+        description="Validate SCENARIO.toml and print what running it will cost: memory (each part: "
+        "count x bytes per item, the sizes of the simulator's own structs) and events (about), and "
+        "whether it fits in the memory this machine has available.",
+    )
     sp.add_argument("scenario", help="scenario file (TOML)")
+    sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     sp.set_defaults(func=_cmd_sim_check)
 
     bench_p = sub.add_parser("bench", help="benchmarks")

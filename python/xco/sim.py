@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import _native
+from . import _native, memory
 from .interrupt import Interrupted
 from .progress import RunProgress
 from .scenario import ScenarioLike, check_seed, to_text
@@ -137,12 +137,25 @@ def source_commit() -> str | None:
     return head.stdout.strip() + ("+dirty" if dirty.returncode == 1 else "")
 
 
+MemoryLimitError = _native.MemoryLimitError
+"""A scenario refused because its memory estimate exceeds ``max_memory_bytes``:
+``.estimate`` (as :func:`estimate` gives it), ``.limit_bytes``, ``.baseline_bytes``."""
+
+
+def estimate(scenario: ScenarioLike, seed: int | None = None) -> dict[str, Any]:
+    """What running ``scenario`` will cost, without running it: ``bytes``
+    (memory), ``events`` (about), ``parts`` (each part's count, bytes per
+    item from the Rust structs, bytes, and what to change), ``text``."""
+    return _native.estimate(to_text(scenario), check_seed(seed))
+
+
 def run_raw(
     scenario: ScenarioLike,
     seed: int | None = None,
     control: Any = None,
     progress: RunProgress | None = None,
     max_file_bytes: int | None = None,
+    max_memory_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Run and return the native result (CSV text) without building DataFrames.
 
@@ -153,18 +166,24 @@ def run_raw(
     ``progress``, if given), and Ctrl-C stops it and raises
     :class:`~xco.interrupt.Interrupted` whose ``raw`` is what was simulated.
     ``max_file_bytes`` overrides the scenario's ``output.max_file_bytes``.
+    With ``max_memory_bytes``, a scenario whose estimate plus what this
+    process holds already exceeds it is refused before it runs
+    (:data:`MemoryLimitError`).
     """
     text, seed = to_text(scenario), check_seed(seed)
     commit = source_commit()
+    baseline = memory.rss_bytes() if max_memory_bytes is not None else 0
+    args = (text, seed, commit)
+    limits = (max_file_bytes, max_memory_bytes, baseline)
     if control is not None or threading.current_thread() is not threading.main_thread():
-        return _native.run_scenario(text, seed, commit, control, max_file_bytes)
+        return _native.run_scenario(*args, control, *limits)
     control = _native.RunControl()
     box: dict[str, Any] = {}
     finished = threading.Event()
 
     def work() -> None:
         try:
-            box["raw"] = _native.run_scenario(text, seed, commit, control, max_file_bytes)
+            box["raw"] = _native.run_scenario(*args, control, *limits)
         except BaseException as e:  # handed to the waiting thread
             box["error"] = e
         finally:

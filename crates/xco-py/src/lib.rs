@@ -23,13 +23,22 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use std::sync::Arc;
 use xco_sim::bench::{self, BenchResult};
 use xco_sim::control::RunControl;
-use xco_sim::scenario::{self, RunOptions, ScenarioError};
+use xco_sim::scenario::estimate::Estimate;
+use xco_sim::scenario::{self, RunOptions, RunOutput, ScenarioError};
 
 create_exception!(
     _native,
     ScenarioFileError,
     PyValueError,
     "A scenario that cannot be run; `.field` names the field at fault."
+);
+
+create_exception!(
+    _native,
+    MemoryLimitError,
+    PyValueError,
+    "A scenario whose memory estimate exceeds the limit given: `.estimate` (the \
+     estimate's dict), `.limit_bytes`, `.baseline_bytes`."
 );
 
 fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
@@ -82,17 +91,68 @@ impl PyRunControl {
     }
 }
 
+/// The estimate as a dict: `bytes`, `events`, `data_packets`, `hops`,
+/// `end_s`, `end_is_duration`, `text` and `parts` (each: `name`, `count`,
+/// `item_bytes`, `bytes`, `what`, `change`), largest first.
+fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("bytes", e.bytes())?;
+    d.set_item("events", e.events)?;
+    d.set_item("data_packets", e.data_packets)?;
+    d.set_item("hops", e.hops)?;
+    d.set_item("end_s", e.end_s)?;
+    d.set_item("end_is_duration", e.end_is_duration)?;
+    d.set_item("text", e.text())?;
+    let parts = PyList::empty(py);
+    for p in &e.parts {
+        let pd = PyDict::new(py);
+        pd.set_item("name", p.name)?;
+        pd.set_item("count", p.count)?;
+        pd.set_item("item_bytes", p.item_bytes)?;
+        pd.set_item("bytes", p.bytes)?;
+        pd.set_item("what", &p.what)?;
+        pd.set_item("change", p.change)?;
+        parts.append(pd)?;
+    }
+    d.set_item("parts", parts)?;
+    Ok(d)
+}
+
+/// What running a scenario will cost, without running it (it is built):
+/// the dict of `estimate_dict`. Raises `ScenarioFileError` as `validate` does.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None))]
+fn estimate<'py>(py: Python<'py>, text: &str, seed: Option<u64>) -> PyResult<Bound<'py, PyDict>> {
+    let owned = text.to_string();
+    let e = py
+        .detach(move || scenario::estimate(&owned, seed))
+        .map_err(|e| scenario_err(py, e))?;
+    estimate_dict(py, &e)
+}
+
+/// How a run ended before it produced outputs.
+enum Refused {
+    Scenario(ScenarioError),
+    TooLarge(Box<Estimate>),
+}
+
 /// Run a scenario (TOML text); `seed` overrides the file's seed; `source_commit`
 /// (the source's git commit, when known) is recorded in `meta`; `control` (a
 /// `RunControl`) can stop the run from another thread; `max_file_bytes`
-/// overrides `output.max_file_bytes`.
+/// overrides `output.max_file_bytes`. With `max_memory_bytes`, a scenario
+/// whose estimate plus `baseline_bytes` (what the process holds already)
+/// exceeds it is refused before it runs: `MemoryLimitError`.
 ///
 /// Returns a dict with the CSV tables (`flows`, `timeseries`, `apps`,
 /// `samples`, `ports`, `port_inputs`, `drop_runs`, `queue_timeline`, `hosts`), `meta` (JSON text), `pcaps` (list of (name, bytes)),
 /// `seed`, `events`, `sim_end_s`, `stop_reason`, `interrupted` and
 /// `warnings` (outputs cut at their size limit, one sentence each).
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, source_commit=None, control=None, max_file_bytes=None))]
+#[pyo3(signature = (
+    text, seed=None, source_commit=None, control=None, max_file_bytes=None,
+    max_memory_bytes=None, baseline_bytes=0
+))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
@@ -100,20 +160,43 @@ fn run_scenario<'py>(
     source_commit: Option<String>,
     control: Option<&Bound<'py, PyRunControl>>,
     max_file_bytes: Option<u64>,
+    max_memory_bytes: Option<u64>,
+    baseline_bytes: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let owned = text.to_string();
     let control = control.map(|c| Arc::clone(&c.get().inner));
-    let out = py
-        .detach(move || {
-            let opts = RunOptions {
-                seed,
-                source_commit: source_commit.as_deref(),
-                control,
-                max_file_bytes,
-            };
-            scenario::run_scenario_opts(&owned, &opts)
-        })
-        .map_err(|e| scenario_err(py, e))?;
+    let result: Result<RunOutput, Refused> = py.detach(move || {
+        let opts = RunOptions {
+            seed,
+            source_commit: source_commit.as_deref(),
+            control,
+            max_file_bytes,
+        };
+        let built = scenario::build(&owned, seed).map_err(Refused::Scenario)?;
+        if let Some(limit) = max_memory_bytes {
+            let e = built.estimate();
+            if e.bytes().saturating_add(baseline_bytes) > limit {
+                return Err(Refused::TooLarge(Box::new(e)));
+            }
+        }
+        scenario::run_built(built, &opts).map_err(Refused::Scenario)
+    });
+    let out = match result {
+        Ok(out) => out,
+        Err(Refused::Scenario(e)) => return Err(scenario_err(py, e)),
+        Err(Refused::TooLarge(e)) => {
+            let err = MemoryLimitError::new_err(format!(
+                "the estimate ({} B) plus {baseline_bytes} B already held exceeds {} B",
+                e.bytes(),
+                max_memory_bytes.unwrap_or(0)
+            ));
+            let v = err.value(py);
+            v.setattr("estimate", estimate_dict(py, &e)?)?;
+            v.setattr("limit_bytes", max_memory_bytes)?;
+            v.setattr("baseline_bytes", baseline_bytes)?;
+            return Err(err);
+        }
+    };
     let d = PyDict::new(py);
     // each table leaves Rust's memory as it becomes Python's
     d.set_item("flows", out.flows_csv)?;
@@ -295,9 +378,11 @@ fn topology_paths<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDic
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioFileError", m.py().get_type::<ScenarioFileError>())?;
+    m.add("MemoryLimitError", m.py().get_type::<MemoryLimitError>())?;
     m.add_class::<PyRunControl>()?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn, m)?)?;
     m.add_function(wrap_pyfunction!(bench_fattree, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;

@@ -167,6 +167,16 @@ impl Sim {
         self.core.ev.schedule(Time::ZERO + bin, Event::Sample);
     }
 
+    /// The time series' bin, if one is recorded.
+    pub fn sample_bin(&self) -> Option<Dur> {
+        self.sample_bin
+    }
+
+    /// Which ports the time series records.
+    pub fn port_sampling(&self) -> PortSampling {
+        self.port_sampling
+    }
+
     /// Keep the time series and every capture under `bytes` (each as the
     /// file it becomes); rows and records beyond are not kept.
     pub fn set_max_file_bytes(&mut self, bytes: u64) {

@@ -7,6 +7,7 @@ mod conservation;
 mod determinism;
 mod drop_runs;
 mod engine;
+mod estimate;
 mod golden;
 mod host_model;
 mod host_tsq;

@@ -1,7 +1,7 @@
 //! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
 
 use super::App;
-use super::{mbps, AppNote, Application, Env, Metric};
+use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
 use crate::scenario::apps::AppCx;
 use crate::scenario::units::{bytes, Hosts, Quantity};
 use crate::scenario::ScenarioError;
@@ -104,6 +104,26 @@ impl Application for Bulk {
     }
     fn finished(&self) -> bool {
         self.done.is_some()
+    }
+    fn demand(&self, cx: &DemandCx) -> Demand {
+        let (src, dst) = (self.cfg.src, self.cfg.dst);
+        let until_s = self
+            .cfg
+            .stop
+            .map_or(cx.until_s, |t| t.as_secs_f64().min(cx.until_s));
+        let line = cx.line_bytes(src, until_s).min(cx.line_bytes(dst, until_s));
+        let bytes = self.cfg.bytes.map_or(line, |b| b as f64);
+        Demand {
+            tcp_connections: 1,
+            concurrent: 1,
+            flight_bytes: self.cfg.bytes.map_or(f64::INFINITY, |b| b as f64),
+            data_flows: 1.0,
+            bytes,
+            busy_s: self.cfg.bytes.map_or(0.0, |b| {
+                cx.line_secs(src, b as f64).max(cx.line_secs(dst, b as f64))
+            }),
+            ..Demand::default()
+        }
     }
     fn endless(&self) -> bool {
         self.cfg.bytes.is_none() && self.cfg.stop.is_none()

@@ -4,7 +4,7 @@
 //! its 1/N share of a block).
 
 use super::App;
-use super::{mbps, mean, quantile, AppNote, Application, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
 use crate::engine::Event;
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, sim_us};
@@ -235,6 +235,31 @@ impl Application for Incast {
     }
     fn finished(&self) -> bool {
         self.finished
+    }
+    fn demand(&self, cx: &DemandCx) -> Demand {
+        let servers = self.cfg.servers.len() as u64;
+        let rounds = self.cfg.rounds as u64;
+        let per_round = servers as f64 * (self.cfg.sru_bytes + self.cfg.request_bytes) as f64;
+        let responses = servers as f64 * self.cfg.sru_bytes as f64;
+        Demand {
+            tcp_connections: servers * if self.cfg.reuse_connections { 1 } else { rounds },
+            // one round at a time: every server's response and request
+            concurrent: servers,
+            flight_bytes: per_round,
+            bytes: per_round * rounds as f64,
+            // every response crosses the client's NIC
+            busy_s: cx.line_secs(self.cfg.client, responses * rounds as f64),
+            samples: rounds,
+            // requests and responses: per round, or all along when connections are kept
+            data_flows: 2.0
+                * servers as f64
+                * if self.cfg.reuse_connections {
+                    1.0
+                } else {
+                    rounds as f64 / 2.0
+                },
+            ..Demand::default()
+        }
     }
     fn endless(&self) -> bool {
         false

@@ -91,6 +91,55 @@ pub(crate) fn mbps(bytes: f64, secs: f64) -> f64 {
     }
 }
 
+/// What an application will ask of the simulator over a run, counted before
+/// it starts (the cost estimate of `xco sim check`, `scenario::estimate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Demand {
+    /// TCP connections it opens, at most.
+    pub tcp_connections: u64,
+    /// Flows other than TCP (a UDP source's, a ping's).
+    pub other_flows: u64,
+    /// Application bytes it hands to its transports, at most (a sender
+    /// without a byte count: its host's line rate until the run's end).
+    pub bytes: f64,
+    /// The least time its bytes take at its hosts' line rates, seconds: a
+    /// run that ends when its apps finish lasts at least this long.
+    pub busy_s: f64,
+    /// Rows it adds to `samples.csv`, at most.
+    pub samples: u64,
+    /// Its flows that carry application bytes, counted over the run as the
+    /// time series counts them (a flow has a row in every bin after its
+    /// first byte): flows opened as the run goes count about half.
+    pub data_flows: f64,
+    /// It sends whatever the network takes (UDP): buffers may fill with its packets.
+    pub unresponsive: bool,
+    /// TCP connections open at the same time, at most.
+    pub concurrent: u64,
+    /// Application bytes its connections have in flight at once, at most
+    /// (`f64::INFINITY`: as much as TCP's windows allow).
+    pub flight_bytes: f64,
+}
+
+/// What an application's [`Demand`] depends on.
+pub struct DemandCx<'a> {
+    /// The latest simulated time the run may reach, seconds.
+    pub until_s: f64,
+    /// Line rate of each node's NIC, bits per second (0 for a switch).
+    pub nic_bps: &'a [u64],
+}
+
+impl DemandCx<'_> {
+    /// Bytes host `node` sends at line rate in `secs`.
+    pub fn line_bytes(&self, node: u32, secs: f64) -> f64 {
+        self.nic_bps[node as usize] as f64 * secs / 8.0
+    }
+
+    /// Seconds `bytes` take at host `node`'s line rate.
+    pub fn line_secs(&self, node: u32, bytes: f64) -> f64 {
+        bytes * 8.0 / (self.nic_bps[node as usize].max(1) as f64)
+    }
+}
+
 /// What every application does. A new kind is one file: its scenario spec
 /// (a serde struct read from `[[apps]]`), its running state, and an
 /// implementation of this trait; plus one arm in [`App`] and one in the
@@ -119,6 +168,11 @@ pub trait Application {
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     fn samples(&self) -> Vec<(f64, f64)> {
         Vec::new()
+    }
+    /// What it will ask of the simulator over the run, at most (the default:
+    /// nothing known, for apps defined outside this crate).
+    fn demand(&self, _cx: &DemandCx) -> Demand {
+        Demand::default()
     }
 }
 
@@ -184,6 +238,10 @@ impl App {
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     pub fn samples(&self) -> Vec<(f64, f64)> {
         each_app!(self, a => a.samples())
+    }
+    /// What it will ask of the simulator over the run, at most.
+    pub fn demand(&self, cx: &DemandCx) -> Demand {
+        each_app!(self, a => a.demand(cx))
     }
 }
 

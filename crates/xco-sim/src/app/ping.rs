@@ -1,7 +1,7 @@
 //! ICMP echo probes at a fixed interval; the destination host answers at once.
 
 use super::App;
-use super::{mean, quantile, AppNote, Application, Env, Metric};
+use super::{mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
 use crate::engine::Event;
 use crate::net::packet::{Packet, PingHeader, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
 use crate::scenario::apps::AppCx;
@@ -123,6 +123,26 @@ impl Application for Ping {
     }
     fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.samples.len() as u64 >= c)
+    }
+    fn demand(&self, cx: &DemandCx) -> Demand {
+        let interval_s = self.cfg.interval.as_secs_f64().max(1e-12);
+        let probes = match self.cfg.count {
+            Some(c) => c,
+            None => (cx.until_s / interval_s).ceil() as u64,
+        };
+        let probe_bytes = (IPV4_HEADER_BYTES + ICMP_HEADER_BYTES + self.cfg.payload_bytes) as f64;
+        Demand {
+            other_flows: 1,
+            bytes: 2.0 * probes as f64 * probe_bytes,
+            busy_s: if self.cfg.count.is_some() {
+                probes as f64 * interval_s
+            } else {
+                0.0
+            },
+            samples: probes,
+            data_flows: 1.0,
+            ..Demand::default()
+        }
     }
     fn endless(&self) -> bool {
         self.cfg.count.is_none()

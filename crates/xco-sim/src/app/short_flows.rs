@@ -5,7 +5,7 @@
 //! delivery of its last byte at the receiver.
 
 use super::App;
-use super::{mbps, mean, quantile, AppNote, Application, Env, Metric};
+use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
 use crate::engine::Event;
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, sim_us, MAX_COUNT};
@@ -135,6 +135,30 @@ impl Application for ShortFlows {
     }
     fn finished(&self) -> bool {
         self.cfg.flows_per_sequence.is_some() && self.live == 0
+    }
+    fn demand(&self, cx: &DemandCx) -> Demand {
+        let size = self.cfg.flow_bytes.max(1) as f64;
+        let flows = match self.cfg.flows_per_sequence {
+            Some(n) => self.cfg.parallel as u64 * n as u64,
+            // until the run's end: no more flows than the line rate carries
+            None => (cx.line_bytes(self.cfg.src, cx.until_s) / size).ceil() as u64 + self.cfg.parallel as u64,
+        };
+        let bytes = flows as f64 * size;
+        Demand {
+            tcp_connections: flows,
+            concurrent: self.cfg.parallel as u64,
+            flight_bytes: self.cfg.parallel as f64 * size,
+            bytes,
+            busy_s: if self.cfg.flows_per_sequence.is_some() {
+                cx.line_secs(self.cfg.src, bytes)
+                    .max(cx.line_secs(self.cfg.dst, bytes))
+            } else {
+                0.0
+            },
+            samples: flows,
+            data_flows: flows as f64 / 2.0,
+            ..Demand::default()
+        }
     }
     fn endless(&self) -> bool {
         self.cfg.flows_per_sequence.is_none()

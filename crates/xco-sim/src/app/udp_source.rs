@@ -4,7 +4,7 @@
 //! the start (seeded), then messages follow at exactly the configured rate.
 
 use super::App;
-use super::{mbps, AppNote, Application, Env, Metric};
+use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
 use crate::engine::Event;
 use crate::host::sndbuf::SendBuffer;
 use crate::host::udp_socket::Room;
@@ -207,6 +207,27 @@ impl Application for UdpSource {
     }
     fn finished(&self) -> bool {
         self.cfg.count.is_some_and(|c| self.sent >= c)
+    }
+    fn demand(&self, cx: &DemandCx) -> Demand {
+        let src = self.cfg.src;
+        let line = cx.nic_bps[src as usize] as f64;
+        let rate = self.cfg.rate_bps.map_or(line, |r| (r as f64).min(line));
+        let until = rate * cx.until_s / 8.0;
+        let (bytes, busy_s) = match self.cfg.count {
+            Some(n) => {
+                let b = n as f64 * self.cfg.message_bytes as f64;
+                (b, b * 8.0 / rate.max(1.0))
+            }
+            None => (until, 0.0),
+        };
+        Demand {
+            other_flows: 1,
+            bytes,
+            busy_s,
+            unresponsive: true,
+            data_flows: 1.0,
+            ..Demand::default()
+        }
     }
     fn endless(&self) -> bool {
         self.cfg.count.is_none()

@@ -21,3 +21,6 @@ mod timer;
 pub use queue::{Event, EventQueue, TimerKey};
 pub use radix::RadixHeap;
 pub use timer::Timer;
+
+/// Bytes of one pending event in the queue (for the cost estimate).
+pub const ENTRY_BYTES: usize = std::mem::size_of::<entry::Entry>();

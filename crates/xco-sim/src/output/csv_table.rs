@@ -112,6 +112,13 @@ impl BoundedCsv {
         self.limit_bytes
     }
 
+    /// The text kept, moved out.
+    pub fn into_text(self) -> String {
+        let mut bytes = self.w.into_inner().expect("writing to memory");
+        bytes.truncate(self.kept);
+        String::from_utf8(bytes).expect("cells are UTF-8")
+    }
+
     /// The text kept so far.
     pub fn text(&self) -> &str {
         std::str::from_utf8(&self.w.get_ref()[..self.kept]).expect("cells are UTF-8")

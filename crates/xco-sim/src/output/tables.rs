@@ -2,6 +2,7 @@
 
 use super::csv_table::{num, CsvTable};
 use super::meta::{meta_json, CutOutput};
+use super::timeseries::Timeseries;
 use crate::app::Metric;
 use crate::net::drop_runs::MAX_RUN;
 use crate::net::Net;
@@ -314,6 +315,39 @@ fn cut_outputs(sim: &Sim) -> Vec<CutOutput> {
 
 /// Gather every output of a finished run; `source_commit` goes into `meta.json`.
 pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Option<&str>) -> RunOutput {
+    let cut = cut_outputs(sim);
+    collect_with(
+        sim,
+        sim.timeseries.text().to_string(),
+        cut,
+        stats,
+        record,
+        source_commit,
+    )
+}
+
+/// [`collect`], moving the time series' text out of `sim` instead of
+/// copying it (it may be a gigabyte); `sim` keeps an empty one.
+pub fn collect_moving(
+    sim: &mut Sim,
+    stats: RunStats,
+    record: &RunRecord,
+    source_commit: Option<&str>,
+) -> RunOutput {
+    let cut = cut_outputs(sim);
+    let limit = sim.timeseries.limit_bytes();
+    let series = std::mem::replace(&mut sim.timeseries, Timeseries::new(limit)).into_text();
+    collect_with(sim, series, cut, stats, record, source_commit)
+}
+
+fn collect_with(
+    sim: &Sim,
+    timeseries_csv: String,
+    cut: Vec<CutOutput>,
+    stats: RunStats,
+    record: &RunRecord,
+    source_commit: Option<&str>,
+) -> RunOutput {
     let mut apps_csv = CsvTable::new(&["app", "kind", "metric", "value"]);
     let mut samples_csv = CsvTable::new(&["app", "kind", "x", "value"]);
     let mut summaries: Vec<(u32, &'static str, Vec<Metric>)> = Vec::new();
@@ -366,7 +400,6 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         }
         summaries.push((i as u32, "pdn", m));
     }
-    let cut = cut_outputs(sim);
     let warnings = cut.iter().map(|c| c.warning()).collect();
     let meta_json = meta_json(record, &stats, source_commit, &cut);
     let pcaps = sim
@@ -378,7 +411,7 @@ pub fn collect(sim: &Sim, stats: RunStats, record: &RunRecord, source_commit: Op
         .collect();
     RunOutput {
         flows_csv: flows_csv(sim),
-        timeseries_csv: sim.timeseries.text().to_string(),
+        timeseries_csv,
         apps_csv: apps_csv.finish(),
         samples_csv: samples_csv.finish(),
         ports_csv: ports_csv(sim),

@@ -97,4 +97,9 @@ impl Timeseries {
     pub fn text(&self) -> &str {
         self.csv.text()
     }
+
+    /// The table's text, moved out.
+    pub fn into_text(self) -> String {
+        self.csv.into_text()
+    }
 }

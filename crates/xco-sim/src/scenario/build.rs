@@ -1,6 +1,7 @@
 //! Turning a parsed scenario into a runnable [`Sim`], and running it.
 
 use super::apps::AppCx;
+use super::estimate::Estimate;
 use super::limits::{
     self, count, sim_ms, sim_us, MAX_HOSTS, MAX_PDN_QUEUE_NOTICES, MAX_SIM_TIME_MS, MAX_TSQ_LIMIT_BYTES,
     MAX_TXQUEUELEN, MAX_UDP_SNDBUF_BYTES, MIN_TSQ_LIMIT_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
@@ -778,12 +779,17 @@ pub fn run_scenario_with(
 /// stopped ends early with `stop_reason` `interrupted` and the outputs of
 /// what it simulated so far (`meta.json` then says `"interrupted": true`).
 pub fn run_scenario_opts(text: &str, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
+    run_built(build(text, opts.seed)?, opts)
+}
+
+/// Run a built scenario as `opts` say (their seed is the one it was built with).
+pub fn run_built(built: Built, opts: &RunOptions) -> Result<RunOutput, ScenarioError> {
     let Built {
         mut sim,
         record,
         ends_by_duration,
         ..
-    } = build(text, opts.seed)?;
+    } = built;
     if let Some(b) = opts.max_file_bytes {
         let field = "output.max_file_bytes";
         sim.set_max_file_bytes(count(
@@ -798,7 +804,20 @@ pub fn run_scenario_opts(text: &str, opts: &RunOptions) -> Result<RunOutput, Sce
         sim.control = Some(Arc::clone(c));
     }
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
-    Ok(tables::collect(&sim, stats, &record, opts.source_commit))
+    Ok(tables::collect_moving(&mut sim, stats, &record, opts.source_commit))
+}
+
+/// The cost estimate of a scenario (built, not run); `seed` overrides `run.seed`.
+pub fn estimate(text: &str, seed: Option<u64>) -> Result<Estimate, ScenarioError> {
+    let b = build(text, seed)?;
+    Ok(b.estimate())
+}
+
+impl Built {
+    /// What running it will cost (`scenario::estimate`).
+    pub fn estimate(&self) -> Estimate {
+        super::estimate::estimate(&self.sim, self.ends_by_duration)
+    }
 }
 
 /// The output port of link `c`, written "from->to" in scenario `field`.

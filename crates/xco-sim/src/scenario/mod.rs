@@ -7,6 +7,7 @@
 
 pub mod apps;
 mod build;
+pub mod estimate;
 pub mod limits;
 mod locate;
 pub mod queues;
@@ -14,7 +15,10 @@ mod record;
 mod schema;
 pub mod units;
 
-pub use build::{build, run_scenario, run_scenario_opts, run_scenario_with, Built, RunOptions, RunOutput};
+pub use build::{
+    build, estimate, run_built, run_scenario, run_scenario_opts, run_scenario_with, Built, RunOptions,
+    RunOutput,
+};
 pub use record::{RunRecord, SeedSource};
 pub use schema::Scenario;
 use serde::Deserialize;
