@@ -164,3 +164,21 @@ def test_ctrl_c_in_python_stops_a_run_and_hands_back_what_it_simulated():
     r = xco.sim.result_of(raw)
     assert r.meta["interrupted"] is True and len(r.flows) > 8
     assert isinstance(e.value, KeyboardInterrupt), "code that catches Ctrl-C catches this too"
+
+
+def test_a_signal_stops_an_experiment_sweep_and_writes_its_finished_rows(tmp_path):
+    # xco-fattree (quick): 10 points of a few seconds each on two cores
+    c = Child("reproduce", "xco-fattree", "--out", str(tmp_path), "--progress", "--jobs", "2")
+    c.wait_for(r"xco-fattree: .*\b([1-9]\d*)/10\b")
+    took = c.signal_and_wait(signal.SIGTERM)
+    assert c.p.returncode == 130, c.err
+    assert took < 2.0, f"exit {took:.2f} s after SIGTERM"
+    assert c.no_process_left()
+    m = re.search(r"xco-fattree interrupted \(SIGTERM\): (\d+) of 10 runs finished", c.err)
+    assert m, c.err
+    done = int(m.group(1))
+    meta = json.loads((tmp_path / "xco-fattree.meta.json").read_text())
+    assert meta["interrupted"] is True and meta["points_finished"] == done and len(meta["points"]) == done
+    rows = (tmp_path / "xco-fattree.csv").read_text().splitlines()
+    assert rows[0].startswith("series,k,") and len(rows) >= done + 1
+    assert not (tmp_path / "xco-fattree.png").exists()

@@ -432,7 +432,9 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         "reproduce",
         help="run a paper experiment: CSV + PNG + summary",
         description="Run one experiment of the catalogue (xco list) and write DIR/ID.csv, "
-        "DIR/ID.png, DIR/ID.txt and DIR/ID.meta.json.",
+        "DIR/ID.png, DIR/ID.txt and DIR/ID.meta.json. Ctrl-C or SIGTERM stops the sweep: the "
+        'finished runs\' rows are written to DIR/ID.csv, DIR/ID.meta.json says "interrupted": true, '
+        "exit code 130.",
         epilog=_catalogue_epilog() if catalogue else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -448,8 +450,8 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         help="run a scenario and write its tables",
         description="Run SCENARIO.toml and write flows.csv, timeseries.csv, apps.csv, samples.csv, "
         "ports.csv, port_inputs.csv, drop_runs.csv, queue_timeline.csv, hosts.csv, meta.json "
-        "(and pcaps of captured links) into --out. Ctrl-C or SIGTERM stops the run within a "
-        'second: what was simulated is written, meta.json says "interrupted": true, exit code 130.',
+        "(and pcaps of captured links) into --out. Ctrl-C or SIGTERM stops the run at its next "
+        'event: what was simulated is written, meta.json says "interrupted": true, exit code 130.',
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
