@@ -804,7 +804,12 @@ pub fn run_built(built: Built, opts: &RunOptions) -> Result<RunOutput, ScenarioE
         sim.control = Some(Arc::clone(c));
     }
     let stats = sim.run().map_err(|e| ScenarioError::field("", e.0))?;
-    Ok(tables::collect_moving(&mut sim, stats, &record, opts.source_commit))
+    Ok(tables::collect_moving(
+        &mut sim,
+        stats,
+        &record,
+        opts.source_commit,
+    ))
 }
 
 /// The cost estimate of a scenario (built, not run); `seed` overrides `run.seed`.
