@@ -165,10 +165,9 @@ impl Router {
     }
 
     /// Bytes of routing state once every distance table is filled: the most
-    /// a run on `graph` can hold for routing.
-    pub fn table_bytes_bound(graph: &Graph) -> u64 {
-        let tiers = Tiers::new(graph).map_or(0, |t| t.bytes());
-        graph.bytes() + Distances::new(graph).map_or(0, |d| d.bytes_bound()) + tiers
+    /// a run holds for routing.
+    pub fn table_bytes_bound(&self) -> u64 {
+        self.graph.bytes() + self.dist.bytes_bound() + self.tiers.as_ref().map_or(0, |t| t.bytes())
     }
 
     /// Append to `path` the links from host `src` to host `dst`; `flow_hash`

@@ -63,7 +63,9 @@ impl Tiers {
             }
         }
         let mut digits = vec![0u32; n * top as usize];
-        let mut siblings: Vec<u32> = Vec::new();
+        // each parent's sorted children at a level, listed once (a star's
+        // hub has every host as a child: listing them per host was quadratic)
+        let mut children: std::collections::HashMap<(u32, u32), Vec<u32>> = Default::default();
         for h in (0..n as u32).filter(|&h| g.is_host(h)) {
             let d = &mut digits[h as usize * top as usize..(h as usize + 1) * top as usize];
             let mut child = h;
@@ -72,16 +74,18 @@ impl Tiers {
                 None => continue,
             };
             for level in 1..=top {
-                siblings.clear();
-                siblings.extend(
-                    g.out(parent)
+                let siblings = children.entry((parent, level)).or_insert_with(|| {
+                    let mut v: Vec<u32> = g
+                        .out(parent)
                         .iter()
                         .map(|&(_, v)| v)
-                        .filter(|&v| tier[v as usize] == level - 1 && (level > 1 || g.is_host(v))),
-                );
-                siblings.sort_unstable();
-                siblings.dedup();
-                d[level as usize - 1] = siblings.iter().position(|&s| s == child).unwrap_or(0) as u32;
+                        .filter(|&v| tier[v as usize] == level - 1 && (level > 1 || g.is_host(v)))
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                });
+                d[level as usize - 1] = siblings.binary_search(&child).unwrap_or(0) as u32;
                 child = parent;
                 match up_of(parent) {
                     Some(p) => parent = p,

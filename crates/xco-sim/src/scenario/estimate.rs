@@ -9,7 +9,7 @@
 //! Where the run decides a count (how many packets are in flight at once)
 //! the estimate takes a bound: every switch buffer full of full-size frames,
 //! or every TCP window full, whichever is smaller. The routing tables'
-//! bound is the router's own (`Router::table_bytes_bound`).
+//! bound is the router's own (`Router::table_bytes_bound` of `xco_core::routing`).
 //!
 //! A run that ends when its applications finish has no known end; the
 //! estimate then assumes the least time their bytes take at line rate
@@ -20,7 +20,6 @@ use crate::app::{Demand, DemandCx};
 use crate::engine::ENTRY_BYTES;
 use crate::net::packet::{Packet, SackOption};
 use crate::net::port::{InputCount, Port};
-use crate::net::routing::Router;
 use crate::net::topology::NodeKind;
 use crate::net::NodeInfo;
 use crate::output::human_bytes;
@@ -227,7 +226,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
     parts.push(part(
         "routing tables",
         1,
-        Router::table_bytes_bound(net.router().graph()),
+        net.router().table_bytes_bound(),
         format!("the router's bound ({})", net.router().mode().name()),
         "fewer switches or hosts",
     ));
