@@ -173,9 +173,12 @@ impl Router {
     /// Append to `path` the links from host `src` to host `dst`; `flow_hash`
     /// picks among equal choices (for `equal-length-packet`, pass a fresh
     /// value per packet). Returns false, leaving `path` as it was, if `dst`
-    /// cannot be reached.
+    /// cannot be reached or either end is not a host.
     pub fn path(&mut self, src: u32, dst: u32, flow_hash: u64, path: &mut Vec<LinkId>) -> bool {
         let g = &self.graph;
+        if !g.is_host(dst) || !g.is_host(src) {
+            return false; // paths run between hosts; switches are not destinations
+        }
         let dist = self.dist.to(dst);
         if dist.of(g, src).is_none() {
             return false;

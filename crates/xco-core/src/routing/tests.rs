@@ -169,6 +169,15 @@ fn a_switch_that_cannot_climb_is_refused_by_the_tiered_modes() {
 }
 
 #[test]
+fn a_switch_is_no_destination_nor_source() {
+    let mut r = Router::new(fat_tree(4), RoutingMode::Ecmp).unwrap();
+    let mut p = vec![7];
+    assert!(!r.path(0, 16, 1, &mut p), "node 16 is an edge switch");
+    assert!(!r.path(16, 0, 1, &mut p));
+    assert_eq!(p, vec![7]);
+}
+
+#[test]
 fn unreachable_destinations_leave_the_path_untouched() {
     let g = Graph::new(vec![true, true, false], &[(0, 2), (2, 0)]);
     let mut r = Router::new(g, RoutingMode::Ecmp).unwrap();
