@@ -38,11 +38,7 @@ def rss_bytes() -> int:
 
 
 def human(n: float) -> str:
-    """``n`` bytes for people: ``512 B``, ``1.5 KiB``, ``12.3 MiB``."""
-    if n < 1024:
-        return f"{n:.0f} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}"
-    return f"{n:.1f} TiB"
+    """``n`` bytes for people: ``512 B``, ``1.5 KiB``, ``12.3 MiB`` (the simulator's own wording)."""
+    from . import _native
+
+    return _native.human_bytes(max(0, round(n)))

@@ -239,6 +239,12 @@ fn size_bytes(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult
     scenario::units::bytes(&q, field).map_err(|e| scenario_err(py, e))
 }
 
+/// `bytes` for people, as every output of the simulator writes them (`1.5 KiB`).
+#[pyfunction]
+fn human_bytes(bytes: u64) -> String {
+    xco_sim::output::human_bytes(bytes)
+}
+
 /// A rate as the scenario reads it ("1Gbps", 1e9), in bits per second.
 #[pyfunction]
 fn rate_bps(py: Python<'_>, value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
@@ -389,6 +395,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_sched, m)?)?;
     m.add_function(wrap_pyfunction!(topology_paths, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(rate_bps, m)?)?;
     Ok(())
 }
