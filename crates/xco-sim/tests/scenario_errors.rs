@@ -291,3 +291,21 @@ fn an_unknown_routing_mode_lists_every_mode() {
         "{e}"
     );
 }
+
+#[test]
+fn a_fat_tree_k_outside_2_to_96_or_odd_is_named() {
+    let ft = |k: i64| {
+        format!("[topology]\nkind = \"fat_tree\"\nk = {k}\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = 1000\n")
+    };
+    for k in [0, 7, 98] {
+        let e = err(&ft(k));
+        assert!(
+            e.starts_with("topology.k:")
+                && e.contains("even number from 2 to 96")
+                && e.contains(&format!("got {k}")),
+            "{e}"
+        );
+    }
+    let e = err("[topology]\nkind = \"star\"\nhosts = 250001\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = 1000\n");
+    assert!(e.starts_with("topology.hosts:") && e.contains("250000"), "{e}");
+}
