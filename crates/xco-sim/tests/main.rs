@@ -12,6 +12,7 @@ mod golden;
 mod host_model;
 mod host_tsq;
 mod incast;
+mod messages;
 mod outputs;
 mod pdn;
 mod ports;

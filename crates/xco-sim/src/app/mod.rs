@@ -7,6 +7,7 @@
 
 mod bulk;
 mod incast;
+pub mod messages;
 mod ping;
 mod short_flows;
 mod udp_source;

@@ -37,6 +37,36 @@ impl TcpTable {
         tag: u32,
         roles: Roles,
     ) -> Result<(u32, u32), NetError> {
+        let handshake = core.tcp_cfg.handshake;
+        self.open_with(core, app, client, server, tag, roles, handshake)
+    }
+
+    /// Like [`TcpTable::open`], but both ends start established whatever
+    /// `tcp.handshake` says: a persistent connection opened before the run's
+    /// traffic, its set-up not simulated (no RTT sample from a handshake).
+    pub fn open_established(
+        &mut self,
+        core: &mut Core,
+        app: u32,
+        client: u32,
+        server: u32,
+        tag: u32,
+        roles: Roles,
+    ) -> Result<(u32, u32), NetError> {
+        self.open_with(core, app, client, server, tag, roles, false)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn open_with(
+        &mut self,
+        core: &mut Core,
+        app: u32,
+        client: u32,
+        server: u32,
+        tag: u32,
+        roles: Roles,
+        handshake: bool,
+    ) -> Result<(u32, u32), NetError> {
         let conn = self.connections;
         self.connections += 1;
         let fwd = core.net.route(client, server, mix64(core.seed, conn * 2))?;
@@ -51,7 +81,7 @@ impl TcpTable {
         core.net
             .flows
             .push(FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, core.now).with_route(rev));
-        let (cs, ss) = if core.tcp_cfg.handshake {
+        let (cs, ss) = if handshake {
             (TcpState::SynSent, TcpState::Listen)
         } else {
             (TcpState::Established, TcpState::Established)
@@ -96,7 +126,7 @@ impl TcpTable {
                 }
             }
         }
-        if core.tcp_cfg.handshake {
+        if handshake {
             self.eps[c_id as usize].connect(core);
         } else {
             for ep in [c_id, s_id] {
