@@ -35,4 +35,5 @@ mod tcp_seams;
 mod tcp_select;
 mod tcp_tlp;
 mod timing_noise;
+mod tree3;
 mod xco;

@@ -156,6 +156,99 @@ impl Topology {
     }
 }
 
+/// The shape of a three-tier tree (`[topology] kind = "tree3"`).
+#[derive(Clone, Debug)]
+pub struct Tree3 {
+    /// Servers under each rack's top-of-rack switch.
+    pub servers_per_rack: usize,
+    /// Racks.
+    pub racks: usize,
+    /// Racks under each aggregation switch (divides `racks`).
+    pub racks_per_agg: usize,
+    /// Core switches (every aggregation switch links to every core).
+    pub cores: usize,
+    /// Rate of a server's link to its ToR, bits/s.
+    pub edge_rate_bps: u64,
+    /// Parallel links from each ToR to its aggregation switch.
+    pub tor_uplinks: usize,
+    /// Rate of one ToR–aggregation link, bits/s.
+    pub tor_uplink_rate_bps: u64,
+    /// Rate of one aggregation–core link, bits/s.
+    pub agg_core_rate_bps: u64,
+    /// Buffer of a ToR's port toward a server, bytes.
+    pub edge_buffer_bytes: u64,
+    /// Buffer of a ToR's uplink ports and of an aggregation switch's ports, bytes.
+    pub agg_buffer_bytes: u64,
+    /// Buffer of a core switch's ports, bytes.
+    pub core_buffer_bytes: u64,
+}
+
+impl Topology {
+    /// A three-tier tree: racks of servers (`h{i}`, numbered rack by rack)
+    /// under ToR switches (`t{r}`), each ToR linked by `tor_uplinks` parallel
+    /// links to one aggregation switch (`g{a}`, racks `a * racks_per_agg ..`),
+    /// every aggregation switch linked to every core (`c{i}`). A server's
+    /// rack is `i / servers_per_rack`; its aggregation switch is its rack's
+    /// over `racks_per_agg`.
+    ///
+    /// Panics if `racks_per_agg` does not divide `racks` or a count is 0
+    /// (scenario validation refuses those first).
+    pub fn tree3(s: &Tree3, delay: Dur) -> Topology {
+        assert!(s.servers_per_rack > 0 && s.racks > 0 && s.cores > 0 && s.tor_uplinks > 0);
+        assert!(
+            s.racks_per_agg > 0 && s.racks % s.racks_per_agg == 0,
+            "racks_per_agg must divide racks"
+        );
+        let mut t = Topology::default();
+        let cores: Vec<usize> = (0..s.cores)
+            .map(|i| t.add_node(format!("c{i}"), NodeKind::Switch))
+            .collect();
+        let aggs: Vec<usize> = (0..s.racks / s.racks_per_agg)
+            .map(|a| t.add_node(format!("g{a}"), NodeKind::Switch))
+            .collect();
+        for &g in &aggs {
+            for &c in &cores {
+                t.links.push(LinkSpec {
+                    a: g,
+                    b: c,
+                    rate_bps: s.agg_core_rate_bps,
+                    delay,
+                    buffer_a_bytes: Some(s.agg_buffer_bytes),
+                    buffer_b_bytes: Some(s.core_buffer_bytes),
+                });
+            }
+        }
+        let mut tors = Vec::with_capacity(s.racks);
+        for r in 0..s.racks {
+            let tor = t.add_node(format!("t{r}"), NodeKind::Switch);
+            tors.push(tor);
+            for _ in 0..s.tor_uplinks {
+                t.links.push(LinkSpec {
+                    a: tor,
+                    b: aggs[r / s.racks_per_agg],
+                    rate_bps: s.tor_uplink_rate_bps,
+                    delay,
+                    buffer_a_bytes: Some(s.agg_buffer_bytes),
+                    buffer_b_bytes: Some(s.agg_buffer_bytes),
+                });
+            }
+        }
+        for i in 0..s.racks * s.servers_per_rack {
+            let h = t.add_node(format!("h{i}"), NodeKind::Host);
+            let tor = tors[i / s.servers_per_rack];
+            t.links.push(LinkSpec {
+                a: h,
+                b: tor,
+                rate_bps: s.edge_rate_bps,
+                delay,
+                buffer_a_bytes: None,
+                buffer_b_bytes: Some(s.edge_buffer_bytes),
+            });
+        }
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

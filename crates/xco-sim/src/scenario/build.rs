@@ -166,6 +166,13 @@ fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
             }
             topo
         }
+        TopologyKind::Tree3 => {
+            let default_buffer = match &t.switch_buffer {
+                Some(q) => bytes(q, "topology.switch_buffer")?,
+                None => 300_000,
+            };
+            super::tree3::tree3(t, host_rate, default_buffer, delay)?
+        }
         TopologyKind::Explicit => {
             let mut topo = Topology::default();
             if t.nodes.len() > limits::MAX_NODES {

@@ -13,6 +13,7 @@ mod locate;
 pub mod queues;
 mod record;
 mod schema;
+mod tree3;
 pub mod units;
 
 pub use build::{

@@ -178,6 +178,26 @@ pub struct TopologySpec {
     pub uplink_rate: Option<Quantity>,
     /// fat_tree: rate of switch-to-switch links (default host_rate).
     pub fabric_rate: Option<Quantity>,
+    /// tree3: servers per rack.
+    pub servers_per_rack: Option<usize>,
+    /// tree3: racks.
+    pub racks: Option<usize>,
+    /// tree3: racks under each aggregation switch (must divide `racks`).
+    pub racks_per_agg: Option<usize>,
+    /// tree3: core switches (default 1).
+    pub cores: Option<usize>,
+    /// tree3: ToR over-subscription, servers' rate : uplink rate, as "1:4" or 4.
+    pub tor_oversubscription: Option<Ratio>,
+    /// tree3: rate of one ToR–aggregation link (default host_rate).
+    pub tor_uplink_rate: Option<Quantity>,
+    /// tree3: rate of one aggregation–core link (default tor_uplink_rate).
+    pub agg_core_rate: Option<Quantity>,
+    /// tree3: buffer of a ToR's port toward a server (default switch_buffer).
+    pub edge_buffer: Option<Quantity>,
+    /// tree3: buffer of ToR uplink and aggregation ports (default switch_buffer).
+    pub agg_buffer: Option<Quantity>,
+    /// tree3: buffer of core ports (default switch_buffer).
+    pub core_buffer: Option<Quantity>,
     /// One-way propagation delay of every link, microseconds.
     pub link_delay_us: Option<f64>,
     /// Timing noise of hosts: every frame a host sends reaches its switch
@@ -339,6 +359,18 @@ pub enum TopologyKind {
     FatTree,
     /// `[[topology.nodes]]` and `[[topology.links]]`.
     Explicit,
+    /// Racks under ToRs, ToRs under aggregation switches, cores on top.
+    Tree3,
+}
+
+/// A ratio written "1:4" or as the number 4 (the second term over the first).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Ratio {
+    /// `4`: 1:4.
+    Num(f64),
+    /// `"1:4"`.
+    Text(String),
 }
 
 impl TopologyKind {
@@ -349,6 +381,7 @@ impl TopologyKind {
             TopologyKind::TwoSwitch => "two_switch",
             TopologyKind::FatTree => "fat_tree",
             TopologyKind::Explicit => "explicit",
+            TopologyKind::Tree3 => "tree3",
         }
     }
 }
