@@ -27,6 +27,7 @@ mod tcp_dsack;
 mod tcp_hystart;
 mod tcp_limited_transmit;
 mod tcp_pacing;
+mod tcp_prr;
 mod tcp_profiles;
 mod tcp_rack;
 mod tcp_reactions;

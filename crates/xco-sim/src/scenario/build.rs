@@ -361,6 +361,17 @@ fn tcp_config_from(
         Some(r) => r,
         None => c.rack && c.sack,
     };
+    c.prr = match t.prr {
+        Some(true) if !c.sack => {
+            return Err(ScenarioError::field(
+                "tcp.prr",
+                "proportional rate reduction runs in SACK recovery: set tcp.sack = true (or a profile with it)"
+                    .into(),
+            ))
+        }
+        Some(p) => p,
+        None => c.prr && c.sack,
+    };
     c.pacing = t.pacing.unwrap_or(c.pacing);
     if let Some(q) = t.quickack_segments {
         if q > 1_000_000 {

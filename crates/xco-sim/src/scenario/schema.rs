@@ -303,6 +303,9 @@ pub struct TcpSpec {
     pub tlp: Option<bool>,
     /// RACK time-based loss detection (RFC 8985 §6; needs `sack`) (default false).
     pub rack: Option<bool>,
+    /// Proportional rate reduction (RFC 6937) in SACK recovery, as Linux
+    /// (needs `sack`; default false, true in the `linux` and `dctcp` profiles).
+    pub prr: Option<bool>,
     /// Pace at gain x cwnd / SRTT, 200% in slow start, 120% after (default false).
     pub pacing: Option<bool>,
     /// HyStart++ (RFC 9406) in CUBIC's initial slow start (default false; `cc = cubic` only).

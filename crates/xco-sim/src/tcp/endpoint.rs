@@ -108,6 +108,8 @@ pub struct TcpEndpoint {
     tlp_on: bool,
     /// RACK's time-based loss detection (in SACK recovery) is on.
     rack_on: bool,
+    /// Proportional rate reduction in SACK recovery (`cfg.sack && cfg.prr`).
+    prr_on: bool,
     /// Tail loss probe state (RFC 8985 §7).
     pub tlp: TlpState,
     /// A timeout's go-back-N is under way (until `snd_una` reaches `recover`).
@@ -221,7 +223,7 @@ impl TcpEndpoint {
             },
             cc: Cc::new(cfg),
             recovery: if cfg.sack {
-                Recovery::sack(cfg.dupack_threshold, cfg.rack)
+                Recovery::sack(cfg.dupack_threshold, cfg.rack, cfg.prr)
             } else {
                 Recovery::new_reno(cfg.dupack_threshold)
             },
@@ -237,6 +239,7 @@ impl TcpEndpoint {
             reo_armed: false,
             tlp_on: cfg.tlp,
             rack_on: cfg.sack && cfg.rack,
+            prr_on: cfg.sack && cfg.prr,
             tlp: TlpState::default(),
             rto_recovery: false,
             pacer: if cfg.pacing {
@@ -421,9 +424,13 @@ impl TcpEndpoint {
             } else {
                 0
             };
+            let una_before = self.snd_una;
             self.process_ack(core, p, newly_sacked);
             if self.rack_on {
                 self.rack_after_ack(core);
+            }
+            if self.prr_on && self.in_recovery {
+                self.prr_after_ack(una_before, newly_sacked);
             }
             if self.pdn.waiting_bytes > 0 {
                 self.pdn_resend_waiting(core);
@@ -660,7 +667,20 @@ impl TcpEndpoint {
         }
     }
 
+    /// RFC 6937 after an ACK in SACK recovery: cwnd from what it delivered.
+    #[cold]
+    #[inline(never)]
+    fn prr_after_ack(&mut self, una_before: u64, newly_sacked: u64) {
+        let una_advanced = self.snd_una > una_before;
+        let delivered = self.snd_una.saturating_sub(una_before) + newly_sacked;
+        let (r, mut cx) = self.loss_ctx();
+        if let Some(r) = r.as_sack() {
+            r.prr_on_ack(&mut cx, delivered, una_advanced);
+        }
+    }
+
     fn enter_fast_recovery(&mut self, core: &mut Core) {
+        let prior_cwnd = self.win.cwnd;
         let s = self.event_sample(core.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
@@ -669,8 +689,15 @@ impl TcpEndpoint {
             // RFC 6675 picks every segment from here on: no go-back-N left over
             self.snd_nxt = self.snd_max;
         }
+        let prr_on = self.prr_on;
         let (recovery, cx) = self.loss_ctx();
         let seg = recovery.enter(cx);
+        if prr_on {
+            let (r, cx) = self.loss_ctx();
+            if let Some(r) = r.as_sack() {
+                r.prr_start(&cx, prior_cwnd, seg.map_or(0, |s| s.len_bytes));
+            }
+        }
         core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
         if let Some(seg) = seg {
             self.retransmit(core, seg);

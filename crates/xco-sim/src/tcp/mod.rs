@@ -20,6 +20,7 @@ pub mod hot;
 pub mod hystart;
 pub mod pacing;
 pub mod profile;
+pub mod prr;
 pub mod rack;
 pub mod rcv_window;
 pub mod recovery;
@@ -102,6 +103,11 @@ pub struct TcpConfig {
     /// segment sent before one that was delivered is lost once a quarter of
     /// the minimum RTT has passed beyond its own RTT.
     pub rack: bool,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery, as Linux
+    /// (`tcp/prr.rs`; needs `sack`): per ACK the sender may send in
+    /// proportion to what the ACK reports delivered, instead of cwnd =
+    /// ssthresh at once (RFC 6675).
+    pub prr: bool,
     /// Receivers ACK the first this many data segments of a connection at
     /// once, without delaying (Linux's quick-ACK mode at start: 16); 0: off.
     pub quickack_segments: u32,
@@ -143,6 +149,7 @@ impl TcpConfig {
             tlp: false,
             tlp_linux_pto: false,
             rack: false,
+            prr: false,
             quickack_segments: 0,
             pacing: false,
             hystart: false,

@@ -5,7 +5,8 @@
 //! * `newreno` (the default): RFC 5681 / 6582 NewReno, no SACK, no probes —
 //!   the simulator's TCP before the profiles existed, output for output.
 //! * `linux`: what a current Linux sender and receiver do, as far as the
-//!   model has it: CUBIC, SACK with RFC 6675 recovery, RACK-TLP (time-based loss detection
+//!   model has it: CUBIC, SACK with RFC 6675 recovery and proportional rate
+//!   reduction (RFC 6937), RACK-TLP (time-based loss detection
 //!   and tail loss probes),
 //!   quick ACKs for the first 16 segments of a connection, and the settings
 //!   `newreno` already shares with Linux (timestamps, IW 10, RTO_min 200 ms,
@@ -52,6 +53,7 @@ impl TcpProfile {
                 tlp: true,
                 tlp_linux_pto: true,
                 rack: true,
+                prr: true,
                 quickack_segments: LINUX_QUICKACKS,
                 ..base
             },

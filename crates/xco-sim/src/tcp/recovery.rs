@@ -163,9 +163,12 @@ impl Recovery {
     }
 
     /// RFC 6675 SACK-based recovery with `dupack_threshold` (DupThresh),
-    /// with RACK's time-based detection (RFC 8985 §6) if `rack`.
-    pub fn sack(dupack_threshold: u32, rack: bool) -> Recovery {
-        Recovery::Sack(Box::new(SackRecovery::new(dupack_threshold, rack)))
+    /// with RACK's time-based detection (RFC 8985 §6) if `rack` and
+    /// proportional rate reduction (RFC 6937) if `prr`.
+    pub fn sack(dupack_threshold: u32, rack: bool, prr: bool) -> Recovery {
+        let mut r = SackRecovery::new(dupack_threshold, rack);
+        r.prr_on = prr;
+        Recovery::Sack(Box::new(r))
     }
 
     /// The SACK variant, if this is it.

@@ -17,11 +17,12 @@
 //! [`SackRecovery::next_seg`] and [`SackRecovery::on_sent`] per segment.
 //! A D-SACK block ([`SackRecovery::on_dsack`], RFC 2883 §4) is counted
 //! and grows RACK's reordering window (`super::rack`); it
-//! undoes nothing (no undo of a spurious recovery). Not modelled: Limited
-//! Transmit (RFC 3042) and
-//! Linux's proportional rate reduction (RFC 6937; here cwnd = ssthresh for
-//! the whole episode, as RFC 6675 writes it).
+//! undoes nothing (no undo of a spurious recovery). With `prr_on` the
+//! endpoint sets cwnd per ACK by proportional rate reduction (RFC 6937,
+//! `super::prr`); without it cwnd = ssthresh for the whole episode, as
+//! RFC 6675 writes it. Limited Transmit (RFC 3042) is the endpoint's.
 
+use super::prr::Prr;
 use super::rack::Rack;
 use super::recovery::{LossCtx, NewAckStep, Segment};
 use super::sack::{dsack_block, Scoreboard};
@@ -57,6 +58,10 @@ pub struct SackRecovery {
     pub rack: Option<Rack>,
     /// ACKs received with a D-SACK block (RFC 2883 §4).
     pub dsacks_received: u64,
+    /// Proportional rate reduction (RFC 6937) sets cwnd during recovery.
+    pub prr_on: bool,
+    /// This episode's PRR counters (when `prr_on`).
+    pub prr: Prr,
 }
 
 impl SackRecovery {
@@ -91,6 +96,36 @@ impl SackRecovery {
             r.on_dsack(probe_end == Some(e) && e - s <= mss);
         }
         true
+    }
+
+    /// Start PRR's episode (`prr_on`): the window was `prior_cwnd_bytes`
+    /// before the congestion control reduced it, and `fast_rexmit_bytes`
+    /// were already retransmitted by [`Self::enter`].
+    pub fn prr_start(&mut self, cx: &LossCtx, prior_cwnd_bytes: u64, fast_rexmit_bytes: u64) {
+        let mark = self.lost_below(cx);
+        self.prr = Prr::start(prior_cwnd_bytes, mark);
+        self.prr.on_sent(fast_rexmit_bytes);
+    }
+
+    /// PRR after an ACK in recovery that reported `delivered_bytes`
+    /// delivered (cumulatively or newly SACKed): sets cwnd = pipe + sndcnt
+    /// (`super::prr`); an ACK that delivered nothing changes nothing.
+    pub fn prr_on_ack(&mut self, cx: &mut LossCtx, delivered_bytes: u64, una_advanced: bool) {
+        self.set_pipe(cx);
+        let mark = self.lost_below(cx);
+        let newly_lost = mark > self.prr.lost_mark;
+        self.prr.lost_mark = self.prr.lost_mark.max(mark);
+        let (ssthresh, mss) = (cx.win.ssthresh, cx.win.mss);
+        if let Some(cwnd) = self.prr.cwnd_after_ack(
+            delivered_bytes,
+            self.pipe,
+            ssthresh,
+            mss,
+            una_advanced,
+            newly_lost,
+        ) {
+            cx.win.cwnd = cwnd;
+        }
     }
 
     /// The lost boundary of RFC 6675's `IsLost` for this sender, or
@@ -244,5 +279,8 @@ impl SackRecovery {
             NextSeg::NewData => {}
         }
         self.pipe += len_bytes;
+        if self.prr_on {
+            self.prr.on_sent(len_bytes);
+        }
     }
 }
