@@ -37,4 +37,5 @@ mod tcp_select;
 mod tcp_tlp;
 mod timing_noise;
 mod tree3;
+mod web_fanin;
 mod xco;

@@ -8,6 +8,7 @@
 mod bulk;
 mod incast;
 pub mod messages;
+pub mod web_fanin;
 mod ping;
 mod short_flows;
 mod udp_source;
@@ -17,6 +18,7 @@ pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};
 pub use ping::{Ping, PingConfig, PingSpec};
 pub use short_flows::{ShortFlows, ShortFlowsConfig, ShortFlowsSpec};
 pub use udp_source::{UdpConfig, UdpSource, UdpSpec};
+pub use web_fanin::{WebFanin, WebFaninConfig, WebFaninSpec};
 
 use crate::sim::Core;
 use crate::tcp::table::TcpTable;
@@ -175,6 +177,10 @@ pub trait Application {
     fn demand(&self, _cx: &DemandCx) -> Demand {
         Demand::default()
     }
+    /// Tables of its own to write beside the run's (file name, CSV text), if any.
+    fn tables(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// The application kinds: a `match` for the built-in ones (no virtual call on
@@ -190,6 +196,8 @@ pub enum App {
     Ping(Ping),
     /// UDP messages at a rate or flat out.
     Udp(UdpSource),
+    /// Web fan-in: front-ends reading many small objects (SICC's workload).
+    WebFanin(Box<WebFanin>),
     /// An application defined outside this crate (a test's aggregator, a tool's workload).
     Custom(Box<dyn Application + Send>),
 }
@@ -202,6 +210,7 @@ macro_rules! each_app {
             App::ShortFlows($a) => $e,
             App::Ping($a) => $e,
             App::Udp($a) => $e,
+            App::WebFanin($a) => $e,
             App::Custom($a) => $e,
         }
     };
@@ -243,6 +252,10 @@ impl App {
     /// What it will ask of the simulator over the run, at most.
     pub fn demand(&self, cx: &DemandCx) -> Demand {
         each_app!(self, a => a.demand(cx))
+    }
+    /// Tables of its own to write beside the run's (file name, CSV text).
+    pub fn tables(&self) -> Vec<(&'static str, String)> {
+        each_app!(self, a => a.tables())
     }
 }
 

@@ -9,6 +9,22 @@ use crate::net::Net;
 use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
 
+/// Every app's own tables; a name two apps share gets the app's index in front (`app1_requests.csv`).
+fn app_tables(sim: &Sim) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, a) in sim.apps.iter().enumerate() {
+        for (name, text) in a.tables() {
+            let name = if out.iter().any(|(n, _)| n == name) {
+                format!("app{i}_{name}")
+            } else {
+                name.to_string()
+            };
+            out.push((name, text));
+        }
+    }
+    out
+}
+
 fn flows_csv(sim: &Sim) -> String {
     let net = &sim.core.net;
     let end = sim.core.now;
@@ -424,6 +440,7 @@ fn collect_with(
         stats,
         warnings,
         app_summaries: summaries,
+        app_tables: app_tables(sim),
         seed: record.seed,
     }
 }

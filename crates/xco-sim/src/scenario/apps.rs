@@ -12,7 +12,7 @@
 
 use super::units::{HostIndex, Hosts};
 use super::{located, ScenarioError};
-use crate::app::{BulkSpec, IncastSpec, PingSpec, ShortFlowsSpec, StripeSpec, TransferSpec, UdpSpec};
+use crate::app::{BulkSpec, IncastSpec, PingSpec, ShortFlowsSpec, StripeSpec, TransferSpec, UdpSpec, WebFaninSpec};
 use crate::sim::Sim;
 use serde::Deserialize;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
@@ -36,6 +36,8 @@ pub enum AppSpec {
     Ping(PingSpec),
     /// `udp`: UDP messages at a rate or flat out.
     Udp(UdpSpec),
+    /// `web_fanin`: front-ends reading many small objects (SICC's workload).
+    WebFanin(WebFaninSpec),
 }
 
 /// The kinds, as written in `kind = "..."`.
@@ -47,6 +49,7 @@ pub const KINDS: &[&str] = &[
     "short_flows",
     "ping",
     "udp",
+    "web_fanin",
 ];
 
 macro_rules! each_spec {
@@ -59,6 +62,7 @@ macro_rules! each_spec {
             AppSpec::ShortFlows($s) => $e,
             AppSpec::Ping($s) => $e,
             AppSpec::Udp($s) => $e,
+            AppSpec::WebFanin($s) => $e,
         }
     };
 }
@@ -79,6 +83,7 @@ impl AppSpec {
             AppSpec::ShortFlows(_) => "short_flows",
             AppSpec::Ping(_) => "ping",
             AppSpec::Udp(_) => "udp",
+            AppSpec::WebFanin(_) => "web_fanin",
         }
     }
 
@@ -142,6 +147,7 @@ pub fn read_apps(text: &str) -> Result<(Vec<AppSpec>, Vec<Option<String>>), Scen
             "short_flows" => AppSpec::ShortFlows(read(text, de())?),
             "ping" => AppSpec::Ping(read(text, de())?),
             "udp" => AppSpec::Udp(read(text, de())?),
+            "web_fanin" => AppSpec::WebFanin(read(text, de())?),
             other => {
                 return Err(ScenarioError::field(
                     &kind_field,

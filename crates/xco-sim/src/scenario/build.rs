@@ -88,6 +88,8 @@ pub struct RunOutput {
     pub warnings: Vec<String>,
     /// Per app: (id, kind, metrics).
     pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
+    /// Apps' own tables (`requests.csv` of a web fan-in): (file name, CSV text).
+    pub app_tables: Vec<(String, String)>,
     /// The seed used.
     pub seed: u64,
 }

@@ -1,0 +1,1126 @@
+//! Web fan-in (`[[apps]] kind = "web_fanin"`): front-ends that read many
+//! small objects from many data servers per request, the SICC paper's
+//! workload (`shared/spec/sicc.md`), under one of the methods below.
+//!
+//! A catalogue of objects (sizes uniform in [min, max] bytes) has each
+//! object on `replicas` distinct servers drawn at random. A request is Q
+//! distinct objects drawn at random; each is asked of one of its holders
+//! (drawn at random, never the front-end itself). A front-end issues its
+//! requests back to back: the next starts when the last object of the
+//! previous has arrived. Every message travels on the persistent
+//! connections of [`super::messages`] (a query: a header plus 8 B per
+//! object named; an object: its size).
+//!
+//! Methods:
+//! - `one_all`: the front-end queries every target server at once; each
+//!   answers all its objects at once.
+//! - `sw`: the front-end queries at most w target servers at once
+//!   (`xco_core::sicc::SlidingWindow`: +1 per complete response, halved on a
+//!   response that saw a retransmission, once per window; w carries over).
+//! - `sicc`, `sicc-nps`, `sicc-nmt`: swarms per rack, hub = most objects,
+//!   Algorithm 1's tree with N = M / m hubs per request (eq 1 from the
+//!   front-end's edge port), SICC-NPS and SICC-NMT its ablations
+//!   (`xco_core::sicc::AggTree`). The front-end sends each root hub one
+//!   query covering its subtree; a hub passes each child hub its subtree's
+//!   query and each swarm member its objects' query, sends its own objects to
+//!   its parent, then forwards every object a member or child delivers as it
+//!   arrives (continuous forwarding). Objects written back to back share TCP
+//!   segments up to the MSS: that is the packing of SICC's compression here.
+//!
+//! Not built yet (refused by the scenario): speed control (`sicc-nssc` would
+//! be the same as `sicc`), query redirection (`sicc-nqr`), `ictcp`, and the
+//! overloaded-hub service model.
+//!
+//! Outputs: `requests.csv` (one row per request) and `queries.csv` (one row
+//! per query, up to a row limit), through [`super::Application::tables`].
+
+mod pacing;
+mod place;
+pub mod spec;
+
+use pacing::HubSender;
+
+pub use place::Placement;
+pub use spec::WebFaninSpec;
+
+use super::messages::{ConnPool, Messages};
+use super::{mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::engine::Event;
+use crate::sim::Core;
+use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use xco_core::sicc::{
+    hubs_per_request, max_hubs_at_once, AggTree, Parent, Proximity, QueueReport, SlidingWindow, SpeedConfig,
+    SpeedControl, SwConfig, Target, TreeConfig, UplinkReading,
+};
+use xco_core::{Dur, Rng, Time};
+
+/// Timer tokens (below 2^28, the event queue's limit): kind in bits 25..28, payload below.
+const KIND_SHIFT: u32 = 25;
+const PERIOD: u32 = 1;
+const REPORT: u32 = 2;
+const SEND: u32 = 3;
+const PAYLOAD: u32 = (1 << KIND_SHIFT) - 1;
+
+/// How a front-end fetches a request's objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Query every target server at once.
+    OneAll,
+    /// A sliding window of target servers queried at once.
+    Sw,
+    /// Swarms, hubs and Algorithm 1's tree.
+    Sicc {
+        /// Rule 1 (false: SICC-NPS, children at random across the data center).
+        proximity: bool,
+        /// Algorithm 1's tree (false: SICC-NMT, every hub to the front-end).
+        multi_tree: bool,
+        /// Two-level speed control (false: SICC-NSSC).
+        speed: bool,
+    },
+}
+
+impl Method {
+    /// The method's name as written in the scenario and the outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::OneAll => "one_all",
+            Method::Sw => "sw",
+            Method::Sicc {
+                proximity: true,
+                multi_tree: true,
+                speed: true,
+            } => "sicc",
+            Method::Sicc { proximity: false, .. } => "sicc-nps",
+            Method::Sicc {
+                multi_tree: false, ..
+            } => "sicc-nmt",
+            Method::Sicc { speed: false, .. } => "sicc-nssc",
+        }
+    }
+}
+
+/// Configuration of a web fan-in app.
+#[derive(Clone, Debug)]
+pub struct WebFaninConfig {
+    /// Data server host nodes (every host of the topology).
+    pub servers: Vec<u32>,
+    /// Front-end host nodes (each also a data server).
+    pub front_ends: Vec<u32>,
+    /// Objects in the catalogue.
+    pub objects: u32,
+    /// Copies of each object, on distinct servers.
+    pub replicas: u32,
+    /// Smallest object, bytes.
+    pub object_min_bytes: u32,
+    /// Largest object, bytes.
+    pub object_max_bytes: u32,
+    /// Objects per request (Q).
+    pub queries: u32,
+    /// Requests per front-end, back to back.
+    pub requests: u32,
+    /// The method.
+    pub method: Method,
+    /// Bytes of a query message besides its objects.
+    pub query_header_bytes: u32,
+    /// Bytes per object named in a query.
+    pub query_object_bytes: u32,
+    /// SICC: s of eq 1, bytes.
+    pub mean_packet_bytes: u32,
+    /// SICC: how eq 1's uplink becomes a number.
+    pub uplink_reading: UplinkReading,
+    /// SICC: N given outright (None: eq 1 with m = 1).
+    pub hubs_per_request: Option<u32>,
+    /// SICC: the hub of the largest swarm fails at every request, before it is asked (the backup takes over).
+    pub fail_largest_hub: bool,
+    /// Rows of `queries.csv` at most.
+    pub max_query_rows: u64,
+    /// SICC: speed control's settings (period, alpha, beta, T).
+    pub speed: SpeedConfig,
+    /// A hub is overloaded with this probability, ppm (drawn per hub and request).
+    pub overload_ppm: u32,
+    /// An overloaded hub sends at this fraction of its assigned rate (or of its line rate without one), ppm.
+    pub overload_fraction_ppm: u32,
+    /// Payload bytes a hub gathers before it writes (one MSS).
+    pub burst_bytes: u64,
+    /// Where the servers sit.
+    pub place: Placement,
+}
+
+/// A message of the web fan-in.
+#[derive(Clone, Debug)]
+enum Msg {
+    /// Answer each of front-end `fe`'s request objects `idx` to host `reply_to`.
+    Query {
+        fe: u32,
+        req: u32,
+        idx: Vec<u32>,
+        reply_to: u32,
+    },
+    /// Be hub `hub` of front-end `fe`'s request tree, sending at `rate_bps` (0: as TCP allows).
+    HubQuery {
+        fe: u32,
+        req: u32,
+        hub: u32,
+        rate_bps: u64,
+    },
+    /// Speed control: send at `rate_bps` from now on.
+    Rate { fe: u32, req: u32, rate_bps: u64 },
+    /// Object `idx` of front-end `fe`'s request `req`.
+    Object { fe: u32, req: u32, idx: u32 },
+}
+
+/// One front-end's current request.
+struct FrontEnd {
+    host: u32,
+    req: u32,
+    start: Time,
+    /// Per request object: catalogue id.
+    objs: Vec<u32>,
+    /// Per request object: the server asked.
+    asked: Vec<u32>,
+    /// Per request object: arrivals so far.
+    got: Vec<u32>,
+    left: u32,
+    /// Target servers in ascending order, and each one's request objects.
+    targets: Vec<u32>,
+    target_objs: Vec<Vec<u32>>,
+    /// Per request object: its target's index.
+    target_of: Vec<u32>,
+    /// SW: objects each target still owes, and its response flow's retransmits when asked.
+    owed: Vec<u32>,
+    retx_mark: Vec<u64>,
+    sw: SlidingWindow,
+    /// SICC: the tree, each hub's server, and each hub server's parent server.
+    tree: AggTree,
+    parent_of: HashMap<u32, u32>,
+    hub_index: HashMap<u32, u32>,
+    failovers: u64,
+    /// Per request object: asked of a replica straight from the front-end after a hub failed.
+    refetched: Vec<bool>,
+    /// SICC: per hub, whether it is overloaded in this request.
+    overloaded: Vec<bool>,
+    /// Speed control: the state, each root hub's position by server, what each still owes.
+    sc: Option<SpeedControl>,
+    root_pos: HashMap<u32, u32>,
+    root_servers: Vec<u32>,
+    root_left: Vec<u64>,
+    /// Queue reports travelling toward the front-end (arrive in order).
+    reports: VecDeque<QueueReport>,
+    /// Ports into the front-end's rack from above, and the report's travel time.
+    agg_ports: Vec<u32>,
+    report_delay: Dur,
+    rate_msgs: u64,
+    /// Counters when the request started.
+    uplink_pkts0: u64,
+    fe_pkts0: u64,
+    fe_bytes0: u64,
+    timeouts0: u64,
+    done: bool,
+}
+
+/// The running application.
+pub struct WebFanin {
+    id: u32,
+    cfg: WebFaninConfig,
+    rng: Rng,
+    size_bytes: Vec<u32>,
+    holders: Vec<u32>,
+    perm: Vec<u32>,
+    fes: Vec<FrontEnd>,
+    msgs: Messages<Msg>,
+    pool: ConnPool,
+    buf: Vec<Msg>,
+    requests_csv: String,
+    queries_csv: String,
+    query_rows: u64,
+    latencies_us: Vec<f64>,
+    duplicates: u64,
+    n: u32,
+    senders: Vec<Option<HubSender>>,
+    free_senders: Vec<usize>,
+    sender_of: HashMap<(u32, u32), usize>,
+    ready: Vec<(u32, u32)>,
+}
+
+impl WebFanin {
+    /// A web fan-in app with id `id` drawing from `rng`.
+    pub fn new(id: u32, cfg: WebFaninConfig, rng: Rng) -> WebFanin {
+        let fes = cfg
+            .front_ends
+            .iter()
+            .map(|&host| FrontEnd {
+                host,
+                req: 0,
+                start: Time::ZERO,
+                objs: Vec::new(),
+                asked: Vec::new(),
+                got: Vec::new(),
+                left: 0,
+                targets: Vec::new(),
+                target_objs: Vec::new(),
+                target_of: Vec::new(),
+                owed: Vec::new(),
+                retx_mark: Vec::new(),
+                sw: SlidingWindow::new(SwConfig::default()),
+                tree: AggTree::new(),
+                parent_of: HashMap::new(),
+                hub_index: HashMap::new(),
+                failovers: 0,
+                refetched: Vec::new(),
+                overloaded: Vec::new(),
+                sc: None,
+                root_pos: HashMap::new(),
+                root_servers: Vec::new(),
+                root_left: Vec::new(),
+                reports: VecDeque::new(),
+                agg_ports: Vec::new(),
+                report_delay: Dur::ZERO,
+                rate_msgs: 0,
+                uplink_pkts0: 0,
+                fe_pkts0: 0,
+                fe_bytes0: 0,
+                timeouts0: 0,
+                done: false,
+            })
+            .collect();
+        WebFanin {
+            id,
+            cfg,
+            rng,
+            size_bytes: Vec::new(),
+            holders: Vec::new(),
+            perm: Vec::new(),
+            fes,
+            msgs: Messages::new(),
+            pool: ConnPool::new(),
+            buf: Vec::new(),
+            requests_csv: String::from(
+                "method,front_end,request,queries,targets,hubs,tree_depth,latency_us,inter_rack_packets,packets,bytes,timeouts,failovers\n",
+            ),
+            queries_csv: String::from("method,front_end,request,query,latency_us\n"),
+            query_rows: 0,
+            latencies_us: Vec::new(),
+            duplicates: 0,
+            n: 0,
+            senders: Vec::new(),
+            free_senders: Vec::new(),
+            sender_of: HashMap::new(),
+            ready: Vec::new(),
+        }
+    }
+
+    /// Draw the catalogue: sizes and distinct replica holders.
+    fn draw_catalogue(&mut self) {
+        let c = &self.cfg;
+        let (lo, hi) = (c.object_min_bytes as u64, c.object_max_bytes as u64);
+        let servers = c.servers.len() as u64;
+        let r = c.replicas as usize;
+        self.size_bytes = (0..c.objects)
+            .map(|_| self.rng.range_inclusive(lo, hi) as u32)
+            .collect();
+        self.holders = Vec::with_capacity(c.objects as usize * r);
+        for _ in 0..c.objects {
+            let first = self.holders.len();
+            while self.holders.len() < first + r {
+                let s = c.servers[self.rng.below(servers) as usize];
+                if !self.holders[first..].contains(&s) {
+                    self.holders.push(s);
+                }
+            }
+        }
+        self.perm = (0..c.objects).collect();
+    }
+
+    fn ep(&mut self, env: &mut Env, from: u32, to: u32) -> Result<u32, String> {
+        self.pool.endpoint(env, self.id, from, to)
+    }
+
+    fn query_bytes(&self, objects: u64) -> u64 {
+        self.cfg.query_header_bytes as u64 + self.cfg.query_object_bytes as u64 * objects
+    }
+
+    fn send(&mut self, env: &mut Env, from: u32, to: u32, bytes: u64, m: Msg) -> Result<(), String> {
+        let ep = self.ep(env, from, to)?;
+        self.msgs.send(env, ep, bytes, m);
+        Ok(())
+    }
+
+    fn port_counts(&self, env: &Env, fe: usize) -> (u64, u64, u64, u64) {
+        let ports = &env.core.net.ports;
+        let up: u64 = self
+            .cfg
+            .place
+            .uplink_ports
+            .iter()
+            .map(|&p| ports[p as usize].stats.arrived_packets)
+            .sum();
+        let d = &ports[self.cfg.place.down_port[self.fes[fe].host as usize] as usize].stats;
+        let timeouts: u64 = env
+            .core
+            .net
+            .flows
+            .iter()
+            .filter(|f| f.app == self.id)
+            .map(|f| f.timeouts)
+            .sum();
+        (up, d.arrived_packets, d.arrived_bytes, timeouts)
+    }
+
+    /// Start front-end `fe`'s next request.
+    fn begin(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
+        let q = self.cfg.queries as usize;
+        let fe_host = self.fes[fe].host;
+        // Q distinct objects: a partial shuffle of the catalogue
+        let n = self.perm.len();
+        let mut objs = std::mem::take(&mut self.fes[fe].objs);
+        objs.clear();
+        for i in 0..q {
+            let j = i + self.rng.below((n - i) as u64) as usize;
+            self.perm.swap(i, j);
+            objs.push(self.perm[i]);
+        }
+        // one holder of each, never the front-end
+        let r = self.cfg.replicas as usize;
+        let mut asked = std::mem::take(&mut self.fes[fe].asked);
+        asked.clear();
+        for &o in &objs {
+            let h = &self.holders[o as usize * r..o as usize * r + r];
+            let others = h.iter().filter(|&&s| s != fe_host).count() as u64;
+            let mut k = self.rng.below(others);
+            let s = *h
+                .iter()
+                .filter(|&&s| s != fe_host)
+                .find(|_| {
+                    let hit = k == 0;
+                    k = k.wrapping_sub(1);
+                    hit
+                })
+                .expect("an object has a holder besides the front-end");
+            asked.push(s);
+        }
+        let counts = self.port_counts(env, fe);
+        let f = &mut self.fes[fe];
+        f.objs = objs;
+        f.asked = asked;
+        f.got.clear();
+        f.got.resize(q, 0);
+        f.left = q as u32;
+        f.start = env.core.now;
+        (f.uplink_pkts0, f.fe_pkts0, f.fe_bytes0, f.timeouts0) = counts;
+        // targets: distinct servers asked, ascending, with their objects
+        let mut order: Vec<u32> = (0..q as u32).collect();
+        order.sort_by_key(|&i| (f.asked[i as usize], i));
+        f.targets.clear();
+        f.target_of.clear();
+        f.target_of.resize(q, 0);
+        let mut used = 0;
+        for &i in &order {
+            let s = f.asked[i as usize];
+            if f.targets.last() != Some(&s) {
+                f.targets.push(s);
+                if f.target_objs.len() < f.targets.len() {
+                    f.target_objs.push(Vec::new());
+                }
+                f.target_objs[f.targets.len() - 1].clear();
+                used = f.targets.len();
+            }
+            f.target_objs[used - 1].push(i);
+            f.target_of[i as usize] = (used - 1) as u32;
+        }
+        let req = f.req;
+        match self.cfg.method {
+            Method::OneAll => {
+                for t in 0..self.fes[fe].targets.len() {
+                    self.ask_target(env, fe, t, fe_host)?;
+                }
+            }
+            Method::Sw => {
+                let f = &mut self.fes[fe];
+                let nt = f.targets.len();
+                f.owed.clear();
+                f.owed.extend(f.target_objs[..nt].iter().map(|v| v.len() as u32));
+                f.retx_mark.clear();
+                f.retx_mark.resize(nt, 0);
+                f.sw.start(nt as u32);
+                self.sw_pump(env, fe)?;
+            }
+            Method::Sicc {
+                proximity,
+                multi_tree,
+                ..
+            } => {
+                self.sicc_begin(env, fe, req, proximity, multi_tree)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Query target `t` of front-end `fe` for its objects, answers to `reply_to`.
+    fn ask_target(&mut self, env: &mut Env, fe: usize, t: usize, reply_to: u32) -> Result<(), String> {
+        let f = &self.fes[fe];
+        let server = f.targets[t];
+        let idx = f.target_objs[t].clone();
+        let m = Msg::Query {
+            fe: fe as u32,
+            req: f.req,
+            idx,
+            reply_to,
+        };
+        let bytes = self.query_bytes(f.target_objs[t].len() as u64);
+        self.send(env, reply_to, server, bytes, m)
+    }
+
+    fn sw_pump(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
+        while let Some(t) = self.fes[fe].sw.next_query() {
+            let host = self.fes[fe].host;
+            let server = self.fes[fe].targets[t as usize];
+            let ep = self.ep(env, server, host)?;
+            let flow = env.tcp.eps[ep as usize].tx_flow;
+            self.fes[fe].retx_mark[t as usize] = env.core.net.flows[flow as usize].retransmits;
+            self.ask_target(env, fe, t as usize, host)?;
+        }
+        Ok(())
+    }
+
+    fn sicc_begin(
+        &mut self,
+        env: &mut Env,
+        fe: usize,
+        req: u32,
+        proximity: bool,
+        multi_tree: bool,
+    ) -> Result<(), String> {
+        let host = self.fes[fe].host;
+        let place = &self.cfg.place;
+        let f = &mut self.fes[fe];
+        let targets: Vec<Target> = f
+            .targets
+            .iter()
+            .zip(&f.target_objs)
+            .map(|(&s, objs)| Target {
+                server: s,
+                rack: place.rack_of[s as usize],
+                agg: place.agg_of(s),
+                objects: objs.len() as u32,
+            })
+            .collect();
+        let n = match self.cfg.hubs_per_request {
+            Some(n) => n,
+            None => {
+                let down = &env.core.net.ports[place.down_port[host as usize] as usize];
+                let nic = &env.core.net.ports[place.nic_port[host as usize] as usize];
+                let m = max_hubs_at_once(
+                    down.buffer_bytes,
+                    self.cfg.mean_packet_bytes as u64,
+                    nic.rate_bps,
+                    down.rate_bps,
+                    self.cfg.uplink_reading,
+                );
+                hubs_per_request(m, 1)
+            }
+        };
+        let cfg = TreeConfig {
+            max_children: if multi_tree { n } else { u32::MAX },
+            proximity: if proximity {
+                Proximity::Aggregation
+            } else {
+                Proximity::Random
+            },
+        };
+        f.tree
+            .build(&targets, &cfg, &mut self.rng)
+            .map_err(|e| e.to_string())?;
+        let mut refetch: Vec<u32> = Vec::new();
+        f.refetched.clear();
+        f.refetched.resize(f.objs.len(), false);
+        if self.cfg.fail_largest_hub && f.tree.hubs() > 0 {
+            let h = (0..f.tree.hubs() as u32)
+                .max_by_key(|&h| (f.tree.swarm(h).objects, std::cmp::Reverse(h)))
+                .expect("a hub");
+            let failed = f.tree.swarm(h).hub;
+            if f.tree.fail_hub(h).is_ok() {
+                f.failovers += 1;
+                let t = f
+                    .targets
+                    .binary_search(&failed)
+                    .expect("the failed hub is a target");
+                refetch = f.target_objs[t].clone();
+            }
+        }
+        f.parent_of.clear();
+        f.hub_index.clear();
+        for h in 0..f.tree.hubs() as u32 {
+            let s = f.tree.swarm(h).hub;
+            let p = match f.tree.parent(h) {
+                Parent::FrontEnd => host,
+                Parent::Hub(p) => f.tree.swarm(p).hub,
+            };
+            f.parent_of.insert(s, p);
+            f.hub_index.insert(s, h);
+        }
+        // which hubs are overloaded in this request (the service model)
+        let p = self.cfg.overload_ppm as u64;
+        f.overloaded.clear();
+        for _ in 0..f.tree.hubs() {
+            f.overloaded.push(p > 0 && self.rng.below(1_000_000) < p);
+        }
+        let roots: Vec<u32> = f.tree.root_children().to_vec();
+        f.root_pos.clear();
+        f.root_servers.clear();
+        f.root_left.clear();
+        for (k, &h) in roots.iter().enumerate() {
+            let s = f.tree.swarm(h).hub;
+            f.root_pos.insert(s, k as u32);
+            f.root_servers.push(s);
+            f.root_left.push(f.tree.subtree_objects(h));
+        }
+        if let Some(sc) = &mut f.sc {
+            sc.start_request(roots.len());
+        }
+        for (k, h) in roots.into_iter().enumerate() {
+            let f = &self.fes[fe];
+            let s = f.tree.swarm(h).hub;
+            let rate_bps = f.sc.as_ref().map_or(0, |sc| sc.hub_rate_bps(k));
+            let bytes = self.query_bytes(f.tree.subtree_objects(h));
+            self.send(
+                env,
+                host,
+                s,
+                bytes,
+                Msg::HubQuery {
+                    fe: fe as u32,
+                    req,
+                    hub: h,
+                    rate_bps,
+                },
+            )?;
+        }
+        // a failed hub's objects: asked of another holder, straight from the front-end
+        if !refetch.is_empty() {
+            let failed_targets = refetch.len();
+            let r = self.cfg.replicas as usize;
+            for i in refetch {
+                let o = self.fes[fe].objs[i as usize] as usize;
+                let failed = self.fes[fe].asked[i as usize];
+                let alt = self.holders[o * r..o * r + r]
+                    .iter()
+                    .copied()
+                    .find(|&s| s != failed && s != host);
+                let Some(alt) = alt else {
+                    return Err(format!("object {o} has no live holder besides the front-end"));
+                };
+                self.fes[fe].asked[i as usize] = alt;
+                self.fes[fe].refetched[i as usize] = true;
+                let m = Msg::Query {
+                    fe: fe as u32,
+                    req,
+                    idx: vec![i],
+                    reply_to: host,
+                };
+                let bytes = self.query_bytes(1);
+                self.send(env, host, alt, bytes, m)?;
+            }
+            let _ = failed_targets;
+        }
+        Ok(())
+    }
+
+    /// Hub `hub` of front-end `fe`'s tree (at `server`) was asked.
+    fn on_hub_query(
+        &mut self,
+        env: &mut Env,
+        server: u32,
+        fe: usize,
+        req: u32,
+        hub: u32,
+        rate_bps: u64,
+    ) -> Result<(), String> {
+        let parent = self.fes[fe].parent_of[&server];
+        let rate = self.hub_rate(env, fe, hub, server, rate_bps);
+        let expected = self.fes[fe].tree.subtree_objects(hub);
+        let sender = HubSender::new(
+            fe as u32,
+            req,
+            server,
+            parent,
+            expected,
+            rate,
+            self.cfg.burst_bytes,
+            env.core.now,
+        );
+        let slot = match self.free_senders.pop() {
+            Some(i) => {
+                self.senders[i] = Some(sender);
+                i
+            }
+            None => {
+                self.senders.push(Some(sender));
+                self.senders.len() - 1
+            }
+        };
+        if self.sender_of.insert((fe as u32, server), slot).is_some() {
+            return Err(format!("host {server} is asked twice to be a hub of one request"));
+        }
+        let children: Vec<u32> = self.fes[fe].tree.children(hub).to_vec();
+        for c in children {
+            let s = self.fes[fe].tree.swarm(c).hub;
+            let bytes = self.query_bytes(self.fes[fe].tree.subtree_objects(c));
+            self.send(
+                env,
+                server,
+                s,
+                bytes,
+                Msg::HubQuery {
+                    fe: fe as u32,
+                    req,
+                    hub: c,
+                    rate_bps: 0,
+                },
+            )?;
+        }
+        let members: Vec<u32> = self.fes[fe].tree.members(hub).iter().map(|m| m.server).collect();
+        for s in members {
+            if s == server {
+                continue;
+            }
+            let t = self.fes[fe]
+                .targets
+                .binary_search(&s)
+                .expect("a member is a target");
+            self.ask_target(env, fe, t, server)?;
+        }
+        // its own objects first, to its parent
+        let t = self.fes[fe]
+            .targets
+            .binary_search(&server)
+            .expect("a hub is a target");
+        let own = self.fes[fe].target_objs[t].clone();
+        for i in own {
+            let o = self.fes[fe].objs[i as usize];
+            let b = self.size_bytes[o as usize];
+            self.senders[slot].as_mut().expect("live sender").push(i, b);
+        }
+        self.pump(env, slot)
+    }
+
+    /// Hub `hub`'s sending rate: what speed control assigned (0: none), an
+    /// overloaded hub's fraction of it (or of its line rate without one).
+    fn hub_rate(&self, env: &Env, fe: usize, hub: u32, server: u32, assigned_bps: u64) -> u64 {
+        if !self.fes[fe]
+            .overloaded
+            .get(hub as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return assigned_bps;
+        }
+        let base = if assigned_bps > 0 {
+            assigned_bps
+        } else {
+            env.core.net.ports[self.cfg.place.nic_port[server as usize] as usize].rate_bps
+        };
+        (base as u128 * self.cfg.overload_fraction_ppm as u128 / 1_000_000).max(1) as u64
+    }
+
+    /// Send what hub sender `slot` may send now; arm its timer for the rest.
+    fn pump(&mut self, env: &mut Env, slot: usize) -> Result<(), String> {
+        let now = env.core.now;
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        let s = self.senders[slot].as_mut().expect("live sender");
+        let wake = s.ready(now, &mut ready);
+        let (from, to, fe, req) = (s.server, s.parent, s.fe, s.req);
+        let done = s.is_done();
+        let rearm = match wake {
+            Some(t) if s.wake_at == Time::NEVER || s.wake_at <= now || t < s.wake_at => {
+                s.wake_at = t;
+                Some(t)
+            }
+            _ => None,
+        };
+        for &(i, b) in &ready {
+            let ep = self.ep(env, from, to)?;
+            self.msgs.send(env, ep, b as u64, Msg::Object { fe, req, idx: i });
+        }
+        self.ready = ready;
+        if done {
+            self.senders[slot] = None;
+            self.free_senders.push(slot);
+            self.sender_of.remove(&(fe, from));
+        } else if let Some(t) = rearm {
+            env.core.ev.schedule(
+                t,
+                Event::App {
+                    app: self.id,
+                    token: SEND << KIND_SHIFT | slot as u32,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn send_object(
+        &mut self,
+        env: &mut Env,
+        from: u32,
+        to: u32,
+        fe: usize,
+        req: u32,
+        i: u32,
+    ) -> Result<(), String> {
+        let o = self.fes[fe].objs[i as usize];
+        let bytes = self.size_bytes[o as usize] as u64;
+        self.send(
+            env,
+            from,
+            to,
+            bytes,
+            Msg::Object {
+                fe: fe as u32,
+                req,
+                idx: i,
+            },
+        )
+    }
+
+    /// Object `i` of front-end `fe`'s request arrived at the front-end.
+    fn on_object_at_fe(&mut self, env: &mut Env, fe: usize, i: u32, from: u32) -> Result<(), String> {
+        let now = env.core.now;
+        let method = self.cfg.method.name();
+        let o = self.fes[fe].objs[i as usize];
+        let bytes = self.size_bytes[o as usize] as u64;
+        let f = &mut self.fes[fe];
+        if let Some(sc) = &mut f.sc {
+            match f.root_pos.get(&from).filter(|_| !f.refetched[i as usize]) {
+                Some(&k) => {
+                    sc.on_hub_bytes(k as usize, bytes);
+                    f.root_left[k as usize] -= 1;
+                    if f.root_left[k as usize] == 0 {
+                        sc.hub_done(k as usize);
+                    }
+                }
+                None => sc.on_other_bytes(bytes),
+            }
+        }
+        f.got[i as usize] += 1;
+        if f.got[i as usize] > 1 {
+            self.duplicates += 1;
+            return Ok(());
+        }
+        f.left -= 1;
+        let lat_us = (now - f.start).as_secs_f64() * 1e6;
+        if self.query_rows < self.cfg.max_query_rows {
+            self.query_rows += 1;
+            let _ = writeln!(self.queries_csv, "{method},{},{},{i},{lat_us:.3}", f.host, f.req);
+        }
+        if self.cfg.method == Method::Sw {
+            let t = f.target_of[i as usize] as usize;
+            f.owed[t] -= 1;
+            if f.owed[t] == 0 {
+                let server = f.targets[t];
+                let host = f.host;
+                let ep = self.pool.endpoint(env, self.id, server, host)?;
+                let flow = env.tcp.eps[ep as usize].tx_flow;
+                let f = &mut self.fes[fe];
+                if env.core.net.flows[flow as usize].retransmits > f.retx_mark[t] {
+                    f.sw.on_loss(t as u32);
+                }
+                f.sw.on_response(t as u32);
+                self.sw_pump(env, fe)?;
+            }
+        }
+        if self.fes[fe].left == 0 {
+            self.end(env, fe)?;
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
+        let (up, pk, by, to) = self.port_counts(env, fe);
+        let f = &mut self.fes[fe];
+        let lat_us = (env.core.now - f.start).as_secs_f64() * 1e6;
+        self.latencies_us.push(lat_us);
+        let (hubs, depth) = match self.cfg.method {
+            Method::Sicc { .. } => (f.tree.hubs().to_string(), f.tree.max_depth().to_string()),
+            _ => (String::new(), String::new()),
+        };
+        let _ = writeln!(
+            self.requests_csv,
+            "{},{},{},{},{},{hubs},{depth},{lat_us:.3},{},{},{},{},{}",
+            self.cfg.method.name(),
+            f.host,
+            f.req,
+            f.objs.len(),
+            f.targets.len(),
+            up - f.uplink_pkts0,
+            pk - f.fe_pkts0,
+            by - f.fe_bytes0,
+            to - f.timeouts0,
+            f.failovers,
+        );
+        f.failovers = 0;
+        f.req += 1;
+        self.n += 1;
+        if f.req >= self.cfg.requests {
+            f.done = true;
+            return Ok(());
+        }
+        self.begin(env, fe)
+    }
+
+    fn on_msg(&mut self, env: &mut Env, host: u32, from: u32, m: Msg) -> Result<(), String> {
+        match m {
+            Msg::Query {
+                fe,
+                req,
+                idx,
+                reply_to,
+            } => {
+                for i in idx {
+                    self.send_object(env, host, reply_to, fe as usize, req, i)?;
+                }
+            }
+            Msg::HubQuery {
+                fe,
+                req,
+                hub,
+                rate_bps,
+            } => self.on_hub_query(env, host, fe as usize, req, hub, rate_bps)?,
+            Msg::Rate { fe, req, rate_bps } => {
+                if req == self.fes[fe as usize].req {
+                    if let Some(&slot) = self.sender_of.get(&(fe, host)) {
+                        let hub = self.fes[fe as usize].hub_index[&host];
+                        let rate = self.hub_rate(env, fe as usize, hub, host, rate_bps);
+                        self.senders[slot]
+                            .as_mut()
+                            .expect("live sender")
+                            .set_rate(env.core.now, rate);
+                        self.pump(env, slot)?;
+                    }
+                }
+            }
+            Msg::Object { fe, req, idx } => {
+                let f = &self.fes[fe as usize];
+                if req != f.req {
+                    return Err(format!(
+                        "an object of request {req} arrived during request {}",
+                        f.req
+                    ));
+                }
+                if host == f.host {
+                    self.on_object_at_fe(env, fe as usize, idx, from)?;
+                } else {
+                    // a hub forwards what its members and children deliver, as it arrives
+                    let slot = *self
+                        .sender_of
+                        .get(&(fe, host))
+                        .ok_or_else(|| format!("host {host} got an object but is no hub"))?;
+                    let o = f.objs[idx as usize];
+                    let b = self.size_bytes[o as usize];
+                    self.senders[slot].as_mut().expect("live sender").push(idx, b);
+                    self.pump(env, slot)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Speed control at every front-end: its downlink B_d, the
+    /// aggregation router's ports into its rack (S_a: their buffers), the
+    /// queue report's travel time, and the first period.
+    fn start_speed_control(&mut self, env: &mut Env) -> Result<(), String> {
+        let now = env.core.now;
+        let ports = &env.core.net.ports;
+        for fe in 0..self.fes.len() {
+            let host = self.fes[fe].host;
+            let rack = self.cfg.place.rack_of[host as usize];
+            let down = &ports[self.cfg.place.down_port[host as usize] as usize];
+            let into = self.cfg.place.rack_in_ports[rack as usize].clone();
+            if into.is_empty() {
+                return Err(format!(
+                    "speed control needs an aggregation router above the front-end's rack; host {host} has none"
+                ));
+            }
+            let s_a: u64 = into.iter().map(|&p| ports[p as usize].buffer_bytes).sum();
+            // a 64-B report from the router to the front-end: two hops
+            let hop = |p: &crate::net::port::Port| p.delay + Dur::serialization(64, p.rate_bps);
+            let delay = hop(&ports[into[0] as usize]) + hop(down);
+            let sc = SpeedControl::new(self.cfg.speed, down.rate_bps, s_a, 0, now.ps() / 1000);
+            let next = Time(sc.next_period_ns() * 1000);
+            let f = &mut self.fes[fe];
+            f.sc = Some(sc);
+            f.agg_ports = into;
+            f.report_delay = delay;
+            env.core.ev.schedule(
+                next,
+                Event::App {
+                    app: self.id,
+                    token: PERIOD << KIND_SHIFT | fe as u32,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// A speed-control period of front-end `fe` ends: the router measures
+    /// its queue (the report leaves now and arrives `report_delay` later),
+    /// the front-end updates B_p and the hub rates (eqs 2–6) and tells each
+    /// hub still sending its rate.
+    fn on_period(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
+        if self.fes[fe].done {
+            return Ok(());
+        }
+        let now = env.core.now;
+        let now_ns = now.ps() / 1000;
+        let q: u64 = self.fes[fe]
+            .agg_ports
+            .iter()
+            .map(|&p| env.core.net.ports[p as usize].backlog_bytes(now))
+            .sum();
+        let f = &mut self.fes[fe];
+        f.reports.push_back(QueueReport {
+            queue_bytes: q,
+            measured_at_ns: now_ns,
+        });
+        env.core.ev.schedule(
+            now + f.report_delay,
+            Event::App {
+                app: self.id,
+                token: REPORT << KIND_SHIFT | fe as u32,
+            },
+        );
+        let sc = f.sc.as_mut().expect("speed control on");
+        sc.on_period(now_ns);
+        let next = Time(sc.next_period_ns() * 1000);
+        env.core.ev.schedule(
+            next.max(now + Dur(1)),
+            Event::App {
+                app: self.id,
+                token: PERIOD << KIND_SHIFT | fe as u32,
+            },
+        );
+        let (host, req) = (f.host, f.req);
+        for k in 0..f.root_servers.len() {
+            let f = &self.fes[fe];
+            if f.root_left[k] == 0 {
+                continue;
+            }
+            let rate_bps = f.sc.as_ref().expect("on").hub_rate_bps(k);
+            let s = f.root_servers[k];
+            self.fes[fe].rate_msgs += 1;
+            self.send(
+                env,
+                host,
+                s,
+                self.cfg.query_header_bytes as u64,
+                Msg::Rate {
+                    fe: fe as u32,
+                    req,
+                    rate_bps,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The requests finished so far.
+    pub fn requests_done(&self) -> u32 {
+        self.n
+    }
+}
+
+impl Application for WebFanin {
+    fn kind(&self) -> &'static str {
+        "web_fanin"
+    }
+    fn start(&mut self, env: &mut Env) -> Result<(), String> {
+        self.draw_catalogue();
+        if let Method::Sicc { speed: true, .. } = self.cfg.method {
+            self.start_speed_control(env)?;
+        }
+        for fe in 0..self.fes.len() {
+            self.begin(env, fe)?;
+        }
+        Ok(())
+    }
+    fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
+        let AppNote::Delivered { ep, bytes, .. } = note else {
+            return Ok(());
+        };
+        let host = env.tcp.eps[ep as usize].host;
+        let from = env.tcp.eps[ep as usize].peer_host;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        self.msgs.on_delivered(ep, bytes, &mut buf);
+        let mut r = Ok(());
+        for m in buf.drain(..) {
+            if r.is_ok() {
+                r = self.on_msg(env, host, from, m);
+            }
+        }
+        self.buf = buf;
+        r
+    }
+    fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
+        let payload = (token & PAYLOAD) as usize;
+        match token >> KIND_SHIFT {
+            PERIOD => self.on_period(env, payload),
+            REPORT => {
+                let f = &mut self.fes[payload];
+                if let (Some(r), Some(sc)) = (f.reports.pop_front(), &mut f.sc) {
+                    sc.on_queue_report(r);
+                }
+                Ok(())
+            }
+            SEND => {
+                let now = env.core.now;
+                match self.senders.get_mut(payload).and_then(|s| s.as_mut()) {
+                    Some(s) if s.wake_at == now => {
+                        s.wake_at = Time::NEVER;
+                        self.pump(env, payload)
+                    }
+                    _ => Ok(()),
+                }
+            }
+            _ => Err(format!("web_fanin: unknown timer {token}")),
+        }
+    }
+    fn finished(&self) -> bool {
+        self.fes.iter().all(|f| f.done)
+    }
+    fn endless(&self) -> bool {
+        false
+    }
+    fn demand(&self, _cx: &DemandCx) -> Demand {
+        let reqs = self.cfg.requests as f64 * self.cfg.front_ends.len() as f64;
+        let per_req = self.cfg.queries as f64
+            * (self.cfg.object_max_bytes as f64 + 2.0 * self.cfg.query_object_bytes as f64);
+        Demand {
+            tcp_connections: (self.cfg.servers.len() as u64)
+                .saturating_mul(self.cfg.front_ends.len() as u64 + 60),
+            concurrent: self.cfg.queries as u64 * self.cfg.front_ends.len() as u64,
+            flight_bytes: per_req * self.cfg.front_ends.len() as f64,
+            bytes: per_req * reqs,
+            data_flows: self.cfg.queries as f64 * 2.0,
+            ..Demand::default()
+        }
+    }
+    fn summary(&self, _core: &Core) -> Vec<Metric> {
+        vec![
+            ("requests_done", self.n as f64),
+            ("latency_us_mean", mean(&self.latencies_us)),
+            ("latency_us_p99", quantile(&self.latencies_us, 0.99)),
+            ("duplicate_objects", self.duplicates as f64),
+            ("connections", self.pool.len() as f64),
+            ("query_rows_written", self.query_rows as f64),
+        ]
+    }
+    fn tables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("requests.csv", self.requests_csv.clone()),
+            ("queries.csv", self.queries_csv.clone()),
+        ]
+    }
+}

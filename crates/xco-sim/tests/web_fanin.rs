@@ -1,0 +1,199 @@
+//! The web fan-in (`[[apps]] kind = "web_fanin"`): every requested object
+//! delivered exactly once for every method, also with drops and timeouts;
+//! a failed hub's backup takes over and the request completes; One-all
+//! collapses where SICC does not on the same request; bad input named.
+
+use xco_sim::run_scenario;
+use xco_sim::scenario::build;
+
+/// A small tree3 (8 racks of 8 servers, 2 aggregation switches) and a web fan-in.
+fn scenario(method: &str, edge_buffer: &str, app_extra: &str) -> String {
+    format!(
+        r#"
+[run]
+seed = 7
+[topology]
+kind = "tree3"
+servers_per_rack = 8
+racks = 8
+racks_per_agg = 4
+cores = 1
+host_rate = "1Gbps"
+tor_oversubscription = "1:4"
+edge_buffer = "{edge_buffer}"
+switch_buffer = "400KB"
+link_delay_us = 5
+[tcp]
+rto_min_ms = 10
+rto_initial_ms = 10
+[output]
+timeseries_bin_us = 0
+[[apps]]
+kind = "web_fanin"
+method = "{method}"
+objects = 2000
+queries = 300
+requests = 3
+{app_extra}
+"#
+    )
+}
+
+struct Run {
+    requests: Vec<Vec<String>>,
+    queries: Vec<Vec<String>>,
+    header: Vec<String>,
+    duplicates: f64,
+    timeouts: u64,
+    drops: u64,
+}
+
+fn run(text: &str) -> Run {
+    let o = run_scenario(text, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.stats.stop_reason, "apps_done", "every request finished");
+    let table = |name: &str| -> (Vec<String>, Vec<Vec<String>>) {
+        let t = &o.app_tables.iter().find(|(n, _)| n == name).expect(name).1;
+        let mut lines = t.lines();
+        let header = lines.next().unwrap().split(',').map(String::from).collect();
+        (
+            header,
+            lines.map(|l| l.split(',').map(String::from).collect()).collect(),
+        )
+    };
+    let (header, requests) = table("requests.csv");
+    let (_, queries) = table("queries.csv");
+    let metric = |m: &str| o.app_summaries[0].2.iter().find(|(k, _)| *k == m).unwrap().1;
+    let col = header.iter().position(|h| h == "timeouts").unwrap();
+    let timeouts = requests.iter().map(|r| r[col].parse::<u64>().unwrap()).sum();
+    let drops = o
+        .ports_csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .collect::<Vec<_>>();
+    let ports_header: Vec<&str> = o.ports_csv.lines().next().unwrap().split(',').collect();
+    let dcol = ports_header
+        .iter()
+        .position(|h| *h == "dropped_packets")
+        .expect("ports.csv dropped_packets");
+    let drops = drops.iter().map(|r| r[dcol].parse::<u64>().unwrap()).sum();
+    Run {
+        requests,
+        queries,
+        header,
+        duplicates: metric("duplicate_objects"),
+        timeouts,
+        drops,
+    }
+}
+
+fn col(r: &Run, name: &str) -> usize {
+    r.header.iter().position(|h| h == name).unwrap()
+}
+
+/// Every (request, query) pair appears once in queries.csv: each object once.
+fn each_object_once(r: &Run, requests: usize, queries: usize) {
+    assert_eq!(r.requests.len(), requests);
+    assert_eq!(r.duplicates, 0.0, "no object arrived twice");
+    let mut seen = vec![0u32; requests * queries];
+    for q in &r.queries {
+        let req: usize = q[2].parse().unwrap();
+        let i: usize = q[3].parse().unwrap();
+        seen[req * queries + i] += 1;
+    }
+    assert!(
+        seen.iter().all(|&c| c == 1),
+        "every requested object exactly once"
+    );
+}
+
+const METHODS: [&str; 6] = ["one_all", "sw", "sicc", "sicc-nps", "sicc-nmt", "sicc-nssc"];
+
+#[test]
+fn every_method_delivers_every_object_exactly_once() {
+    for m in METHODS {
+        let r = run(&scenario(m, "400KB", ""));
+        each_object_once(&r, 3, 300);
+        let mcol = col(&r, "method");
+        assert!(r.requests.iter().all(|row| row[mcol] == m));
+    }
+}
+
+#[test]
+fn every_method_delivers_every_object_exactly_once_with_drops_and_timeouts() {
+    let mut any_timeouts = false;
+    for m in METHODS {
+        let r = run(&scenario(m, "6KB", ""));
+        each_object_once(&r, 3, 300);
+        if m == "one_all" {
+            assert!(r.drops > 0, "the 6 KB edge buffer must drop One-all's responses");
+        }
+        any_timeouts |= r.timeouts > 0;
+    }
+    assert!(
+        any_timeouts,
+        "some method must have met a timeout for this test to mean anything"
+    );
+}
+
+#[test]
+fn a_failed_hubs_backup_takes_over_and_the_request_completes() {
+    let r = run(&scenario("sicc", "400KB", "fail_largest_hub = true"));
+    each_object_once(&r, 3, 300);
+    let f = col(&r, "failovers");
+    assert!(
+        r.requests.iter().all(|row| row[f] == "1"),
+        "one failover per request"
+    );
+}
+
+#[test]
+fn one_all_collapses_where_sicc_does_not_on_the_same_request() {
+    // the same seed draws the same catalogue, front-end and requests
+    let text = |m: &str| scenario(m, "30KB", "");
+    let one = run(&text("one_all"));
+    let sicc = run(&text("sicc"));
+    let lat = |r: &Run| -> Vec<f64> {
+        let c = col(r, "latency_us");
+        r.requests.iter().map(|row| row[c].parse().unwrap()).collect()
+    };
+    let (lo, ls) = (lat(&one), lat(&sicc));
+    assert!(one.timeouts > 0, "One-all meets timeouts (incast collapse)");
+    assert_eq!(sicc.timeouts, 0, "SICC meets none");
+    // a timeout costs the 10 ms RTO: every One-all request that met one is slower than SICC's
+    for i in 0..3 {
+        assert!(
+            lo[i] > ls[i],
+            "request {i}: One-all {} us vs SICC {} us",
+            lo[i],
+            ls[i]
+        );
+    }
+}
+
+fn err(text: &str) -> String {
+    match build(text, None) {
+        Ok(_) => panic!("scenario was accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn web_fanin_bad_input_is_named() {
+    let ok = scenario("sicc", "100KB", "");
+    build(&ok, None).unwrap();
+    let e = err(&ok.replace("queries = 300", "queries = 3000"));
+    assert!(e.starts_with("apps[0].queries:"), "{e}");
+    let e = err(&format!("{ok}replicas = 65\n"));
+    assert!(e.starts_with("apps[0].replicas:"), "{e}");
+    let e = err(&format!("{ok}front_ends = \"t0\"\n"));
+    assert!(e.starts_with("apps[0].front_ends:"), "{e}");
+    let e = err(&format!("{ok}object_min_bytes = 0\n"));
+    assert!(e.starts_with("apps[0].object_min_bytes:"), "{e}");
+    let e = err(&ok.replace("method = \"sicc\"", "method = \"ictcp\""));
+    assert!(e.starts_with("apps[0].method:") && e.contains("not built"), "{e}");
+    let e = err(&ok.replace("method = \"sicc\"", "method = \"fast\""));
+    assert!(e.starts_with("apps[0].method:"), "{e}");
+    let e = err(&format!("{ok}front_end_rack = 99\n"));
+    assert!(e.starts_with("apps[0].front_end_rack:"), "{e}");
+}
