@@ -104,6 +104,10 @@ def write_raw(raw: dict[str, Any], out: str | Path) -> list[str]:
     for name in TABLES:
         (out / f"{name}.csv").write_text(raw[name])
         names.append(f"{name}.csv")
+    for name, text in raw.get("app_tables", []):
+        # an app's own tables (a web fan-in's requests.csv, queries.csv)
+        (out / name).write_text(text)
+        names.append(name)
     (out / "meta.json").write_text(raw["meta"])
     names.append("meta.json")
     for name, data in raw["pcaps"]:

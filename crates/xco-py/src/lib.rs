@@ -208,6 +208,8 @@ fn run_scenario<'py>(
     d.set_item("drop_runs", out.drop_runs_csv)?;
     d.set_item("queue_timeline", out.queue_timeline_csv)?;
     d.set_item("hosts", out.hosts_csv)?;
+    // apps' own tables (a web fan-in's requests.csv, queries.csv): (file name, text)
+    d.set_item("app_tables", out.app_tables)?;
     d.set_item("meta", out.meta_json)?;
     let pcaps = PyList::empty(py);
     for (name, bytes) in out.pcaps {
