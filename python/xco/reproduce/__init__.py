@@ -164,6 +164,7 @@ from . import (  # noqa: E402,F401
     real,
     real_incast,
     real_outcast,
+    sicc,
     xco_fattree,
     xco_paper,
 )

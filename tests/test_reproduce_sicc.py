@@ -1,0 +1,55 @@
+"""`xco reproduce sicc-latency` and `sicc-interrack`: files, columns, the
+record of what ran, and the behaviour the spec names (One-all collapses on a
+1,000-query request where SICC does not; SICC sends fewer inter-rack packets)."""
+
+import json
+
+import pandas as pd
+
+from xco.reproduce import sicc
+
+
+def test_sicc_latency_writes_csv_cdf_figure_summary_and_record(tmp_path, cli):
+    r = cli("reproduce", "sicc-latency", "--out", str(tmp_path), "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "sicc-latency.csv")
+    assert set(df["series"]) == set(sicc.LAT_SERIES)
+    assert sorted(set(df["queries"])) == sicc.LAT_QUICK
+    assert (df["requests"] == sicc.LAT_REQ_QUICK).all(), "every request of every point finished"
+    cdf = pd.read_csv(tmp_path / "sicc-latency-cdf.csv")
+    assert list(cdf.columns) == ["series", "queries", "fraction", "query_latency_ms"]
+    for s, g in cdf.groupby("series"):
+        assert g["query_latency_ms"].is_monotonic_increasing, s
+    for ext in ("png", "svg"):
+        assert (tmp_path / f"sicc-latency.{ext}").stat().st_size > 10_000
+    meta = json.loads((tmp_path / "sicc-latency.meta.json").read_text())
+    assert meta["seed"] == 3 and len(meta["points"]) == len(df)
+    p = next(p for p in meta["points"] if p["labels"] == {"series": "sw", "queries": 250})
+    assert p["overrides"]["apps[0].method"] == "sw" and p["overrides"]["apps[0].queries"] == 250
+    assert "seed 3" in r.stdout and "claim:" in r.stdout and "rule:" in r.stdout
+    # One-all collapses at 1,000 queries (timeouts), SICC does not and is faster
+    big = df[df["queries"] == 1000].set_index("series")
+    assert big.loc["one_all", "timeouts_mean"] > 0
+    assert big.loc["sicc", "timeouts_mean"] == 0
+    assert big.loc["sicc", "latency_ms_mean"] < big.loc["one_all", "latency_ms_mean"]
+
+
+def test_sicc_latency_is_deterministic_for_a_seed(tmp_path, cli):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        assert cli("reproduce", "sicc-latency", "--out", str(d), "--seed", "2").returncode == 0
+    assert (a / "sicc-latency.csv").read_bytes() == (b / "sicc-latency.csv").read_bytes()
+    assert (a / "sicc-latency-cdf.csv").read_bytes() == (b / "sicc-latency-cdf.csv").read_bytes()
+
+
+def test_sicc_interrack_counts_fewer_inter_rack_packets_for_sicc(tmp_path, cli):
+    r = cli("reproduce", "sicc-interrack", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "sicc-interrack.csv")
+    assert set(df["series"]) == set(sicc.IR_SERIES)
+    assert sorted(set(df["downlink_mbps"])) == sorted(sicc.IR_QUICK)
+    for _, g in df.groupby("downlink_mbps"):
+        v = g.set_index("series")["inter_rack_packets_mean"]
+        assert v["sicc"] < v["one_all"] and v["sicc"] < v["sw"]
+    assert (tmp_path / "sicc-interrack.svg").exists()
+    assert "claim:" in r.stdout and "rule:" in r.stdout
