@@ -311,7 +311,7 @@ def interrack_checks(df: pd.DataFrame) -> list[Check]:
             ours=f"One-all / SICC = {ratio:.2f}",
             verdict=at_least(ratio, 2.0, 1.2),
             rule="holds if One-all sends at least 2x SICC's inter-rack packets, partly from 1.2x",
-            why="counted at every ToR's uplink ports: queries, objects, ACKs and retransmissions leaving a rack",
+            why="counted at every ToR's uplinks: queries, objects, ACKs and retransmissions leaving a rack",
         ),
     ]
 
