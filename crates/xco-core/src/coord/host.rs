@@ -122,8 +122,6 @@ struct Held<P> {
     bytes: u32,
     /// Bytes on the wire, gaps included.
     wire_bytes: u64,
-    /// Wire bytes before the packet's last frame starts (0 for one frame).
-    lead_wire_bytes: u64,
 }
 
 /// A host's coordinator with its queues; `P` is the driver's packet handle.
@@ -167,9 +165,11 @@ impl<P> HostCoordinator<P> {
     }
 
     /// A packet for `dst` leaves its transport at `now`: `bytes` as the
-    /// queue limit counts them, `wire_bytes` on the wire, `lead_wire_bytes`
-    /// of them before its last frame starts (a GSO burst or a fragmented
-    /// datagram has several frames), `bypass` from [`Bypass::bypasses`].
+    /// queue limit counts them, `wire` = (its bytes on the wire, of them
+    /// those before its last frame starts: a GSO burst or a fragmented
+    /// datagram has several frames; the release rule needs only the first,
+    /// the whole packet must end within its slice), `bypass` from
+    /// [`Bypass::bypasses`].
     pub fn offer(
         &mut self,
         now: Time,
@@ -197,7 +197,6 @@ impl<P> HostCoordinator<P> {
             pkt,
             bytes,
             wire_bytes: wire.0,
-            lead_wire_bytes: wire.1,
         });
         self.stats.held += 1;
         // B_x grew: a destination the controller does not know as backlogged
@@ -207,9 +206,11 @@ impl<P> HostCoordinator<P> {
 
     /// Release what the gate allows into `egress`: each queue's packets in
     /// order while its destination's slice (or rate) allows them and the
-    /// packet's last frame can start before the slice ends, whether the NIC
-    /// is busy or idle (a 64-KB datagram let go near a slice's end would run
-    /// into the next sender's slice; docs/real-udp.md). Only a packet whose
+    /// packet's last frame is off the wire by the slice's end, whether the
+    /// NIC is busy or idle (a frame still on the wire after it runs into the
+    /// next sender's slice: at full schedules every hand-over added up to a
+    /// frame to the port's queue, which then dropped at hand-overs;
+    /// docs/real-udp.md, docs/xco-reproductions.md). Only a packet whose
     /// frames take longer than a whole slice goes regardless: on an idle NIC,
     /// alone, as it could never finish any slice.
     pub fn pump<E: Egress<P>>(&mut self, now: Time, egress: &mut E) -> Pumped {
@@ -218,13 +219,13 @@ impl<P> HostCoordinator<P> {
         for qi in 0..self.queues.len() {
             while let Some(h) = self.queues[qi].front() {
                 let start = egress.free_at(now);
-                let lead = Dur::serialization(h.lead_wire_bytes, egress.rate_bps().max(1));
-                let last_frame = if start == now && lead >= self.state.slice_len {
-                    start
+                let on_wire = Dur::serialization(h.wire_bytes, egress.rate_bps().max(1));
+                let ends = if start == now && on_wire >= self.state.slice_len {
+                    now // longer than any slice: alone on an idle NIC
                 } else {
-                    start + lead
+                    start + on_wire
                 };
-                match self.state.may_release(now, qi, last_frame) {
+                match self.state.may_release(now, qi, ends) {
                     Release::No => break,
                     Release::At(t) => {
                         pace_wake = pace_wake.min(t); // paced: the timer releases it
@@ -287,7 +288,10 @@ impl<P> HostCoordinator<P> {
         self.fit_queues(); // a pending rate directive may have started
         if let Some(dest) = act.giveback {
             self.stats.givebacks += 1;
-            self.outbox.push_back(Message::GiveBack { dest });
+            self.outbox.push_back(Message::GiveBack {
+                dest,
+                epoch: self.state.epoch,
+            });
         }
         self.stats.fail_opens += u64::from(act.failed_open);
         self.report_due |= act.report;
@@ -408,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn a_slice_releases_only_packets_whose_last_frame_starts_inside_it() {
+    fn a_slice_releases_only_packets_whose_last_frame_ends_inside_it() {
         let mut c = coord(u64::MAX);
         let one_frame = (1538, 0);
         for p in 0..4 {
@@ -492,7 +496,7 @@ mod tests {
         let t = c.next_deadline();
         assert!(t < Time::ZERO + Dur::from_ms(1));
         c.on_timer(t);
-        assert_eq!(c.poll_message(t), Some(Message::GiveBack { dest: 3 }));
+        assert_eq!(c.poll_message(t), Some(Message::GiveBack { dest: 3, epoch: 1 }));
         assert_eq!(c.poll_message(t), None);
         assert_eq!(c.stats.givebacks, 1);
     }

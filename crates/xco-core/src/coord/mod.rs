@@ -250,16 +250,19 @@ impl Coordinator {
         }
     }
 
-    /// May the head packet of queue `qi` leave, if it would start on the wire at `start` (>= `now`)?
-    pub fn may_release(&self, now: Time, qi: usize, start: Time) -> Release {
+    /// May the head packet of queue `qi` leave, if its last frame would be
+    /// off the wire at `ends` (> `now`)? In a slice it must end by the
+    /// slice's end: a frame still on the wire after it runs into the next
+    /// holder's slice, so the link would be given more than its capacity.
+    pub fn may_release(&self, now: Time, qi: usize, ends: Time) -> Release {
         let q = &self.dests[qi];
         if !self.allows(now, q.dst) {
             return Release::No;
         }
         let pace_at = match self.gate {
             Gate::Open { until, rate_bps, .. } => {
-                // the slice must still be open when the packet starts serialising
-                if start >= until {
+                // the packet must be off the wire when the slice ends
+                if ends > until {
                     return Release::No;
                 }
                 rate_bps.map(|_| self.slice_next)
@@ -333,8 +336,20 @@ impl Coordinator {
         }
         self.epoch = epoch;
         self.last_directive = now;
-        self.pending = None;
         let start = start_at(now, start_in);
+        // a pending directive this one replaces still ends the open slice at
+        // its start (found by the control-plane harness: replacing it with a
+        // later one let the old slice run into the next holder's)
+        if let (Some(p), Gate::Open { dest, until, rate_bps }) = (&self.pending, self.gate) {
+            if p.start < until && p.start < start {
+                self.gate = Gate::Open {
+                    dest,
+                    until: p.start,
+                    rate_bps,
+                };
+            }
+        }
+        self.pending = None;
         if let (
             DirectiveKind::Slice {
                 dest: Some(d),
@@ -514,8 +529,13 @@ mod tests {
         assert_eq!(c.may_release(t, q, t), Release::Now);
         assert_eq!(
             c.may_release(t, q, t + Dur::from_ms(2)),
+            Release::Now,
+            "ends with the slice"
+        );
+        assert_eq!(
+            c.may_release(t, q, t + Dur::from_ms(2) + Dur::from_ns(1)),
             Release::No,
-            "would start after the slice"
+            "would end after the slice"
         );
         assert!(!c.apply(t, 2, &slice(8, 2)), "duplicate epoch ignored");
         c.released(t, q, 1500, 1520);
