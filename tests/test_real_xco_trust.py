@@ -125,6 +125,24 @@ def _parse(d: bytes) -> dict:
     }
 
 
+def _drain_from_agent(sock: socket.socket, key: bytes, seen: list) -> list[tuple[dict, tuple]]:
+    """Every datagram waiting on ``sock`` with ``key``'s MAC, also kept in ``seen``."""
+    got = []
+    sock.setblocking(False)
+    try:
+        while True:
+            d, addr = sock.recvfrom(65536)
+            m = _parse(d)
+            if m["tag"] == hmac.new(key, d[: len(d) - 32], hashlib.sha256).digest():
+                got.append((m, addr))
+    except BlockingIOError:
+        pass
+    finally:
+        sock.settimeout(5)
+    seen.extend(got)
+    return got
+
+
 def _metrics(addr: str, path: str = "/metrics") -> str:
     return urllib.request.urlopen(f"http://{addr}{path}", timeout=5).read().decode()
 
@@ -231,7 +249,13 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     sender.bind((tb.topo.controller_ip, 0))
     for d in [*forged, genuine, genuine, stale_run, old_hello, *malformed]:
         sender.sendto(d, agent_addr)
-    # the stale run makes it join again (its controller may have restarted)
+    # a signed message of another run (replayed, or a restarted controller's) costs no join
+    time.sleep(0.3)
+    assert not [m for m, _ in _drain_from_agent(ctl, h1, seen) if m["type"] == 1], "joined again"
+    # a rejoin request about an old session (replayed) costs nothing either; one about the
+    # current session, of any run (a restarted controller), makes it join again
+    sender.sendto(_from_controller(sk, 8, run + 3, 1, struct.pack(">IQ", 0, join["run"] ^ 1)), agent_addr)
+    sender.sendto(_from_controller(sk, 8, run + 3, 2, struct.pack(">IQ", 0, join["run"])), agent_addr)
     rejoin, _ = recv_from_agent(1)
     assert rejoin["run"] != join["run"], "a new join has a new nonce"
     # after the far-future forgery, the genuine controller's next directive is obeyed
@@ -249,7 +273,8 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     )
     assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="auth"}') == len(forged)
     assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="replay"}') == 1
-    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="session"}') == 2  # stale run, old hello
+    # stale run, old hello, the rejoin request about another session
+    assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="session"}') == 3
     # every malformed datagram is rejected (the empty one may not count as a datagram on some kernels)
     assert _metric(m, 'xco_agent_rejected_total{host="h1",reason="malformed"}') >= len(malformed) - 1
     assert _metrics(agent_metrics, "/healthz") == "ok\n"
@@ -305,19 +330,23 @@ def test_controller_takes_each_host_only_under_its_own_key_and_session(testbed, 
     s.settimeout(5)
     h1, h2 = _host_key(master, "h1"), _host_key(master, "h2")
     _wait_for(lambda: (x.dir / "controller.log").read_text().count("event=start"), "the controller")
-    # h1 joins with a nonce: the controller's hello echoes it, signed with the controller's key
+    # h1 joins with a nonce: the controller's challenge echoes it, signed with the controller's key
     nonce = 0xABCDEF
     s.sendto(_from_agent(h1, 1, 0, nonce, 1, b""), ctl)
     d, _ = s.recvfrom(65536)
-    hello = _parse(d)
-    assert hello["type"] == 7 and struct.unpack(">IQ", hello["payload"]) == (0, nonce), hello
-    pub.verify(hello["tag"], d[:-64])  # raises if not the controller's signature
-    report = _from_agent(h1, 3, 0, nonce, 2, struct.pack(">H", 0))
+    ch = _parse(d)
+    assert ch["type"] == 10, ch
+    host, echoed, challenge = struct.unpack(">IQQ", ch["payload"])
+    assert (host, echoed) == (0, nonce), ch
+    pub.verify(ch["tag"], d[:-64])  # raises if not the controller's signature
+    # the session starts at h1's confirm of that challenge (the run and the number)
+    s.sendto(_from_agent(h1, 11, 0, nonce, 2, struct.pack(">QQ", ch["run"], challenge)), ctl)
+    report = _from_agent(h1, 3, 0, nonce, 3, struct.pack(">H", 0))
     s.sendto(report, ctl)
     s.sendto(report, ctl)  # replayed
-    s.sendto(_from_agent(h2, 3, 0, nonce, 3, struct.pack(">H", 0)), ctl)  # h2 speaking as h1
+    s.sendto(_from_agent(h2, 3, 0, nonce, 4, struct.pack(">H", 0)), ctl)  # h2 speaking as h1
     s.sendto(_from_agent(h1, 3, 77, 1, 1, struct.pack(">H", 0)), ctl)  # id outside the topology
-    s.sendto(_from_agent(h1, 3, 0, nonce + 1, 4, struct.pack(">H", 0)), ctl)  # a session never joined
+    s.sendto(_from_agent(h1, 3, 0, nonce + 1, 5, struct.pack(">H", 0)), ctl)  # a session never joined
     d, _ = s.recvfrom(65536)
     assert _parse(d)["type"] == 8, _parse(d)  # ... is asked to join again
     for bad in (
@@ -334,7 +363,7 @@ def test_controller_takes_each_host_only_under_its_own_key_and_session(testbed, 
         "the agent's counts",
     )
     assert _metric(m, 'xco_rejected_total{reason="auth"}') == 1
-    assert _metric(m, 'xco_rejected_total{reason="replay"}') == 1
+    assert _metric(m, 'xco_rejected_total{reason="replay"}') == 1  # the report sent twice
     assert _metric(m, 'xco_rejected_total{reason="session"}') == 2
     assert _metric(m, 'xco_rejected_total{reason="malformed"}') >= 3
     assert _metric(m, 'xco_messages_total{type="report"}') == 1

@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let c = ControllerKeys::new(MASTER, &["h0", "h1"]);
     let a = AgentKeys::new(1, &host_key(MASTER, "h1"), &c.public_key()).unwrap();
     if let Ok(r) = c.decode(data) {
-        let _ = AgentSessions::new(2).check(&r);
+        let _ = AgentSessions::new(2, 1).check(&r);
     }
     if let Ok(r) = a.decode(data) {
         let mut s = ControllerSession::new(1);

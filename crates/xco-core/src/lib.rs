@@ -27,7 +27,13 @@
 //! - [`wire`] — the control protocol between the controller and host agents:
 //!   bounds-checked parsing, Ed25519-signed directives, per-host HMAC-SHA256
 //!   on agents' messages, sessions and replay windows free of clocks.
+//!
+//! - [`control`] — the control plane's two nodes, the controller and a
+//!   host's agent: sessions, join challenges, rejoins, what each message
+//!   kind does; datagrams and time in, datagrams, timers and gate actions
+//!   out. The daemons and the simulation harness drive the same nodes.
 
+pub mod control;
 pub mod coord;
 pub mod rng;
 pub mod routing;

@@ -6,7 +6,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use xco_core::sched::{Directive, DirectiveKind};
 use xco_core::wire::{
-    host_key, Accepted, AgentKeys, AgentSessions, ControllerKeys, ControllerSession, Message, RejectCounts,
+    host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Message, RejectCounts,
     Repr, WireError, CONTROLLER_ID,
 };
 use xco_core::{Dur, Rng};
@@ -33,13 +33,17 @@ fn agent_messages() -> Vec<Repr> {
         Message::Report {
             dests: vec![1, 2, 70000],
         },
-        Message::GiveBack { dest: 9 },
+        Message::GiveBack { dest: 9, epoch: 4 },
         Message::Rejections(RejectCounts {
             auth: 1,
             replay: 2,
             malformed: 3,
             session: u64::MAX,
         }),
+        Message::Confirm {
+            run: 0xabc,
+            challenge: 3,
+        },
     ];
     msgs.into_iter()
         .enumerate()
@@ -83,7 +87,15 @@ fn controller_messages() -> Vec<Repr> {
             },
         }),
         Message::Hello { host: 7, nonce: 99 },
-        Message::Rejoin { host: 7 },
+        Message::Rejoin {
+            host: 7,
+            session: 0xfeed,
+        },
+        Message::Challenge {
+            host: 7,
+            nonce: 0xfeed,
+            challenge: 3,
+        },
     ];
     msgs.into_iter()
         .enumerate()
@@ -314,7 +326,7 @@ fn an_id_outside_the_topology_is_rejected_before_any_state() {
         msg: Message::Join,
     });
     assert_eq!(c.decode(&d), Err(WireError::UnknownSender(5)));
-    let mut sessions = AgentSessions::new(2);
+    let mut sessions = AgentSessions::new(2, 1);
     for host in [2, 1000, u32::MAX - 1] {
         let r = Repr {
             host,
@@ -411,11 +423,12 @@ fn a_restarted_controller_is_obeyed_after_one_hello_whatever_its_numbers() {
 }
 
 #[test]
-fn the_controller_accepts_a_host_only_in_its_latest_session() {
-    let mut s = AgentSessions::new(4);
-    let m = |run, seq, msg| Repr {
+fn the_controller_accepts_a_host_only_in_the_session_of_its_latest_confirm() {
+    let run = 0x77;
+    let mut s = AgentSessions::new(4, run);
+    let m = |session, seq, msg| Repr {
         host: 3,
-        run,
+        run: session,
         seq,
         msg,
     };
@@ -423,25 +436,71 @@ fn the_controller_accepts_a_host_only_in_its_latest_session() {
         s.check(&m(9, 1, Message::Heartbeat)),
         Err(WireError::Session { host: 3, run: 9 })
     ));
-    s.check(&m(9, 1, Message::Join)).unwrap();
-    s.check(&m(9, 2, Message::Heartbeat)).unwrap();
+    // a join changes nothing: it is answered with a challenge
+    assert_eq!(s.check(&m(9, 1, Message::Join)), Ok(Checked::Join));
+    assert!(s.check(&m(9, 2, Message::Heartbeat)).is_err(), "no session before the confirm");
+    let c = s.issue();
+    let confirm = |session, seq, run, challenge| m(session, seq, Message::Confirm { run, challenge });
+    assert!(s.check(&confirm(9, 2, run + 1, c)).is_err(), "a confirm to another run");
+    assert!(s.check(&confirm(9, 2, run, c + 1)).is_err(), "a challenge never issued");
+    assert_eq!(s.check(&confirm(9, 2, run, c)), Ok(Checked::Confirmed));
+    assert_eq!(s.session(3), Some(9));
+    s.check(&m(9, 3, Message::Heartbeat)).unwrap();
     assert_eq!(
-        s.check(&m(9, 2, Message::Heartbeat)),
-        Err(WireError::Replay { host: 3, seq: 2 })
-    );
-    assert!(
-        s.check(&m(9, 1, Message::Join)).is_err(),
-        "a replayed join of this session"
+        s.check(&m(9, 3, Message::Heartbeat)),
+        Err(WireError::Replay { host: 3, seq: 3 })
     );
     // the agent restarted: a new nonce, its numbers from 1 again
-    s.check(&m(10, 1, Message::Join)).unwrap();
-    assert!(
-        s.check(&m(9, 3, Message::Heartbeat)).is_err(),
-        "the old session is over"
-    );
-    s.check(&m(10, 2, Message::Report { dests: vec![] })).unwrap();
+    assert_eq!(s.check(&m(10, 1, Message::Join)), Ok(Checked::Join));
+    let c2 = s.issue();
+    // the old confirm, replayed, moves nothing (its challenge is not newer)
+    assert!(matches!(s.check(&confirm(9, 2, run, c)), Err(WireError::Replay { .. })));
+    assert_eq!(s.session(3), Some(9));
+    assert_eq!(s.check(&confirm(10, 2, run, c2)), Ok(Checked::Confirmed));
+    assert!(s.check(&m(9, 4, Message::Heartbeat)).is_err(), "the old session is over");
+    s.check(&m(10, 3, Message::Report { dests: vec![] })).unwrap();
+    assert!(s.check(&confirm(10, 4, run, c2)).is_err(), "a confirm counts once");
     s.forget(3);
-    assert!(s.check(&m(10, 3, Message::Heartbeat)).is_err());
+    assert!(s.check(&m(10, 5, Message::Heartbeat)).is_err());
+}
+
+#[test]
+fn an_agent_adopts_a_run_from_a_challenge_and_rejoins_only_when_asked_about_its_session() {
+    let mut s = ControllerSession::new(1);
+    s.joining(42);
+    let challenge = |run, seq, nonce| Repr {
+        host: CONTROLLER_ID,
+        run,
+        seq,
+        msg: Message::Challenge {
+            host: 1,
+            nonce,
+            challenge: 5,
+        },
+    };
+    let rejoin = |run, seq, session| Repr {
+        host: CONTROLLER_ID,
+        run,
+        seq,
+        msg: Message::Rejoin { host: 1, session },
+    };
+    assert!(s.accept(&challenge(7, 1, 41)).is_err(), "another nonce");
+    assert_eq!(
+        s.accept(&challenge(7, 2, 42)),
+        Ok(Accepted::Challenge { run: 7, challenge: 5 })
+    );
+    assert!(!s.is_joining());
+    assert!(s.accept(&challenge(7, 3, 42)).is_err(), "a nonce answers once");
+    // a rejoin request about another session (an old one, replayed) costs nothing
+    assert!(s.accept(&rejoin(8, 1, 41)).is_err());
+    // any run may ask about the current session (a restarted controller), once
+    assert_eq!(s.accept(&rejoin(8, 1, 42)), Ok(Accepted::Rejoin));
+    assert!(s.accept(&rejoin(8, 2, 42)).is_err(), "the same request again");
+    // of the obeyed run, a replayed request is a replay
+    s.joining(43);
+    s.accept(&challenge(7, 10, 43)).unwrap();
+    assert!(matches!(s.accept(&rejoin(7, 9, 43)), Err(WireError::Replay { .. })));
+    assert_eq!(s.accept(&rejoin(7, 11, 43)), Ok(Accepted::Rejoin));
 }
 
 #[test]
@@ -556,7 +615,7 @@ fn random_and_mutated_bytes_never_panic() {
     let a = agent(7);
     let mut valid: Vec<Vec<u8>> = agent_messages().iter().map(|r| a.encode(r)).collect();
     valid.extend(controller_messages().iter().map(|r| c.encode(r)));
-    let mut sessions = AgentSessions::new(8);
+    let mut sessions = AgentSessions::new(8, 1);
     let mut session = ControllerSession::new(7);
     session.joining(99);
     let mut rng = Rng::new(99);

@@ -151,6 +151,11 @@ impl ControllerKeys {
         }
     }
 
+    /// Number of hosts (ids 0 to hosts - 1).
+    pub fn hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
     /// The public key agents verify directives with.
     pub fn public_key(&self) -> [u8; 32] {
         self.signing.verifying_key().to_bytes()

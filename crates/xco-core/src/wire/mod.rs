@@ -4,8 +4,9 @@
 //! - [`packet`] — `Packet<T: AsRef<[u8]>>` reads and writes header fields in
 //!   place; `Packet::new_checked` guarantees every later accessor is in bounds.
 //! - [`repr`] — [`Repr`], the parsed message (join, leave, heartbeat, backlog
-//!   report, give-back, rejection counts from agents; directive, hello,
-//!   rejoin from the controller), with `parse`, `buffer_len` and `emit`.
+//!   report, give-back, rejection counts, confirm from agents; directive,
+//!   hello, rejoin, challenge from the controller), with `parse`,
+//!   `buffer_len` and `emit`.
 //! - [`auth`] — the controller signs (Ed25519), agents MAC with their own
 //!   keys (HMAC-SHA256), both derived from the controller's master secret.
 //! - [`session`] — controller run ids adopted through a signed hello, agent
@@ -21,8 +22,16 @@
 //! ```
 //!
 //! `len` is the payload length. The tag covers everything before it: a
-//! 64-byte Ed25519 signature on controller messages (types 4, 7, 8; host id
-//! `u32::MAX`), a 32-byte HMAC-SHA256 on agent messages (types 1-3, 5, 6, 9).
+//! 64-byte Ed25519 signature on controller messages (types 4, 7, 8, 10; host
+//! id `u32::MAX`), a 32-byte HMAC-SHA256 on agent messages (types 1-3, 5, 6,
+//! 9, 11).
+//!
+//! Joining is a challenge round (types 10 and 11, added in version 3 with
+//! the rejoin's session field): join (nonce) -> challenge (the nonce, a
+//! number issued once) -> confirm (the run and that number). A host's
+//! session starts only at a confirm of a challenge newer than any it
+//! confirmed before in that run, so a captured join or confirm replayed by
+//! anyone changes nothing.
 //!
 //! A directive's payload: host (u32), epoch (u64), start (u64 ns, version 3
 //! on: how long after it is sent it takes effect, 0 to 7.5 s; see
@@ -41,4 +50,4 @@ pub mod session;
 pub use auth::{host_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
 pub use packet::{Packet, Sender};
 pub use repr::{Message, RejectCounts, Repr, CONTROLLER_ID};
-pub use session::{Accepted, AgentSessions, ControllerSession};
+pub use session::{Accepted, AgentSessions, Checked, ControllerSession};

@@ -41,9 +41,9 @@ pub const HEADER_LEN: usize = field::PAYLOAD;
 /// Who may send a message type: the controller (signed) or an agent (MAC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sender {
-    /// Directive, hello, rejoin: an Ed25519 signature of the controller.
+    /// Directive, hello, rejoin, challenge: an Ed25519 signature of the controller.
     Controller,
-    /// Join, leave, heartbeat, report, give-back, rejections: the host's HMAC.
+    /// Join, leave, heartbeat, report, give-back, rejections, confirm: the host's HMAC.
     Agent,
 }
 
@@ -51,8 +51,8 @@ impl Sender {
     /// The sender of message type `t` (`None`: not a type of this version).
     pub fn of_type(t: u8) -> Option<Sender> {
         match t {
-            4 | 7 | 8 => Some(Sender::Controller),
-            1 | 2 | 3 | 5 | 6 | 9 => Some(Sender::Agent),
+            4 | 7 | 8 | 10 => Some(Sender::Controller),
+            1 | 2 | 3 | 5 | 6 | 9 | 11 => Some(Sender::Agent),
             _ => None,
         }
     }

@@ -34,6 +34,10 @@ pub enum Message {
     GiveBack {
         /// Destination host of the slice.
         dest: u32,
+        /// The epoch of the latest directive the agent had (0: not sent,
+        /// as by a version-2 agent): a give-back older than the controller's
+        /// latest directive to the host crossed it in flight and is ignored.
+        epoch: u64,
     },
     /// The controller's directive for `directive.host`.
     Directive(Directive),
@@ -45,11 +49,35 @@ pub enum Message {
         /// The session (nonce) of that host's join.
         nonce: u64,
     },
-    /// The controller does not know `host`'s session (it restarted or
-    /// forgot the host): join again.
+    /// The controller does not know `host`'s session `session` (it
+    /// restarted or forgot the host): join again. An agent acts on it only
+    /// if `session` is its current one, so a replayed request costs nothing.
     Rejoin {
         /// The host asked to join.
         host: u32,
+        /// The agent session (join nonce) the controller does not know.
+        session: u64,
+    },
+    /// The controller answers a join with a fresh challenge: the agent
+    /// `host` adopts the header's run id if `nonce` is its join's, and
+    /// proves it holds its key with a [`Message::Confirm`] echoing
+    /// `challenge` (signed; a host's session starts only at the confirm).
+    Challenge {
+        /// The host that joined.
+        host: u32,
+        /// The session (nonce) of that host's join.
+        nonce: u64,
+        /// A number the controller issued once in its run (rising).
+        challenge: u64,
+    },
+    /// An agent answers a challenge: its join's session starts at the
+    /// controller of run `run`, if `challenge` is newer than any the host
+    /// confirmed before in that run (so a replayed confirm is refused).
+    Confirm {
+        /// The controller run that issued the challenge.
+        run: u64,
+        /// The challenge answered.
+        challenge: u64,
     },
     /// An agent's cumulative counts of datagrams it rejected, so the
     /// controller can show them.
@@ -83,9 +111,11 @@ impl Message {
         match self {
             Message::Join | Message::Leave | Message::Heartbeat => 0,
             Message::Report { dests } => 2 + 4 * dests.len(),
-            Message::GiveBack { .. } => 4,
+            Message::GiveBack { .. } => 12,
             Message::Hello { .. } => 12,
-            Message::Rejoin { .. } => 4,
+            Message::Rejoin { .. } => 12,
+            Message::Challenge { .. } => 20,
+            Message::Confirm { .. } => 16,
             Message::Rejections(_) => 32,
             Message::Directive(d) => {
                 21 + match &d.kind {
@@ -117,6 +147,8 @@ impl Message {
             Message::Hello { .. } => 7,
             Message::Rejoin { .. } => 8,
             Message::Rejections(_) => 9,
+            Message::Challenge { .. } => 10,
+            Message::Confirm { .. } => 11,
         }
     }
 }
@@ -197,6 +229,8 @@ impl Repr {
             }
             5 => Message::GiveBack {
                 dest: r.u32("give-back destination")?,
+                // version 3 added the epoch; a version-2 give-back has none
+                epoch: if p.version() >= 3 { r.u64("give-back epoch")? } else { 0 },
             },
             7 => Message::Hello {
                 host: r.u32("hello host")?,
@@ -204,6 +238,16 @@ impl Repr {
             },
             8 => Message::Rejoin {
                 host: r.u32("rejoin host")?,
+                session: r.u64("rejoin session")?,
+            },
+            10 => Message::Challenge {
+                host: r.u32("challenge host")?,
+                nonce: r.u64("challenge nonce")?,
+                challenge: r.u64("challenge number")?,
+            },
+            11 => Message::Confirm {
+                run: r.u64("confirm run")?,
+                challenge: r.u64("confirm challenge")?,
             },
             9 => Message::Rejections(RejectCounts {
                 auth: r.u64("rejected auth")?,
@@ -301,12 +345,31 @@ impl Repr {
                     put(&d.to_be_bytes());
                 }
             }
-            Message::GiveBack { dest } => put(&dest.to_be_bytes()),
+            Message::GiveBack { dest, epoch } => {
+                put(&dest.to_be_bytes());
+                put(&epoch.to_be_bytes());
+            }
             Message::Hello { host, nonce } => {
                 put(&host.to_be_bytes());
                 put(&nonce.to_be_bytes());
             }
-            Message::Rejoin { host } => put(&host.to_be_bytes()),
+            Message::Rejoin { host, session } => {
+                put(&host.to_be_bytes());
+                put(&session.to_be_bytes());
+            }
+            Message::Challenge {
+                host,
+                nonce,
+                challenge,
+            } => {
+                put(&host.to_be_bytes());
+                put(&nonce.to_be_bytes());
+                put(&challenge.to_be_bytes());
+            }
+            Message::Confirm { run, challenge } => {
+                put(&run.to_be_bytes());
+                put(&challenge.to_be_bytes());
+            }
             Message::Rejections(c) => {
                 for v in [c.auth, c.replay, c.malformed, c.session] {
                     put(&v.to_be_bytes());

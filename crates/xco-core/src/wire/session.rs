@@ -9,10 +9,16 @@
 //!   and tells the agent to join again; one round trip later the new run is
 //!   obeyed, whatever either clock says.
 //! - Every agent join draws a random nonce, which is the agent's **session**
-//!   at the controller: its messages carry it, and the controller accepts a
-//!   host's messages only in the session of the host's latest join, with
-//!   rising sequence numbers. A message of an unknown session gets a signed
-//!   rejoin request.
+//!   at the controller: its messages carry it. A join changes nothing at the
+//!   controller: it is answered with a signed **challenge** (the nonce and a
+//!   number the controller issues once per run, rising), and the session
+//!   starts only when the host's MAC'd **confirm** echoes the run and a
+//!   challenge newer than any the host confirmed before. So a captured join
+//!   or confirm, replayed by anyone, moves no session. The controller then
+//!   accepts a host's messages only in that session, with rising sequence
+//!   numbers; a message of an unknown session gets a signed rejoin request
+//!   naming that session, which the agent obeys only if it is its current
+//!   one (a replayed request costs nothing).
 //! - State is one slot per host of the topology, allocated up front: ids
 //!   outside it are rejected before any state is touched.
 
@@ -28,6 +34,16 @@ pub enum Accepted {
         /// The adopted run id.
         run: u64,
     },
+    /// A challenge to this agent's join: run `run` is obeyed from now on
+    /// (as for a hello), and the agent confirms `challenge`.
+    Challenge {
+        /// The adopted run id.
+        run: u64,
+        /// The number to echo in the confirm.
+        challenge: u64,
+    },
+    /// The controller does not know this agent's current session: join again.
+    Rejoin,
     /// A message of the obeyed run, in order.
     InRun,
 }
@@ -37,7 +53,10 @@ pub enum Accepted {
 pub struct ControllerSession {
     me: u32,
     run: Option<(u64, u64)>,
+    /// The nonce of a join not answered yet.
     nonce: Option<u64>,
+    /// The nonce of the latest join (this agent's session), until a rejoin request for it.
+    session: Option<u64>,
 }
 
 impl ControllerSession {
@@ -47,17 +66,24 @@ impl ControllerSession {
             me,
             run: None,
             nonce: None,
+            session: None,
         }
     }
 
-    /// A join carrying `nonce` is being sent: only a hello echoing it is accepted.
+    /// A join carrying `nonce` is being sent: only a hello or challenge echoing it is accepted.
     pub fn joining(&mut self, nonce: u64) {
         self.nonce = Some(nonce);
+        self.session = Some(nonce);
     }
 
     /// The run obeyed, if any.
     pub fn run(&self) -> Option<u64> {
         self.run.map(|r| r.0)
+    }
+
+    /// True while a join waits for its answer.
+    pub fn is_joining(&self) -> bool {
+        self.nonce.is_some()
     }
 
     /// Check an authenticated controller message's session and sequence number.
@@ -66,13 +92,42 @@ impl ControllerSession {
             host: repr.host,
             run: repr.run,
         };
-        if let Message::Hello { host, nonce } = repr.msg {
-            if host != self.me || self.nonce != Some(nonce) {
-                return Err(stale);
+        match repr.msg {
+            Message::Hello { host, nonce } | Message::Challenge { host, nonce, .. } => {
+                if host != self.me || self.nonce != Some(nonce) {
+                    return Err(stale);
+                }
+                self.nonce = None;
+                self.run = Some((repr.run, repr.seq));
+                return Ok(match repr.msg {
+                    Message::Challenge { challenge, .. } => Accepted::Challenge {
+                        run: repr.run,
+                        challenge,
+                    },
+                    _ => Accepted::NewRun { run: repr.run },
+                });
             }
-            self.nonce = None;
-            self.run = Some((repr.run, repr.seq));
-            return Ok(Accepted::NewRun { run: repr.run });
+            Message::Rejoin { host, session } => {
+                // any run may ask (a restarted controller has a new one), but only
+                // about this agent's current session, and only once
+                if host != self.me || self.session != Some(session) {
+                    return Err(stale);
+                }
+                if let Some((run, last)) = &mut self.run {
+                    if *run == repr.run {
+                        if repr.seq <= *last {
+                            return Err(WireError::Replay {
+                                host: repr.host,
+                                seq: repr.seq,
+                            });
+                        }
+                        *last = repr.seq;
+                    }
+                }
+                self.session = None;
+                return Ok(Accepted::Rejoin);
+            }
+            _ => {}
         }
         match &mut self.run {
             Some((run, last)) if *run == repr.run => {
@@ -90,28 +145,70 @@ impl ControllerSession {
     }
 }
 
+/// What the controller's session check accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// A join: answer it with a challenge ([`AgentSessions::issue`]); no session changed.
+    Join,
+    /// A confirm of a fresh challenge: the host's session is now the confirm's.
+    Confirmed,
+    /// A message of the host's session, in order.
+    InSession,
+}
+
 /// The controller's view of every host's session: one slot per host id.
 #[derive(Clone, Debug)]
 pub struct AgentSessions {
     slots: Vec<Option<(u64, u64)>>,
+    /// Per host, the newest challenge it confirmed in this run.
+    confirmed: Vec<u64>,
+    run: u64,
+    issued: u64,
 }
 
 impl AgentSessions {
-    /// Slots for `hosts` hosts (ids 0 to hosts - 1), all empty.
-    pub fn new(hosts: usize) -> AgentSessions {
+    /// Slots for `hosts` hosts (ids 0 to hosts - 1), all empty, of controller run `run`.
+    pub fn new(hosts: usize, run: u64) -> AgentSessions {
         AgentSessions {
             slots: vec![None; hosts],
+            confirmed: vec![0; hosts],
+            run,
+            issued: 0,
         }
     }
 
-    /// Check an authenticated agent message: a join starts the host's
-    /// session (its nonce); anything else must be of that session, in order.
-    pub fn check(&mut self, repr: &Repr) -> Result<(), WireError> {
-        let slot = self
-            .slots
-            .get_mut(repr.host as usize)
-            .ok_or(WireError::UnknownSender(repr.host))?;
+    /// A new challenge number (each issued once in this run, rising).
+    pub fn issue(&mut self) -> u64 {
+        self.issued += 1;
+        self.issued
+    }
+
+    /// Check an authenticated agent message: a join changes nothing (answer
+    /// it with a challenge); a confirm of this run's challenge newer than
+    /// the host's last confirmed one starts the host's session (its nonce);
+    /// anything else must be of that session, in order.
+    pub fn check(&mut self, repr: &Repr) -> Result<Checked, WireError> {
+        let h = repr.host as usize;
+        let slot = self.slots.get_mut(h).ok_or(WireError::UnknownSender(repr.host))?;
         match (slot.as_mut(), &repr.msg) {
+            (_, Message::Join) => Ok(Checked::Join),
+            (_, Message::Confirm { run, challenge }) => {
+                if *run != self.run || *challenge > self.issued || *challenge == 0 {
+                    return Err(WireError::Session {
+                        host: repr.host,
+                        run: repr.run,
+                    });
+                }
+                if *challenge <= self.confirmed[h] {
+                    return Err(WireError::Replay {
+                        host: repr.host,
+                        seq: repr.seq,
+                    });
+                }
+                self.confirmed[h] = *challenge;
+                *slot = Some((repr.run, repr.seq));
+                Ok(Checked::Confirmed)
+            }
             (Some((run, last)), _) if *run == repr.run => {
                 if repr.seq <= *last {
                     return Err(WireError::Replay {
@@ -120,17 +217,18 @@ impl AgentSessions {
                     });
                 }
                 *last = repr.seq;
-                Ok(())
-            }
-            (_, Message::Join) => {
-                *slot = Some((repr.run, repr.seq));
-                Ok(())
+                Ok(Checked::InSession)
             }
             _ => Err(WireError::Session {
                 host: repr.host,
                 run: repr.run,
             }),
         }
+    }
+
+    /// The session a host's messages are accepted in, if any.
+    pub fn session(&self, host: u32) -> Option<u64> {
+        self.slots.get(host as usize).copied().flatten().map(|s| s.0)
     }
 
     /// Forget a host's session (it left).

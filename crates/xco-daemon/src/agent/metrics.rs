@@ -51,7 +51,7 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         .map(|d| {
             (
                 format!("{{{host},dest=\"{}\"}}", names[d as usize]),
-                a.core.held_bytes(d).to_string(),
+                a.node.coord.held_bytes(d).to_string(),
             )
         })
         .collect();
@@ -61,7 +61,7 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         "Bytes held now, per destination host.",
         &held_now,
     );
-    let state = match a.core.state.gate {
+    let state = match a.node.coord.state.gate {
         Gate::Closed => "closed",
         Gate::Open { .. } => "open",
         Gate::Rated => "rated",
@@ -83,7 +83,7 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         &gate,
     );
     let one = |v: u64| vec![(format!("{{{host}}}"), v.to_string())];
-    let k = &a.core.stats;
+    let k = &a.node.coord.stats;
     p.metric(
         "xco_agent_fail_open_total",
         "counter",
@@ -151,7 +151,7 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         "The kernel queue's length: at this many, further packets pass uncoordinated (fail-open).",
         &one(g.kernel_queue_max),
     );
-    let r = &a.chan.stats.rejected;
+    let r = &a.node.rejected;
     let rej: Vec<(String, String)> = [
         ("auth", r.auth),
         ("replay", r.replay),
@@ -170,8 +170,17 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
     p.metric(
         "xco_agent_controller_run",
         "gauge",
-        "1 while a controller run is obeyed (adopted through a signed hello).",
-        &one(u64::from(a.chan.obeys_a_run())),
+        "1 while a controller run is obeyed (adopted from a signed answer to its join).",
+        &one(u64::from(a.node.run().is_some())),
+    );
+    p.metric(
+        "xco_agent_control_dropped_total",
+        "counter",
+        "Control datagrams dropped unread: not from the controller's address, or over the signature budget.",
+        &[
+            (format!("{{{host},why=\"foreign\"}}"), a.node.stats.foreign.to_string()),
+            (format!("{{{host},why=\"over_budget\"}}"), a.node.stats.over_budget.to_string()),
+        ],
     );
     p.histogram(
         "xco_agent_verdict_latency_seconds",

@@ -16,11 +16,18 @@
 //! - Backlogged without a directive for `fail_open_ms`: the agent fails open
 //!   (releases everything, passes everything) and logs it; the next directive
 //!   restores coordination.
-//! - It obeys one controller run at a time, adopted from a signed hello
-//!   answering its own join; a signed message of another run (the controller
-//!   restarted) or a rejoin request makes it join again (at most every
-//!   [`JOIN_EVERY`]). Rejected datagrams are counted, logged at most once a
-//!   second, and reported to the controller (cumulative counts).
+//! - Its control plane is `xco_core::control::AgentNode`, the code the
+//!   simulation harness runs: the run it obeys (adopted from a signed
+//!   challenge answering its own join), its joins (only when the controller
+//!   asks about its current session), the signature budget, rejection
+//!   counts. This module moves datagrams and time to it and logs its events
+//!   (every line a datagram can cause at most once a second per kind, with
+//!   the count it stands for).
+//! - The loop serves its timers and its packets before the control socket,
+//!   and reads at most [`DATAGRAMS_PER_WAKE`] control datagrams per
+//!   wake-up: a flood of (signed) junk cannot starve the packet path or the
+//!   fail-open timer. Datagrams from any address but the controller's are
+//!   dropped unread.
 //! - `--metrics ADDR` serves `/metrics` (per-destination held and released
 //!   traffic, gate state, fail-opens, rejections, verdict latency) and
 //!   `/healthz`.
@@ -34,7 +41,7 @@ pub mod nfqueue;
 mod nic;
 pub mod verdict;
 
-use crate::channel::{Channel, Received};
+use crate::channel::Channel;
 use crate::config::Topology;
 use crate::http::{Histogram, HttpServer};
 use crate::log::{Level, Logger, Throttle};
@@ -45,14 +52,13 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::coord::{Gate, HostCoordinator, Offer};
-use xco_core::wire::{AgentKeys, Message, RejectCounts};
-use xco_core::Time;
+use xco_core::control::{AgentConfig, AgentEvent, AgentNode, Origin};
+use xco_core::coord::{HostCoordinator, Offer};
+use xco_core::wire::AgentKeys;
+use xco_core::{Rng, Time};
 
-/// Joins at most this often.
-pub const JOIN_EVERY: Duration = Duration::from_millis(50);
-/// Rejection counts go to the controller at most this often (when they changed).
-const REJECTIONS_EVERY: Duration = Duration::from_secs(1);
+/// Control datagrams read per wake-up, at most.
+pub const DATAGRAMS_PER_WAKE: usize = 64;
 
 /// How an agent is started.
 pub struct AgentOpts {
@@ -114,20 +120,14 @@ struct Agent<G: PacketGate> {
     /// packets whose last frame starts before it ends (the coordinator's rule).
     nic_free_at: Time,
     topo: Topology,
-    /// The coordinator with the held packets.
-    core: HostCoordinator<Held<G::Packet>>,
+    /// The control plane, with the coordinator and the held packets.
+    node: AgentNode<Held<G::Packet>>,
     gate: G,
     chan: Channel,
     controller: SocketAddr,
     clock: Clock,
     log: Logger,
-    rejected_log: Throttle,
-    /// The last join was sent then.
-    joined_at: Option<Instant>,
-    /// A join is wanted but waits for [`JOIN_EVERY`] to pass.
-    join_wanted: bool,
-    /// Rejection counts last sent to the controller, and when.
-    rejections_sent: (RejectCounts, Option<Instant>),
+    throttles: Throttles,
     stats: AgentStats,
     /// Directive receipt -> first released packet, ns (last 4096).
     first_release_ns: VecDeque<u64>,
@@ -136,6 +136,13 @@ struct Agent<G: PacketGate> {
     report_sent: Option<Instant>,
     /// Backlog report -> next directive, ns (last 4096): the controller round trip.
     report_rtt_ns: VecDeque<u64>,
+}
+
+/// Log lines the network can cause, at most one a second each.
+struct Throttles {
+    rejected: Throttle,
+    fail_open: Throttle,
+    resumed: Throttle,
 }
 
 fn push_sample(v: &mut VecDeque<u64>, ns: u64) {
@@ -155,14 +162,74 @@ fn quantile_us(v: &VecDeque<u64>, q: f64) -> f64 {
 }
 
 impl<G: PacketGate> Agent<G> {
-    /// Send what the coordinator has to say; returns true if it was a report.
-    fn send_messages(&mut self) -> bool {
+    /// Send what the node has to send (true if it was a backlog report)
+    /// and log what it reports.
+    fn flush(&mut self) -> bool {
         let mut reported = false;
-        while let Some(m) = self.core.poll_message(self.clock.now()) {
-            reported |= matches!(m, Message::Report { .. });
-            self.chan.send(self.controller, m);
+        let now = self.clock.now();
+        while let Some(d) = self.node.poll_transmit(now) {
+            // a report is the only agent message of type 3
+            reported |= d.get(3) == Some(&3);
+            self.chan.send(self.controller, &d);
+        }
+        while let Some(e) = self.node.poll_event() {
+            self.log_event(e);
         }
         reported
+    }
+
+    fn log_event(&mut self, e: AgentEvent) {
+        let now = Instant::now();
+        match e {
+            AgentEvent::NewRun { run } => {
+                // at most one per join, and joins go out at most every 10 ms
+                self.log.info("controller_run", &[("run", &format!("{run:016x}"))]);
+            }
+            AgentEvent::Rejected(why) => {
+                if let Some(n) = self.throttles.rejected.event(now) {
+                    let total = self.node.rejected.total();
+                    self.log
+                        .warn("rejected", &[("count", &n), ("total", &total), ("last_why", &why)]);
+                }
+            }
+            AgentEvent::Dropped { why } => {
+                if let Some(n) = self.throttles.rejected.event(now) {
+                    let s = &self.node.stats;
+                    self.log.warn(
+                        "dropped",
+                        &[
+                            ("count", &n),
+                            ("foreign", &s.foreign),
+                            ("over_budget", &s.over_budget),
+                            ("last_why", &why),
+                        ],
+                    );
+                }
+            }
+            AgentEvent::FailOpen {
+                held_pkts,
+                since_directive,
+            } => {
+                if let Some(n) = self.throttles.fail_open.event(now) {
+                    let ms = since_directive.as_secs_f64() * 1e3;
+                    self.log.warn(
+                        "fail_open",
+                        &[
+                            ("why", &"no directive while backlogged"),
+                            ("ms_since_directive", &format!("{ms:.1}")),
+                            ("held_pkts", &held_pkts),
+                            ("count", &n),
+                        ],
+                    );
+                }
+            }
+            AgentEvent::Resumed { epoch } => {
+                if let Some(n) = self.throttles.resumed.event(now) {
+                    self.log.info("coordination_resumed", &[("epoch", &epoch), ("count", &n)]);
+                }
+            }
+            AgentEvent::Joining { .. } | AgentEvent::Applied { .. } => {}
+        }
     }
 
     fn release(&mut self, p: G::Packet) {
@@ -196,7 +263,7 @@ impl<G: PacketGate> Agent<G> {
             };
             // packets of at most bypass_bytes never reach the agent (the
             // kernel rule applies that part of the bypass rule)
-            match self.core.offer(
+            match self.node.coord.offer(
                 now,
                 dst,
                 (p, dst, now),
@@ -216,7 +283,7 @@ impl<G: PacketGate> Agent<G> {
                 }
             }
         }
-        if self.send_messages() {
+        if self.flush() {
             self.report_sent = Some(Instant::now());
         }
         self.pump(now);
@@ -231,7 +298,7 @@ impl<G: PacketGate> Agent<G> {
             stats: &mut self.stats,
             first_at: self.pending_directive.map(|_| None),
         };
-        let released = self.core.pump(now, &mut nic).released;
+        let released = self.node.coord.pump(now, &mut nic).released;
         if let (true, Some(Some(t1))) = (released, nic.first_at) {
             if let Some(t0) = self.pending_directive.take() {
                 // the sample ends when the first released packet's verdict is with the kernel
@@ -243,131 +310,44 @@ impl<G: PacketGate> Agent<G> {
         }
     }
 
-    /// Start a new session: a fresh nonce, a join (at most every
-    /// [`JOIN_EVERY`]: a join wanted sooner is sent once that has passed).
-    fn join(&mut self) {
-        let now = Instant::now();
-        if self.joined_at.is_some_and(|t| now.duration_since(t) < JOIN_EVERY) {
-            self.join_wanted = true;
-            return;
-        }
-        self.join_wanted = false;
-        let nonce = match crate::keys::random_u64() {
-            Ok(n) => n,
-            Err(e) => {
-                self.log.warn("join_failed", &[("error", &e)]);
+    /// Read at most `budget` control datagrams.
+    fn on_datagrams(&mut self, budget: usize) {
+        for _ in 0..budget {
+            let Some((from, d)) = self.chan.recv() else {
                 return;
-            }
-        };
-        self.joined_at = Some(now);
-        self.chan.join(self.controller, nonce);
-        // the controller learns the backlog in the new session at once
-        self.core.request_report();
-        self.send_messages();
-    }
-
-    fn rejected(&mut self, from: SocketAddr, why: &dyn std::fmt::Display) {
-        if let Some(n) = self.rejected_log.event(Instant::now()) {
-            let total = self.chan.stats.rejected.total();
-            self.log.warn(
-                "rejected",
-                &[
-                    ("count", &n),
-                    ("total", &total),
-                    ("last_from", &from),
-                    ("last_why", why),
-                ],
-            );
-        }
-    }
-
-    fn on_datagrams(&mut self) {
-        while let Some((from, r)) = self.chan.recv() {
-            let repr = match r {
-                Received::Msg(r) => r,
-                Received::NewRun(run) => {
-                    // directive epochs of the new run (or of the re-established session) start anew
-                    self.core.state.reset_epoch();
-                    self.log
-                        .info("controller_run", &[("run", &format!("{run:016x}"))]);
-                    continue;
-                }
-                Received::Rejected(e) => {
-                    let other_run = matches!(e, xco_core::wire::WireError::Session { .. });
-                    self.rejected(from, &e);
-                    if other_run {
-                        // signed by the controller, of another run: it restarted (or an old
-                        // datagram was replayed: the join costs one hello)
-                        self.join();
-                    }
-                    continue;
-                }
             };
-            let d = match repr.msg {
-                Message::Directive(d) => d,
-                Message::Rejoin { host } if host == self.me => {
-                    self.join();
-                    continue;
-                }
-                _ => continue,
+            let origin = if from.ip() == self.controller.ip() {
+                Origin::Controller
+            } else {
+                Origin::Other
             };
-            if d.host != self.me {
-                self.rejected(from, &"directive for another host");
+            let t0 = Instant::now();
+            let now = self.clock.now();
+            if !self.node.handle_datagram(now, origin, d) {
+                self.flush();
                 continue;
             }
-            let t0 = Instant::now();
             if let Some(sent) = self.report_sent.take() {
                 push_sample(&mut self.report_rtt_ns, t0.duration_since(sent).as_nanos() as u64);
             }
-            let now = self.clock.now();
-            let was_open = self.core.state.gate == Gate::FailOpen;
-            // it takes effect `start_in` after now on this host's clock (pending until then)
-            if !self.core.receive(now, d.epoch, d.start_in, &d.kind) {
-                continue;
-            }
-            if was_open {
-                self.log.info("coordination_resumed", &[("epoch", &d.epoch)]);
-            }
+            self.flush();
             self.pending_directive = Some(t0);
             self.pump(now);
             self.pending_directive = None;
         }
     }
 
-    /// Tell the controller what this agent rejected (when it changed, at most once a second).
-    fn report_rejections(&mut self) {
-        let c = self.chan.stats.rejected;
-        let now = Instant::now();
-        let (sent, at) = self.rejections_sent;
-        if c == sent || at.is_some_and(|t| now.duration_since(t) < REJECTIONS_EVERY) {
-            return;
-        }
-        self.rejections_sent = (c, Some(now));
-        self.chan.send(self.controller, Message::Rejections(c));
-    }
-
     fn on_timer(&mut self) {
         let now = self.clock.now();
-        if self.core.on_timer(now) {
-            let held = self.core.held().count();
-            let silent_ms = now.saturating_since(self.core.state.last_directive).as_secs_f64() * 1e3;
-            self.log.warn(
-                "fail_open",
-                &[
-                    ("why", &"no directive while backlogged"),
-                    ("ms_since_directive", &format!("{silent_ms:.1}")),
-                    ("held_pkts", &held),
-                ],
-            );
-        }
-        self.send_messages();
+        self.node.handle_timeout(now);
+        self.flush();
         self.pump(now);
     }
 
     fn log_stats(&self, event: &str) {
         let s = &self.stats;
-        let k = &self.core.stats;
-        let c = &self.chan.stats;
+        let k = &self.node.coord.stats;
+        let c = &self.node.rejected;
         let g = self.gate.counters();
         self.log.info(
             event,
@@ -388,10 +368,12 @@ impl<G: PacketGate> Agent<G> {
                 ("single_verdicts", &g.single_verdicts),
                 ("kernel_bypassed", &g.kernel_bypassed),
                 ("kernel_dropped", &g.kernel_dropped),
-                ("rejected_auth", &c.rejected.auth),
-                ("rejected_replay", &c.rejected.replay),
-                ("rejected_malformed", &c.rejected.malformed),
-                ("rejected_session", &c.rejected.session),
+                ("rejected_auth", &c.auth),
+                ("rejected_replay", &c.replay),
+                ("rejected_malformed", &c.malformed),
+                ("rejected_session", &c.session),
+                ("dropped_foreign", &self.node.stats.foreign),
+                ("dropped_over_budget", &self.node.stats.over_budget),
                 (
                     "first_release_p50_us",
                     &format!("{:.1}", quantile_us(&self.first_release_ns, 0.5)),
@@ -414,7 +396,7 @@ impl<G: PacketGate> Agent<G> {
 
     /// Release everything held (shutdown).
     fn release_all(&mut self) {
-        for ((p, ..), bytes) in self.core.drain(self.clock.now()) {
+        for ((p, ..), bytes) in self.node.coord.drain(self.clock.now()) {
             self.release(p);
             self.stats.released_bytes += bytes as u64;
         }
@@ -426,8 +408,8 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let log = Logger::new("agent", opts.log_level);
     let c = &opts.topo.file.control;
     let controller = c.controller;
-    let chan = Channel::agent(opts.bind, opts.keys)
-        .map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
+    let chan =
+        Channel::bind(opts.bind).map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
@@ -442,25 +424,27 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let now = clock.now();
     let cfg = opts.topo.settings.coord_config();
     // the agent never drops: a queue holds whatever the kernel hands it
-    let mut core = HostCoordinator::new(cfg, u64::MAX, now);
-    core.start(now);
+    let core = HostCoordinator::new(cfg, u64::MAX, now);
     let nic_bps = (opts.topo.file.hosts[opts.host as usize].rate_mbps * 1e6) as u64;
     let hosts = opts.topo.hosts();
+    let rng = Rng::new(crate::keys::random_u64()?);
+    let second = Duration::from_secs(1);
     let mut a = Agent {
         me: opts.host,
         nic_bps: nic_bps.max(1),
         nic_free_at: Time::ZERO,
         topo: opts.topo,
-        core,
+        node: AgentNode::new(AgentConfig::default(), core, opts.keys, rng),
         gate,
         chan,
         controller,
         clock,
         log: log.clone(),
-        rejected_log: Throttle::new(Duration::from_secs(1)),
-        joined_at: None,
-        join_wanted: false,
-        rejections_sent: (RejectCounts::default(), None),
+        throttles: Throttles {
+            rejected: Throttle::new(second),
+            fail_open: Throttle::new(second),
+            resumed: Throttle::new(second),
+        },
         stats: AgentStats {
             per_dest: vec![DestStats::default(); hosts],
             ..Default::default()
@@ -485,7 +469,8 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
             ),
         ],
     );
-    a.join();
+    a.node.start(now);
+    a.flush();
     let mut wakes = Vec::new();
     let mut next_stats = Instant::now() + opts.stats_every;
     let mut next_render = Instant::now();
@@ -498,46 +483,40 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
             }
         }
         poller
-            .arm(now, a.core.next_deadline())
+            .arm(now, a.node.poll_timeout())
             .map_err(|e| format!("timer: {e}"))?;
-        // a deferred join is due within JOIN_EVERY
-        let max_wait = if a.join_wanted {
-            JOIN_EVERY
-        } else {
-            Duration::from_millis(100)
-        };
         // every release so far reaches the kernel before the loop sleeps
         if a.gate.flush().is_err() {
             a.stats.release_errors += 1;
         }
         poller
-            .wait(max_wait, &mut wakes)
+            .wait(Duration::from_millis(100), &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
-        for w in wakes.iter().copied() {
-            match w {
-                Wake::Readable(0) => a.on_datagrams(),
-                Wake::Readable(_) => a.on_packets(),
-                Wake::Timer => a.on_timer(),
-                Wake::Shutdown => {
-                    a.release_all();
-                    a.chan.send(controller, Message::Leave);
-                    let r = a.gate.uninstall();
-                    a.log_stats("stop");
-                    return r;
-                }
-            }
+        if wakes.contains(&Wake::Shutdown) {
+            a.release_all();
+            a.node.leave();
+            a.flush();
+            let r = a.gate.uninstall();
+            a.log_stats("stop");
+            return r;
         }
-        if a.core.next_deadline() <= a.clock.now() {
+        // timers and packets before the control socket: no flood starves them
+        if a.node.poll_timeout() <= a.clock.now() {
+            a.on_timer();
+        }
+        if wakes.contains(&Wake::Readable(1)) {
+            a.on_packets();
+        }
+        if wakes.contains(&Wake::Readable(0)) {
+            a.on_datagrams(DATAGRAMS_PER_WAKE);
+        }
+        if a.node.poll_timeout() <= a.clock.now() {
             a.on_timer();
         }
         // the verdicts of this wake-up's releases, before anything slower
         if a.gate.flush().is_err() {
             a.stats.release_errors += 1;
         }
-        if a.join_wanted {
-            a.join();
-        }
-        a.report_rejections();
         if Instant::now() >= next_stats {
             next_stats = Instant::now() + opts.stats_every;
             a.log_stats("stats");

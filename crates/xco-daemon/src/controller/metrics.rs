@@ -1,8 +1,9 @@
 //! What the controller's `/metrics` endpoint shows (served by [`crate::http`]).
 
-use super::ControllerStats;
 use crate::channel::ChannelStats;
 use crate::http::{Histogram, Prom};
+use xco_core::control::controller::MESSAGE_NAMES;
+use xco_core::control::ControllerStats;
 use xco_core::sched::Scheduler;
 use xco_core::wire::RejectCounts;
 use xco_core::Time;
@@ -147,8 +148,7 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         "Schedulable capacity of each directed link, bit/s.",
         &link(&|l| sched.link_bps(l)),
     );
-    let types = ["join", "leave", "heartbeat", "report", "giveback", "rejections"];
-    let msgs: Vec<(String, String)> = types
+    let msgs: Vec<(String, String)> = MESSAGE_NAMES
         .iter()
         .zip(v.st.msgs)
         .map(|(t, n)| (format!("{{type=\"{t}\"}}"), n.to_string()))
@@ -163,7 +163,7 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         "xco_rejected_total",
         "counter",
         "Control datagrams the controller rejected, by reason.",
-        &by_reason(&v.ch.rejected, ""),
+        &by_reason(&v.st.rejected, ""),
     );
     let mut agents = Vec::new();
     for (h, c) in v.st.agent_rejections.iter().enumerate() {
@@ -176,6 +176,22 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         "counter",
         "Control datagrams each agent rejected, by reason (as the agents last reported).",
         &agents,
+    );
+    p.metric(
+        "xco_datagrams_total",
+        "counter",
+        "Control datagrams received and sent, and sends that failed.",
+        &[
+            ("{dir=\"received\"}".to_string(), v.ch.received.to_string()),
+            ("{dir=\"sent\"}".to_string(), v.ch.sent.to_string()),
+            ("{dir=\"send_error\"}".to_string(), v.ch.send_errors.to_string()),
+        ],
+    );
+    p.one(
+        "xco_challenges_limited_total",
+        "counter",
+        "Joins not answered because the host had a challenge too recently.",
+        v.st.challenges_limited,
     );
     p.one(
         "xco_undeliverable_total",

@@ -1,22 +1,26 @@
 //! `xco-daemon controller`: the XCo controller on a real network.
 //!
-//! It loads the topology file, listens for agents on UDP, and drives
-//! `xco_core::sched::Scheduler` — the code the simulator runs — with the
-//! monotonic clock: each agent's report, give-back or heartbeat is a
-//! `handle_*` call, the scheduler's next deadline arms a `timerfd`, and every
-//! directive it emits is signed and sent to the agent's last known address.
+//! A thin driver of `xco_core::control::ControllerNode` — the protocol the
+//! simulation harness runs: it loads the topology file, moves datagrams
+//! between a UDP socket and the node, arms a `timerfd` at the node's next
+//! deadline with the monotonic clock, and logs and counts what the node
+//! reports. Sessions, join challenges, rejoin requests and what each
+//! message does are the node's.
+//!
+//! The loop serves the scheduler's timer before datagrams and reads at most
+//! [`DATAGRAMS_PER_TICK`] datagrams between two timer checks, so a flood of
+//! junk delays a slot boundary by at most one such batch. Every log line a
+//! datagram can cause is throttled (at most one a second per kind, and per
+//! host for joins, with the count it stands for).
 //!
 //! All state is soft. Every start draws a random run id; agents adopt it
-//! through a signed hello answering their join, so a restarted controller
-//! (whatever its clock says) is obeyed one round trip after its first
-//! directive, and directives of an earlier run are never obeyed again. An
-//! agent whose session the controller does not know (it restarted, or the
-//! agent did) is asked to join again; agents report their whole backlog set
-//! every report interval, so the schedule is rebuilt within one interval.
+//! from a signed challenge answering their join, so a restarted controller
+//! (whatever its clock says) is obeyed one round trip after the agents'
+//! next report, and directives of an earlier run are never obeyed again.
 
 mod metrics;
 
-use crate::channel::{Channel, Received};
+use crate::channel::Channel;
 use crate::config::Topology;
 use crate::http::{Histogram, HttpServer};
 use crate::log::{Level, Logger, Throttle};
@@ -24,9 +28,13 @@ use crate::runtime::{Clock, Poller, Wake};
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::sched::{Directive, Scheduler};
-use xco_core::wire::{ControllerKeys, Message, RejectCounts};
+use xco_core::control::{ControllerConfig, ControllerEvent, ControllerNode};
+use xco_core::sched::Scheduler;
+use xco_core::wire::ControllerKeys;
 use xco_core::{Dur, Time};
+
+/// Datagrams read between two checks of the scheduler's timer.
+pub const DATAGRAMS_PER_TICK: usize = 64;
 
 /// How the controller is started.
 pub struct ControllerOpts {
@@ -42,181 +50,99 @@ pub struct ControllerOpts {
     pub log_level: Level,
 }
 
-/// Counters beyond the scheduler's own.
-#[derive(Clone, Debug, Default)]
-pub struct ControllerStats {
-    /// Accepted messages by type: join, leave, heartbeat, report, give-back, rejections.
-    pub msgs: [u64; 6],
-    /// Directives for a host whose address is not known yet.
-    pub undeliverable: u64,
-    /// Timer expiries handled.
-    pub timer_fires: u64,
-    /// Rejection counts each agent last reported.
-    pub agent_rejections: Vec<Option<RejectCounts>>,
+/// Log lines a datagram can cause, throttled.
+struct Throttles {
+    rejected: Throttle,
+    agent_rejected: Throttle,
+    /// Per host: joins, leaves.
+    joins: Vec<Throttle>,
 }
 
-/// Rejoin requests to one host at most this often.
-const REJOIN_EVERY: Duration = Duration::from_millis(50);
-
 struct Controller {
-    sched: Scheduler,
+    node: ControllerNode<SocketAddr>,
     chan: Channel,
-    addrs: Vec<Option<SocketAddr>>,
     names: Vec<String>,
-    /// Hosts the scheduler had registered, as of the last check (to name those it times out).
-    joined: Vec<bool>,
-    last_rejoin: Vec<Option<Instant>>,
     clock: Clock,
     log: Logger,
-    rejected_log: Throttle,
-    stats: ControllerStats,
+    throttles: Throttles,
     lateness: Histogram,
     timer_at: Time,
-    timed_out_seen: u64,
 }
 
 impl Controller {
-    /// Send the scheduler's directives, decided for the input stamped `input_at`.
-    fn flush(&mut self, input_at: Time) {
-        while let Some(d) = self.sched.poll_directive() {
-            // its start is relative to the input's instant: nearer by the time spent since
-            let d = d.aged(self.clock.now().saturating_since(input_at));
-            self.send_directive(d);
+    /// Send what the node has to send and log what it reports.
+    fn flush(&mut self) {
+        while let Some((to, d)) = self.node.poll_transmit(self.clock.now()) {
+            self.chan.send(to, &d);
+        }
+        while let Some(e) = self.node.poll_event() {
+            self.log_event(e);
         }
     }
 
-    fn send_directive(&mut self, d: Directive) {
-        let Some(to) = self.addrs.get(d.host as usize).copied().flatten() else {
-            self.stats.undeliverable += 1;
-            return;
-        };
-        if self.log.enabled(Level::Debug) {
-            self.log.log(
-                Level::Debug,
-                "directive",
-                &[
-                    ("host", &d.host),
-                    ("start_in_us", &format!("{:.1}", d.start_in.as_secs_f64() * 1e6)),
-                    ("kind", &format!("{:?}", d.kind)),
-                ],
-            );
-        }
-        self.chan.send(to, Message::Directive(d));
-    }
-
-    fn rejected(&mut self, from: SocketAddr, why: &dyn std::fmt::Display) {
-        if let Some(n) = self.rejected_log.event(Instant::now()) {
-            let total = self.chan.stats.rejected.total();
-            self.log.warn(
-                "rejected",
-                &[
-                    ("count", &n),
-                    ("total", &total),
-                    ("last_from", &from),
-                    ("last_why", why),
-                ],
-            );
-        }
-    }
-
-    fn on_datagrams(&mut self) {
-        while let Some((from, r)) = self.chan.recv() {
-            let repr = match r {
-                Received::Msg(r) => r,
-                Received::NewRun(_) => continue, // never at the controller
-                Received::Rejected(e) => {
-                    if let xco_core::wire::WireError::Session { host, .. } = e {
-                        // a genuine host (its MAC checked) in a session this run does not know
-                        self.ask_rejoin(host, from);
-                    }
-                    self.rejected(from, &e);
-                    continue;
-                }
-            };
-            let h = repr.host;
-            let now = self.clock.now();
-            let known = self.sched.joined(h);
-            self.addrs[h as usize] = Some(from);
-            match repr.msg {
-                Message::Join => {
-                    self.stats.msgs[0] += 1;
-                    self.chan.send(
-                        from,
-                        Message::Hello {
-                            host: h,
-                            nonce: repr.run,
-                        },
-                    );
-                    self.sched.handle_join(now, h);
-                    self.log
-                        .info("join", &[("host", &self.names[h as usize]), ("from", &from)]);
-                }
-                Message::Leave => {
-                    self.stats.msgs[1] += 1;
-                    self.sched.handle_leave(now, h);
-                    self.chan.forget(h);
-                    self.addrs[h as usize] = None;
-                    self.log.info("leave", &[("host", &self.names[h as usize])]);
-                }
-                Message::Heartbeat => {
-                    self.stats.msgs[2] += 1;
-                    self.sched.handle_feedback(now, h);
-                }
-                Message::Report { dests } => {
-                    self.stats.msgs[3] += 1;
-                    if !known {
-                        self.log.info(
-                            "registered_by_report",
-                            &[("host", &self.names[h as usize]), ("backlog", &dests.len())],
-                        );
-                    }
-                    self.sched.handle_feedback(now, h);
-                    let valid: Vec<u32> = dests
-                        .into_iter()
-                        .filter(|&d| (d as usize) < self.addrs.len())
-                        .collect();
-                    self.sched.handle_backlog(now, h, &valid);
-                }
-                Message::GiveBack { dest } => {
-                    self.stats.msgs[4] += 1;
-                    if (dest as usize) < self.addrs.len() {
-                        self.sched.handle_giveback(now, h, dest);
-                    }
-                }
-                Message::Rejections(c) => {
-                    self.stats.msgs[5] += 1;
-                    let before = self.stats.agent_rejections[h as usize].unwrap_or_default();
-                    if c.total() > before.total() {
-                        self.log.warn(
-                            "agent_rejected",
-                            &[
-                                ("host", &self.names[h as usize]),
-                                ("new", &(c.total() - before.total())),
-                                ("auth", &c.auth),
-                                ("replay", &c.replay),
-                                ("malformed", &c.malformed),
-                                ("session", &c.session),
-                            ],
-                        );
-                    }
-                    self.stats.agent_rejections[h as usize] = Some(c);
-                }
-                // the channel accepts agents' message types only
-                Message::Directive(_) | Message::Hello { .. } | Message::Rejoin { .. } => {}
-            }
-            self.joined[h as usize] = self.sched.joined(h);
-            self.flush(now);
-        }
-    }
-
-    fn ask_rejoin(&mut self, host: u32, to: SocketAddr) {
+    fn log_event(&mut self, e: ControllerEvent<SocketAddr>) {
         let now = Instant::now();
-        let last = &mut self.last_rejoin[host as usize];
-        if last.is_some_and(|t| now.duration_since(t) < REJOIN_EVERY) {
-            return;
+        match e {
+            ControllerEvent::Joined { host, from } => {
+                if let Some(n) = self.throttles.joins[host as usize].event(now) {
+                    let name = &self.names[host as usize];
+                    self.log.info("join", &[("host", name), ("from", &from), ("count", &n)]);
+                }
+            }
+            ControllerEvent::Left { host } => {
+                if let Some(n) = self.throttles.joins[host as usize].event(now) {
+                    self.log.info("leave", &[("host", &self.names[host as usize]), ("count", &n)]);
+                }
+            }
+            ControllerEvent::TimedOut { host, total } => {
+                // at most one per host per feedback timeout: not datagram-driven
+                let name = &self.names[host as usize];
+                self.log
+                    .warn("host_timed_out", &[("host", name), ("id", &host), ("total", &total)]);
+            }
+            ControllerEvent::Rejected { why, from } => {
+                if let Some(n) = self.throttles.rejected.event(now) {
+                    let total = self.node.stats.rejected.total();
+                    self.log.warn(
+                        "rejected",
+                        &[("count", &n), ("total", &total), ("last_from", &from), ("last_why", &why)],
+                    );
+                }
+            }
+            ControllerEvent::AgentRejected { host, counts: c, new } => {
+                if let Some(n) = self.throttles.agent_rejected.event(now) {
+                    self.log.warn(
+                        "agent_rejected",
+                        &[
+                            ("host", &self.names[host as usize]),
+                            ("new", &new),
+                            ("auth", &c.auth),
+                            ("replay", &c.replay),
+                            ("malformed", &c.malformed),
+                            ("session", &c.session),
+                            ("count", &n),
+                        ],
+                    );
+                }
+            }
         }
-        *last = Some(now);
-        self.chan.send(to, Message::Rejoin { host });
+    }
+
+    /// Read at most `budget` datagrams; true if the socket may hold more.
+    fn on_datagrams(&mut self, budget: usize) -> bool {
+        for _ in 0..budget {
+            let now = self.clock.now();
+            let Some((from, d)) = self.chan.recv() else {
+                return false;
+            };
+            self.node.handle_datagram(now, from, d);
+            self.flush();
+        }
+        true
+    }
+
+    fn timer_due(&self) -> bool {
+        self.node.poll_timeout().is_some_and(|t| t <= self.clock.now())
     }
 
     fn on_timer(&mut self) {
@@ -225,23 +151,8 @@ impl Controller {
             self.lateness.record(now.saturating_since(self.timer_at));
         }
         self.timer_at = Time::NEVER;
-        self.stats.timer_fires += 1;
-        self.sched.handle_timeout(now);
-        let timed_out = self.sched.stats().hosts_timed_out;
-        if timed_out > self.timed_out_seen {
-            self.timed_out_seen = timed_out;
-            for h in 0..self.joined.len() {
-                if self.joined[h] && !self.sched.joined(h as u32) {
-                    self.joined[h] = false;
-                    self.addrs[h] = None;
-                    self.log.warn(
-                        "host_timed_out",
-                        &[("host", &self.names[h]), ("id", &h), ("total", &timed_out)],
-                    );
-                }
-            }
-        }
-        self.flush(now);
+        self.node.handle_timeout(now);
+        self.flush();
     }
 }
 
@@ -254,8 +165,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let keys = ControllerKeys::new(&opts.master, &name_refs);
     let hosts = opts.topo.hosts();
     let run = crate::keys::random_u64()?;
-    let chan = Channel::controller(opts.listen, keys, hosts, run)
-        .map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
+    let chan = Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
@@ -264,23 +174,21 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         Some(a) => Some(HttpServer::start(a).map_err(|e| format!("cannot serve metrics on {a}: {e}"))?),
         None => None,
     };
+    let sched = Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config());
+    let second = Duration::from_secs(1);
     let mut c = Controller {
-        sched: Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config()),
+        node: ControllerNode::new(ControllerConfig::default(), sched, keys, run),
         chan,
-        addrs: vec![None; hosts],
         names,
-        joined: vec![false; hosts],
-        last_rejoin: vec![None; hosts],
         clock: Clock::new(),
         log: log.clone(),
-        rejected_log: Throttle::new(Duration::from_secs(1)),
-        stats: ControllerStats {
-            agent_rejections: vec![None; hosts],
-            ..Default::default()
+        throttles: Throttles {
+            rejected: Throttle::new(second),
+            agent_rejected: Throttle::new(second),
+            joins: (0..hosts).map(|_| Throttle::new(second)).collect(),
         },
         lateness: Histogram::default(),
         timer_at: Time::NEVER,
-        timed_out_seen: 0,
     };
     log.info(
         "start",
@@ -304,11 +212,11 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         if let Some(s) = &server {
             if now >= next_render {
                 next_render = now + Dur::from_ms(100);
-                rate.update(now, c.sched.stats().directives);
+                rate.update(now, c.node.sched_stats().directives);
                 s.publish(metrics::render(
-                    &c.sched,
+                    &c.node.sched,
                     &metrics::View {
-                        st: &c.stats,
+                        st: &c.node.stats,
                         ch: &c.chan.stats,
                         late: &c.lateness,
                         link_names: &link_names,
@@ -319,36 +227,44 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                 ));
             }
         }
-        let at = c.sched.poll_timeout().unwrap_or(Time::NEVER);
+        let at = c.node.poll_timeout().unwrap_or(Time::NEVER);
         c.timer_at = at;
         poller.arm(now, at).map_err(|e| format!("timer: {e}"))?;
         poller
             .wait(Duration::from_millis(100), &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
-        for w in wakes.iter().copied() {
-            match w {
-                Wake::Readable(_) => c.on_datagrams(),
-                Wake::Timer => c.on_timer(),
-                Wake::Shutdown => {
-                    let s = &c.chan.stats.rejected;
-                    log.info(
-                        "stop",
-                        &[
-                            ("directives", &c.sched.stats().directives),
-                            ("events", &c.sched.stats().events),
-                            ("rejected_auth", &s.auth),
-                            ("rejected_replay", &s.replay),
-                            ("rejected_malformed", &s.malformed),
-                            ("rejected_session", &s.session),
-                            ("timer_lateness_p99_us", &c.lateness.quantile_us(0.99)),
-                        ],
-                    );
-                    return Ok(());
+        if wakes.contains(&Wake::Shutdown) {
+            let s = &c.node.stats.rejected;
+            log.info(
+                "stop",
+                &[
+                    ("directives", &c.node.sched_stats().directives),
+                    ("events", &c.node.sched_stats().events),
+                    ("rejected_auth", &s.auth),
+                    ("rejected_replay", &s.replay),
+                    ("rejected_malformed", &s.malformed),
+                    ("rejected_session", &s.session),
+                    ("timer_lateness_p99_us", &c.lateness.quantile_us(0.99)),
+                ],
+            );
+            return Ok(());
+        }
+        // the timer first; then datagrams in batches, the timer checked between them
+        if wakes.contains(&Wake::Timer) || c.timer_due() {
+            c.on_timer();
+        }
+        if wakes.iter().any(|w| matches!(w, Wake::Readable(_))) {
+            while c.on_datagrams(DATAGRAMS_PER_TICK) {
+                if c.timer_due() {
+                    c.on_timer();
+                }
+                // a flood: yield to the loop (level-triggered epoll wakes it again at once)
+                if c.clock.now().saturating_since(now) > Dur::from_ms(1) {
+                    break;
                 }
             }
         }
-        // the scheduler's deadline may have passed while datagrams were handled
-        if c.sched.poll_timeout().is_some_and(|t| t <= c.clock.now()) {
+        if c.timer_due() {
             c.on_timer();
         }
     }

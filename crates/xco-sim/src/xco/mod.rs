@@ -383,7 +383,7 @@ impl XcoSim {
                 self.sched.handle_backlog(now, h, &ds);
                 self.flush(now, ev, net);
             }
-            Message::GiveBack { dest } => {
+            Message::GiveBack { dest, .. } => {
                 if !self.controller_alive(now) {
                     return;
                 }
@@ -397,6 +397,8 @@ impl XcoSim {
             | Message::Heartbeat
             | Message::Hello { .. }
             | Message::Rejoin { .. }
+            | Message::Challenge { .. }
+            | Message::Confirm { .. }
             | Message::Rejections(_) => {}
         }
     }

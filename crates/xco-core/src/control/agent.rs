@@ -1,0 +1,428 @@
+//! A host's agent on the control plane, free of I/O: the run it obeys, its
+//! joins, the directives it applies to its coordinator, what it rejects.
+//!
+//! - **Joining.** [`AgentNode::start`] sends a join with a fresh nonce (the
+//!   agent's session). A signed challenge (or, from an older controller, a
+//!   hello) echoing that nonce is the only way to adopt a controller run;
+//!   the agent answers a challenge with a confirm and only then sends
+//!   anything else in the session (reports held back while joining would
+//!   reach a controller that does not know the session yet). A join
+//!   unanswered for [`AgentConfig::join_timeout`] is sent again with a new
+//!   nonce; joins go out at most every [`AgentConfig::join_every`].
+//! - **What makes it join again**: only a signed rejoin request naming its
+//!   current session (once). A signed message of another run is rejected
+//!   and counted, nothing more: a replayed directive or hello of an old run
+//!   costs no rejoin. A restarted controller learns of the agent from its
+//!   next report (every report interval), which it answers with a rejoin
+//!   request naming the report's session.
+//! - **Checking.** Datagrams not from the controller's address
+//!   ([`Origin::Other`]) are dropped unread; those from it are parsed, and
+//!   well-formed ones verified (Ed25519) within a [`Budget`] and dropped
+//!   unread beyond it. The driver
+//!   serves its packet path and its timers before the control socket, so
+//!   a flood of signed junk can cost coordination (the agent fails open) but
+//!   not the packets or the fail-open timer.
+//! - **Obeying.** An accepted directive for this host goes to the
+//!   [`HostCoordinator`] (epochs checked there again); reports and
+//!   give-backs the coordinator asks for are MAC'd and sent; rejection
+//!   counts go to the controller at most every [`AgentConfig::rejections_every`].
+
+use super::budget::Budget;
+use crate::coord::{Gate, HostCoordinator};
+use crate::rng::Rng;
+use crate::sched::Directive;
+use crate::time::{Dur, Time};
+use crate::wire::{Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts, Repr, Sender, WireError};
+use std::collections::VecDeque;
+
+/// Settings of an agent node.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// Joins at most this often.
+    pub join_every: Dur,
+    /// A join unanswered this long is sent again (new nonce).
+    pub join_timeout: Dur,
+    /// Rejection counts go to the controller at most this often (when they changed).
+    pub rejections_every: Dur,
+    /// Signature checks a second, at most (datagrams from the controller's address).
+    pub verify_per_s: u64,
+    /// Signature checks at once, at most.
+    pub verify_burst: u64,
+    /// A planted bug (tests only).
+    #[cfg(feature = "mutations")]
+    pub mutation: Option<super::Mutation>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> AgentConfig {
+        AgentConfig {
+            join_every: Dur::from_ms(10),
+            join_timeout: Dur::from_ms(20),
+            rejections_every: Dur::from_secs(1),
+            verify_per_s: 5_000,
+            verify_burst: 64,
+            #[cfg(feature = "mutations")]
+            mutation: None,
+        }
+    }
+}
+
+/// Where a datagram came from, as the driver sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The controller's configured address.
+    Controller,
+    /// Any other address: dropped unread.
+    Other,
+}
+
+/// What happened at an agent (for logs, metrics and the harness's checks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentEvent {
+    /// A join was sent with this nonce.
+    Joining {
+        /// The new session.
+        nonce: u64,
+    },
+    /// Controller run `run` is obeyed from now on.
+    NewRun {
+        /// The run.
+        run: u64,
+    },
+    /// A datagram was rejected (counted in [`AgentNode::rejected`]).
+    Rejected(WireError),
+    /// A datagram was dropped unread: not from the controller's address, or
+    /// over the signature budget.
+    Dropped {
+        /// Why.
+        why: &'static str,
+    },
+    /// A directive was taken (the coordinator applies it at its start).
+    Applied {
+        /// Its controller run.
+        run: u64,
+        /// Its sequence number in that run.
+        seq: u64,
+        /// The directive.
+        directive: Directive,
+    },
+    /// The agent failed open: no directive for the fail-open time while backlogged.
+    FailOpen {
+        /// Packets held when it did.
+        held_pkts: usize,
+        /// Since the last directive.
+        since_directive: Dur,
+    },
+    /// A directive after failing open: coordination resumed.
+    Resumed {
+        /// The directive's epoch.
+        epoch: u64,
+    },
+}
+
+/// Counters of an agent node.
+#[derive(Clone, Debug, Default)]
+pub struct AgentNodeStats {
+    /// Datagrams accepted.
+    pub accepted: u64,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Dropped unread: not from the controller's address.
+    pub foreign: u64,
+    /// Dropped unread: over the signature budget.
+    pub over_budget: u64,
+    /// Joins sent.
+    pub joins: u64,
+}
+
+/// A host's agent; `P` is the driver's packet handle.
+pub struct AgentNode<P> {
+    cfg: AgentConfig,
+    me: u32,
+    /// The gate and the held packets.
+    pub coord: HostCoordinator<P>,
+    keys: AgentKeys,
+    session: ControllerSession,
+    rng: Rng,
+    /// The session written on what this agent sends (its latest join's nonce).
+    nonce: u64,
+    seq: u64,
+    joined_at: Option<Time>,
+    join_wanted: bool,
+    /// Datagrams rejected, by reason (cumulative; sent to the controller).
+    pub rejected: RejectCounts,
+    rejections_sent: (RejectCounts, Option<Time>),
+    verify: Budget,
+    out: VecDeque<Vec<u8>>,
+    events: VecDeque<AgentEvent>,
+    /// Counters.
+    pub stats: AgentNodeStats,
+}
+
+impl<P> AgentNode<P> {
+    /// An agent for `keys.host()` around `coord`, drawing nonces from `rng`.
+    pub fn new(cfg: AgentConfig, coord: HostCoordinator<P>, keys: AgentKeys, rng: Rng) -> AgentNode<P> {
+        let me = keys.host();
+        AgentNode {
+            verify: Budget::new(cfg.verify_per_s, cfg.verify_burst),
+            cfg,
+            me,
+            coord,
+            keys,
+            session: ControllerSession::new(me),
+            rng,
+            nonce: 0,
+            seq: 0,
+            joined_at: None,
+            join_wanted: false,
+            rejected: RejectCounts::default(),
+            rejections_sent: (RejectCounts::default(), None),
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: AgentNodeStats::default(),
+        }
+    }
+
+    /// This host's id.
+    pub fn host(&self) -> u32 {
+        self.me
+    }
+
+    /// The controller run obeyed, if any.
+    pub fn run(&self) -> Option<u64> {
+        self.session.run()
+    }
+
+    /// The session (nonce of the latest join).
+    pub fn session(&self) -> u64 {
+        self.nonce
+    }
+
+    /// Start: the coordinator's report timer and the first join.
+    pub fn start(&mut self, now: Time) {
+        self.coord.start(now);
+        self.join(now);
+    }
+
+    /// Leave: tell the controller (the driver releases what is held).
+    pub fn leave(&mut self) {
+        self.send(Message::Leave);
+    }
+
+    fn send(&mut self, msg: Message) {
+        self.seq += 1;
+        let repr = Repr {
+            host: self.me,
+            run: self.nonce,
+            seq: self.seq,
+            msg,
+        };
+        self.out.push_back(self.keys.encode(&repr));
+        self.stats.sent += 1;
+    }
+
+    /// Start a new session (at most every `join_every`: sooner, it waits).
+    fn join(&mut self, now: Time) {
+        if self.joined_at.is_some_and(|t| now < t + self.cfg.join_every) {
+            self.join_wanted = true;
+            return;
+        }
+        self.join_wanted = false;
+        let nonce = loop {
+            let n = self.rng.next_u64();
+            if n != 0 && n != self.nonce {
+                break n;
+            }
+        };
+        self.nonce = nonce;
+        self.joined_at = Some(now);
+        self.session.joining(nonce);
+        self.stats.joins += 1;
+        self.send(Message::Join);
+        self.events.push_back(AgentEvent::Joining { nonce });
+    }
+
+    fn reject(&mut self, e: WireError) {
+        let c = &mut self.rejected;
+        match e {
+            WireError::BadTag => c.auth += 1,
+            WireError::Replay { .. } => c.replay += 1,
+            WireError::Session { .. } | WireError::UnknownSender(_) => c.session += 1,
+            _ => c.malformed += 1,
+        }
+        self.events.push_back(AgentEvent::Rejected(e));
+    }
+
+    /// A datagram arrived at `now` from `origin`. Returns true if a
+    /// directive was taken: run a release pass.
+    pub fn handle_datagram(&mut self, now: Time, origin: Origin, datagram: &[u8]) -> bool {
+        if origin == Origin::Other {
+            self.stats.foreign += 1;
+            self.events.push_back(AgentEvent::Dropped {
+                why: "not from the controller's address",
+            });
+            return false;
+        }
+        // malformed input costs no signature check
+        let parsed = Packet::new_checked(datagram).and_then(|p| {
+            if p.sender() != Sender::Controller {
+                return Err(WireError::Misdirected);
+            }
+            Repr::parse(&p)
+        });
+        if let Err(e) = parsed {
+            self.reject(e);
+            return false;
+        }
+        if !self.verify.take(now) {
+            self.stats.over_budget += 1;
+            self.events.push_back(AgentEvent::Dropped {
+                why: "over the signature budget",
+            });
+            return false;
+        }
+        let repr = match self.keys.decode(datagram) {
+            Ok(r) => r,
+            Err(e) => {
+                self.reject(e);
+                return false;
+            }
+        };
+        let accepted = self.session.accept(&repr);
+        #[cfg(feature = "mutations")]
+        let accepted = match (accepted, self.cfg.mutation, &repr.msg) {
+            (Err(WireError::Session { .. }), Some(super::Mutation::AcceptOtherRun), Message::Directive(_))
+            | (Err(WireError::Replay { .. }), Some(super::Mutation::SkipReplayCheck), Message::Directive(_)) => {
+                Ok(Accepted::InRun)
+            }
+            (a, ..) => a,
+        };
+        match accepted {
+            Err(e) => {
+                self.reject(e);
+                false
+            }
+            Ok(Accepted::NewRun { run }) => {
+                self.stats.accepted += 1;
+                self.adopt(run);
+                false
+            }
+            Ok(Accepted::Challenge { run, challenge }) => {
+                self.stats.accepted += 1;
+                self.adopt(run);
+                self.send(Message::Confirm { run, challenge });
+                false
+            }
+            Ok(Accepted::Rejoin) => {
+                self.stats.accepted += 1;
+                self.join(now);
+                false
+            }
+            Ok(Accepted::InRun) => {
+                self.stats.accepted += 1;
+                match repr.msg {
+                    Message::Directive(d) => self.directive(now, repr.run, repr.seq, d),
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    /// A run is obeyed from now on: its directive epochs start anew, and the
+    /// controller learns the backlog in the new session.
+    fn adopt(&mut self, run: u64) {
+        self.coord.state.reset_epoch();
+        self.coord.request_report();
+        self.events.push_back(AgentEvent::NewRun { run });
+    }
+
+    fn directive(&mut self, now: Time, run: u64, seq: u64, d: Directive) -> bool {
+        if d.host != self.me {
+            self.reject(WireError::BadPayload("directive for another host"));
+            return false;
+        }
+        let was_open = self.coord.state.gate == Gate::FailOpen;
+        // it takes effect `start_in` after now on this host's clock (pending until then)
+        if !self.coord.receive(now, d.epoch, d.start_in, &d.kind) {
+            return false;
+        }
+        if was_open {
+            self.events.push_back(AgentEvent::Resumed { epoch: d.epoch });
+        }
+        self.events.push_back(AgentEvent::Applied {
+            run,
+            seq,
+            directive: d,
+        });
+        true
+    }
+
+    /// Timers due at `now` (call at [`AgentNode::poll_timeout`]): the
+    /// coordinator's (slice end, give-back, fail-open, reports), deferred
+    /// and unanswered joins, rejection counts. Run a release pass after.
+    pub fn handle_timeout(&mut self, now: Time) {
+        #[cfg(feature = "mutations")]
+        if self.cfg.mutation == Some(super::Mutation::NoFailOpenUnderLoad) && self.coord.held().count() > 8 {
+            self.coord.state.last_directive = now;
+        }
+        if self.coord.on_timer(now) {
+            self.events.push_back(AgentEvent::FailOpen {
+                held_pkts: self.coord.held().count(),
+                since_directive: now.saturating_since(self.coord.state.last_directive),
+            });
+        }
+        let unanswered = self.session.is_joining()
+            && self.joined_at.is_some_and(|t| now >= t + self.cfg.join_timeout);
+        if self.join_wanted || unanswered {
+            self.join(now);
+        }
+        let (sent, at) = self.rejections_sent;
+        if self.rejected != sent
+            && !self.session.is_joining()
+            && at.is_none_or(|t| now >= t + self.cfg.rejections_every)
+        {
+            self.rejections_sent = (self.rejected, Some(now));
+            self.send(Message::Rejections(self.rejected));
+        }
+    }
+
+    /// The next instant [`AgentNode::handle_timeout`] has work.
+    pub fn poll_timeout(&self) -> Time {
+        let mut t = self.coord.next_deadline();
+        if let Some(j) = self.joined_at {
+            if self.join_wanted {
+                t = t.min(j + self.cfg.join_every);
+            } else if self.session.is_joining() {
+                t = t.min(j + self.cfg.join_timeout);
+            }
+        }
+        let (sent, at) = self.rejections_sent;
+        if self.rejected != sent && !self.session.is_joining() {
+            t = t.min(at.map_or(Time::ZERO, |a| a + self.cfg.rejections_every));
+        }
+        t
+    }
+
+    /// The next datagram for the controller: the node's own messages first,
+    /// then the coordinator's reports and give-backs (not while a join is
+    /// unanswered: the controller would not know the session; the backlog
+    /// is reported once the run is adopted).
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        if let Some(d) = self.out.pop_front() {
+            return Some(d);
+        }
+        while let Some(m) = self.coord.poll_message(now) {
+            if self.session.is_joining() {
+                continue;
+            }
+            self.send(m);
+            return self.out.pop_front();
+        }
+        None
+    }
+
+    /// The next event, oldest first.
+    pub fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events.pop_front()
+    }
+}
