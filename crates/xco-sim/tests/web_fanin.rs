@@ -107,7 +107,15 @@ fn each_object_once(r: &Run, requests: usize, queries: usize) {
     );
 }
 
-const METHODS: [&str; 6] = ["one_all", "sw", "sicc", "sicc-nps", "sicc-nmt", "sicc-nssc"];
+const METHODS: [&str; 7] = [
+    "one_all",
+    "sw",
+    "sicc",
+    "sicc-nps",
+    "sicc-nmt",
+    "sicc-nssc",
+    "sicc-nqr",
+];
 
 #[test]
 fn every_method_delivers_every_object_exactly_once() {
@@ -144,6 +152,26 @@ fn a_failed_hubs_backup_takes_over_and_the_request_completes() {
     assert!(
         r.requests.iter().all(|row| row[f] == "1"),
         "one failover per request"
+    );
+}
+
+#[test]
+fn redirection_moves_queries_off_overloaded_hubs_and_every_object_arrives_once() {
+    // half the hubs send at 10 % of their rate: their queries move to replicas elsewhere
+    let extra = "overload_probability = 0.5\noverload_fraction = 0.1\nspeed_period_ms = 1";
+    for m in ["sicc", "sicc-nssc"] {
+        let r = run(&scenario(m, "100KB", extra));
+        each_object_once(&r, 3, 300);
+        let c = col(&r, "redirected");
+        let moved: u64 = r.requests.iter().map(|row| row[c].parse::<u64>().unwrap()).sum();
+        assert!(moved > 0, "{m}: some query was redirected");
+    }
+    let r = run(&scenario("sicc-nqr", "100KB", extra));
+    each_object_once(&r, 3, 300);
+    let c = col(&r, "redirected");
+    assert!(
+        r.requests.iter().all(|row| row[c] == "0"),
+        "SICC-NQR redirects nothing"
     );
 }
 
@@ -190,6 +218,8 @@ fn web_fanin_bad_input_is_named() {
     assert!(e.starts_with("apps[0].front_ends:"), "{e}");
     let e = err(&format!("{ok}object_min_bytes = 0\n"));
     assert!(e.starts_with("apps[0].object_min_bytes:"), "{e}");
+    let e = err(&format!("{ok}overload_probability = 2\n"));
+    assert!(e.starts_with("apps[0].overload_probability:"), "{e}");
     let e = err(&ok.replace("method = \"sicc\"", "method = \"ictcp\""));
     assert!(e.starts_with("apps[0].method:") && e.contains("not built"), "{e}");
     let e = err(&ok.replace("method = \"sicc\"", "method = \"fast\""));

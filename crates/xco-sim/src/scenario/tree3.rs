@@ -44,7 +44,7 @@ fn ratio(r: &Ratio, field: &str) -> Result<f64, ScenarioError> {
             b / a
         }
     };
-    if !(x.is_finite() && x >= 1.0 && x <= 1e6) {
+    if !(x.is_finite() && (1.0..=1e6).contains(&x)) {
         return Err(ScenarioError::field(
             field,
             format!("must be 1:1 or more over-subscribed (1:x, x from 1 to 1e6), got 1:{x}"),

@@ -36,6 +36,7 @@
 
 mod pacing;
 mod place;
+mod redirect;
 pub mod spec;
 
 use pacing::HubSender;
@@ -62,6 +63,8 @@ const PERIOD: u32 = 1;
 const REPORT: u32 = 2;
 const SEND: u32 = 3;
 const PAYLOAD: u32 = (1 << KIND_SHIFT) - 1;
+/// No root hub owes the object.
+const NONE: u32 = u32::MAX;
 
 /// How a front-end fetches a request's objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +81,8 @@ pub enum Method {
         multi_tree: bool,
         /// Two-level speed control (false: SICC-NSSC).
         speed: bool,
+        /// Query redirection (false: SICC-NQR).
+        redirect: bool,
     },
 }
 
@@ -91,12 +96,14 @@ impl Method {
                 proximity: true,
                 multi_tree: true,
                 speed: true,
+                redirect: true,
             } => "sicc",
             Method::Sicc { proximity: false, .. } => "sicc-nps",
             Method::Sicc {
                 multi_tree: false, ..
             } => "sicc-nmt",
             Method::Sicc { speed: false, .. } => "sicc-nssc",
+            Method::Sicc { redirect: false, .. } => "sicc-nqr",
         }
     }
 }
@@ -167,6 +174,30 @@ enum Msg {
     },
     /// Speed control: send at `rate_bps` from now on.
     Rate { fe: u32, req: u32, rate_bps: u64 },
+    /// Redirection, to a root hub: hand object `idx` to root hub `to_hub` (at `to_hub_server`), asked of `to_server`.
+    Release {
+        fe: u32,
+        req: u32,
+        idx: u32,
+        to_hub: u32,
+        to_hub_server: u32,
+        to_server: u32,
+    },
+    /// Redirection, to the front-end: whether object `idx` moved (false: it was already sent).
+    Released {
+        fe: u32,
+        req: u32,
+        idx: u32,
+        to_hub: u32,
+        moved: bool,
+    },
+    /// Redirection, to the new root hub: forward object `idx`, asked of `server`.
+    Adopt {
+        fe: u32,
+        req: u32,
+        idx: u32,
+        server: u32,
+    },
     /// Object `idx` of front-end `fe`'s request `req`.
     Object { fe: u32, req: u32, idx: u32 },
 }
@@ -199,6 +230,16 @@ struct FrontEnd {
     failovers: u64,
     /// Per request object: asked of a replica straight from the front-end after a hub failed.
     refetched: Vec<bool>,
+    /// SICC: per request object, the root hub position whose stream owes it (`NONE`: asked directly).
+    owner: Vec<u32>,
+    /// Redirection: per request object, whether it was moved; bytes per root hub this period;
+    /// each rack's root hub position; when the period began; moves in this request.
+    moved: Vec<bool>,
+    period_bytes: Vec<u64>,
+    rack_root: HashMap<u32, u32>,
+    period_start: Time,
+    redirects: u64,
+    failed_server: u32,
     /// SICC: per hub, whether it is overloaded in this request.
     overloaded: Vec<bool>,
     /// Speed control: the state, each root hub's position by server, what each still owes.
@@ -237,8 +278,12 @@ pub struct WebFanin {
     query_rows: u64,
     latencies_us: Vec<f64>,
     duplicates: u64,
+    stale_dropped: u64,
     n: u32,
     senders: Vec<Option<HubSender>>,
+    /// Redirected objects a hub drops when they reach it: (front-end, request, object, hub host).
+    dropped: std::collections::HashSet<(u32, u32, u32, u32)>,
+    redirector: xco_core::sicc::Redirector,
     free_senders: Vec<usize>,
     sender_of: HashMap<(u32, u32), usize>,
     ready: Vec<(u32, u32)>,
@@ -269,6 +314,13 @@ impl WebFanin {
                 hub_index: HashMap::new(),
                 failovers: 0,
                 refetched: Vec::new(),
+                owner: Vec::new(),
+                moved: Vec::new(),
+                period_bytes: Vec::new(),
+                rack_root: HashMap::new(),
+                period_start: Time::ZERO,
+                redirects: 0,
+                failed_server: u32::MAX,
                 overloaded: Vec::new(),
                 sc: None,
                 root_pos: HashMap::new(),
@@ -297,14 +349,17 @@ impl WebFanin {
             pool: ConnPool::new(),
             buf: Vec::new(),
             requests_csv: String::from(
-                "method,front_end,request,queries,targets,hubs,tree_depth,latency_us,inter_rack_packets,packets,bytes,timeouts,failovers\n",
+                "method,front_end,request,queries,targets,hubs,tree_depth,latency_us,inter_rack_packets,packets,bytes,timeouts,failovers,redirected\n",
             ),
             queries_csv: String::from("method,front_end,request,query,latency_us\n"),
             query_rows: 0,
             latencies_us: Vec::new(),
             duplicates: 0,
+            stale_dropped: 0,
             n: 0,
             senders: Vec::new(),
+            dropped: std::collections::HashSet::new(),
+            redirector: xco_core::sicc::Redirector::new(),
             free_senders: Vec::new(),
             sender_of: HashMap::new(),
             ready: Vec::new(),
@@ -535,6 +590,7 @@ impl WebFanin {
         let mut refetch: Vec<u32> = Vec::new();
         f.refetched.clear();
         f.refetched.resize(f.objs.len(), false);
+        f.failed_server = u32::MAX;
         if self.cfg.fail_largest_hub && f.tree.hubs() > 0 {
             let h = (0..f.tree.hubs() as u32)
                 .max_by_key(|&h| (f.tree.swarm(h).objects, std::cmp::Reverse(h)))
@@ -542,6 +598,7 @@ impl WebFanin {
             let failed = f.tree.swarm(h).hub;
             if f.tree.fail_hub(h).is_ok() {
                 f.failovers += 1;
+                f.failed_server = failed;
                 let t = f
                     .targets
                     .binary_search(&failed)
@@ -575,6 +632,29 @@ impl WebFanin {
             f.root_pos.insert(s, k as u32);
             f.root_servers.push(s);
             f.root_left.push(f.tree.subtree_objects(h));
+        }
+        // which root stream owes each object; each rack's root (redirection's swarms)
+        f.owner.clear();
+        f.owner.resize(f.objs.len(), NONE);
+        f.moved.clear();
+        f.moved.resize(f.objs.len(), false);
+        f.period_bytes.clear();
+        f.period_bytes.resize(roots.len(), 0);
+        f.rack_root.clear();
+        f.redirects = 0;
+        for h in 0..f.tree.hubs() as u32 {
+            let mut r = h;
+            while let Parent::Hub(p) = f.tree.parent(r) {
+                r = p;
+            }
+            let k = f.root_pos[&f.tree.swarm(r).hub];
+            f.rack_root.insert(f.tree.swarm(h).rack, k);
+            for m in f.tree.members(h) {
+                let t = f.targets.binary_search(&m.server).expect("a member is a target");
+                for &i in &f.target_objs[t] {
+                    f.owner[i as usize] = k;
+                }
+            }
         }
         if let Some(sc) = &mut f.sc {
             sc.start_request(roots.len());
@@ -792,16 +872,22 @@ impl WebFanin {
         let o = self.fes[fe].objs[i as usize];
         let bytes = self.size_bytes[o as usize] as u64;
         let f = &mut self.fes[fe];
+        let via = f.root_pos.get(&from).copied();
+        if let Some(k) = via {
+            if let Some(b) = f.period_bytes.get_mut(k as usize) {
+                *b += bytes;
+            }
+        }
         if let Some(sc) = &mut f.sc {
-            match f.root_pos.get(&from).filter(|_| !f.refetched[i as usize]) {
-                Some(&k) => {
-                    sc.on_hub_bytes(k as usize, bytes);
-                    f.root_left[k as usize] -= 1;
-                    if f.root_left[k as usize] == 0 {
-                        sc.hub_done(k as usize);
-                    }
-                }
+            match via {
+                Some(k) => sc.on_hub_bytes(k as usize, bytes),
                 None => sc.on_other_bytes(bytes),
+            }
+        }
+        if f.got[i as usize] == 0 && matches!(self.cfg.method, Method::Sicc { .. }) {
+            let k = f.owner[i as usize];
+            if k != NONE {
+                f.root_done_one(k);
             }
         }
         f.got[i as usize] += 1;
@@ -848,7 +934,7 @@ impl WebFanin {
         };
         let _ = writeln!(
             self.requests_csv,
-            "{},{},{},{},{},{hubs},{depth},{lat_us:.3},{},{},{},{},{}",
+            "{},{},{},{},{},{hubs},{depth},{lat_us:.3},{},{},{},{},{},{}",
             self.cfg.method.name(),
             f.host,
             f.req,
@@ -859,9 +945,15 @@ impl WebFanin {
             by - f.fe_bytes0,
             to - f.timeouts0,
             f.failovers,
+            f.redirects,
         );
         f.failovers = 0;
+        let done_req = f.req;
         f.req += 1;
+        // copies still travelling to a hub that would drop them are dropped as stale from now on
+        self.dropped
+            .retain(|&(x, r, _, _)| !(x == fe as u32 && r == done_req));
+        let f = &mut self.fes[fe];
         self.n += 1;
         if f.req >= self.cfg.requests {
             f.done = true;
@@ -888,6 +980,22 @@ impl WebFanin {
                 hub,
                 rate_bps,
             } => self.on_hub_query(env, host, fe as usize, req, hub, rate_bps)?,
+            Msg::Release {
+                fe,
+                req,
+                idx,
+                to_hub,
+                to_hub_server,
+                to_server,
+            } => self.on_release(env, host, fe, req, idx, to_hub, to_hub_server, to_server)?,
+            Msg::Released {
+                fe,
+                req,
+                idx,
+                to_hub,
+                moved,
+            } => self.on_released(fe, req, idx, to_hub, moved),
+            Msg::Adopt { fe, req, idx, server } => self.on_adopt(env, host, fe, req, idx, server)?,
             Msg::Rate { fe, req, rate_bps } => {
                 if req == self.fes[fe as usize].req {
                     if let Some(&slot) = self.sender_of.get(&(fe, host)) {
@@ -902,10 +1010,20 @@ impl WebFanin {
                 }
             }
             Msg::Object { fe, req, idx } => {
+                if self.dropped.remove(&(fe, req, idx, host)) {
+                    // redirected away while it was on its way to this hub: the new hub sent it
+                    return Ok(());
+                }
                 let f = &self.fes[fe as usize];
+                if req < f.req && host != f.host {
+                    // a redirected copy that outlived its request (its hub upstream
+                    // would have dropped it): nobody waits for it
+                    self.stale_dropped += 1;
+                    return Ok(());
+                }
                 if req != f.req {
                     return Err(format!(
-                        "an object of request {req} arrived during request {}",
+                        "object {idx} of request {req} arrived at host {host} from {from} during request {}",
                         f.req
                     ));
                 }
@@ -930,7 +1048,7 @@ impl WebFanin {
     /// Speed control at every front-end: its downlink B_d, the
     /// aggregation router's ports into its rack (S_a: their buffers), the
     /// queue report's travel time, and the first period.
-    fn start_speed_control(&mut self, env: &mut Env) -> Result<(), String> {
+    fn start_speed_control(&mut self, env: &mut Env, speed: bool) -> Result<(), String> {
         let now = env.core.now;
         let ports = &env.core.net.ports;
         for fe in 0..self.fes.len() {
@@ -950,7 +1068,8 @@ impl WebFanin {
             let sc = SpeedControl::new(self.cfg.speed, down.rate_bps, s_a, 0, now.ps() / 1000);
             let next = Time(sc.next_period_ns() * 1000);
             let f = &mut self.fes[fe];
-            f.sc = Some(sc);
+            f.sc = speed.then_some(sc);
+            f.period_start = now;
             f.agg_ports = into;
             f.report_delay = delay;
             env.core.ev.schedule(
@@ -991,9 +1110,13 @@ impl WebFanin {
                 token: REPORT << KIND_SHIFT | fe as u32,
             },
         );
-        let sc = f.sc.as_mut().expect("speed control on");
-        sc.on_period(now_ns);
-        let next = Time(sc.next_period_ns() * 1000);
+        let next = match f.sc.as_mut() {
+            Some(sc) => {
+                sc.on_period(now_ns);
+                Time(sc.next_period_ns() * 1000)
+            }
+            None => now + Dur::from_ns(self.cfg.speed.period_ns),
+        };
         env.core.ev.schedule(
             next.max(now + Dur(1)),
             Event::App {
@@ -1002,7 +1125,13 @@ impl WebFanin {
             },
         );
         let (host, req) = (f.host, f.req);
-        for k in 0..f.root_servers.len() {
+        if let Method::Sicc { redirect: true, .. } = self.cfg.method {
+            self.plan_redirects(env, fe)?;
+        }
+        if self.fes[fe].sc.is_none() {
+            return Ok(());
+        }
+        for k in 0..self.fes[fe].root_servers.len() {
             let f = &self.fes[fe];
             if f.root_left[k] == 0 {
                 continue;
@@ -1031,14 +1160,29 @@ impl WebFanin {
     }
 }
 
+impl FrontEnd {
+    /// Root stream `k` owes one object fewer; at none it leaves speed control's H.
+    fn root_done_one(&mut self, k: u32) {
+        let left = &mut self.root_left[k as usize];
+        *left -= 1;
+        if *left == 0 {
+            if let Some(sc) = &mut self.sc {
+                sc.hub_done(k as usize);
+            }
+        }
+    }
+}
+
 impl Application for WebFanin {
     fn kind(&self) -> &'static str {
         "web_fanin"
     }
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
         self.draw_catalogue();
-        if let Method::Sicc { speed: true, .. } = self.cfg.method {
-            self.start_speed_control(env)?;
+        if let Method::Sicc { speed, redirect, .. } = self.cfg.method {
+            if speed || redirect {
+                self.start_speed_control(env, speed)?;
+            }
         }
         for fe in 0..self.fes.len() {
             self.begin(env, fe)?;
@@ -1113,6 +1257,7 @@ impl Application for WebFanin {
             ("latency_us_mean", mean(&self.latencies_us)),
             ("latency_us_p99", quantile(&self.latencies_us, 0.99)),
             ("duplicate_objects", self.duplicates as f64),
+            ("stale_copies_dropped", self.stale_dropped as f64),
             ("connections", self.pool.len() as f64),
             ("query_rows_written", self.query_rows as f64),
         ]

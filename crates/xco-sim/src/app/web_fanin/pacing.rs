@@ -12,7 +12,7 @@
 //! Credit is integer: bits × picoseconds per second, so rates and times
 //! never meet a float.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use xco_core::time::PS_PER_S;
 use xco_core::Time;
 
@@ -37,11 +37,14 @@ pub struct HubSender {
     /// When the pending timer fires (`Time::NEVER`: none armed).
     pub wake_at: Time,
     burst_bytes: u64,
+    /// Objects already written toward the parent.
+    sent: HashSet<u32>,
 }
 
 impl HubSender {
     /// A hub of front-end `fe`'s request `req` at `server`, streaming to
     /// `parent`, owing `expected` objects; `rate_bps` 0: not paced.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         fe: u32,
         req: u32,
@@ -65,6 +68,7 @@ impl HubSender {
             last: now,
             wake_at: Time::NEVER,
             burst_bytes: burst_bytes.max(1),
+            sent: HashSet::new(),
         }
     }
 
@@ -93,8 +97,12 @@ impl HubSender {
     /// bytes); returns when to look again (`None`: nothing queued).
     pub fn ready(&mut self, now: Time, out: &mut Vec<(u32, u32)>) -> Option<Time> {
         if self.rate_bps == 0 {
-            out.extend(self.queue.drain(..));
-            self.expected -= out.len() as u64;
+            let n = self.queue.len() as u64;
+            for (i, b) in self.queue.drain(..) {
+                self.sent.insert(i);
+                out.push((i, b));
+            }
+            self.expected -= n;
             self.queued_bytes = 0;
             return None;
         }
@@ -111,6 +119,7 @@ impl HubSender {
                 self.queue.pop_front();
                 self.queued_bytes -= b as u64;
                 self.expected -= 1;
+                self.sent.insert(i);
                 out.push((i, b));
             }
         }
@@ -124,6 +133,34 @@ impl HubSender {
         let need = (target as u128 * unit).saturating_sub(self.credit);
         let dt_ps = need.div_ceil(self.rate_bps as u128).max(1);
         Some(Time(now.ps().saturating_add(dt_ps.min(u64::MAX as u128) as u64)))
+    }
+
+    /// True if object `idx` was written toward the parent.
+    pub fn has_sent(&self, idx: u32) -> bool {
+        self.sent.contains(&idx)
+    }
+
+    /// Take object `idx` out of the queue (redirected elsewhere); false if it is not queued.
+    pub fn remove(&mut self, idx: u32) -> bool {
+        match self.queue.iter().position(|&(i, _)| i == idx) {
+            Some(k) => {
+                let (_, b) = self.queue.remove(k).expect("position is in range");
+                self.queued_bytes -= b as u64;
+                self.expected -= 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// One object fewer to forward (it will be dropped on arrival).
+    pub fn expect_fewer(&mut self) {
+        self.expected -= 1;
+    }
+
+    /// One object more to forward (a redirected query joined).
+    pub fn expect_more(&mut self) {
+        self.expected += 1;
     }
 
     /// True when everything it owed has gone.

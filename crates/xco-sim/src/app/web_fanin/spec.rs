@@ -12,8 +12,16 @@ use serde::Deserialize;
 use xco_core::sicc::UplinkReading;
 
 /// The methods as written, and those not built yet.
-const METHODS: &[&str] = &["one_all", "sw", "sicc", "sicc-nps", "sicc-nmt", "sicc-nssc"];
-const NOT_BUILT: &[&str] = &["sicc-nqr", "ictcp"];
+const METHODS: &[&str] = &[
+    "one_all",
+    "sw",
+    "sicc",
+    "sicc-nps",
+    "sicc-nmt",
+    "sicc-nssc",
+    "sicc-nqr",
+];
+const NOT_BUILT: &[&str] = &["ictcp"];
 
 /// `[[apps]] kind = "web_fanin"`.
 #[derive(Clone, Debug, Deserialize)]
@@ -21,7 +29,7 @@ const NOT_BUILT: &[&str] = &["sicc-nqr", "ictcp"];
 pub struct WebFaninSpec {
     /// Start time, ms (default 0).
     pub start_ms: Option<f64>,
-    /// `one_all`, `sw`, `sicc`, `sicc-nps`, `sicc-nmt` or `sicc-nssc`.
+    /// `one_all`, `sw`, `sicc`, `sicc-nps`, `sicc-nmt`, `sicc-nssc` or `sicc-nqr`.
     pub method: String,
     /// The front-end hosts (default: one server drawn at random).
     pub front_ends: Option<Hosts>,
@@ -73,21 +81,31 @@ impl WebFaninSpec {
                 proximity: true,
                 multi_tree: true,
                 speed: true,
+                redirect: true,
             },
             "sicc-nps" => Method::Sicc {
                 proximity: false,
                 multi_tree: true,
                 speed: true,
+                redirect: true,
             },
             "sicc-nmt" => Method::Sicc {
                 proximity: true,
                 multi_tree: false,
                 speed: true,
+                redirect: true,
             },
             "sicc-nssc" => Method::Sicc {
                 proximity: true,
                 multi_tree: true,
                 speed: false,
+                redirect: true,
+            },
+            "sicc-nqr" => Method::Sicc {
+                proximity: true,
+                multi_tree: true,
+                speed: true,
+                redirect: false,
             },
             m if NOT_BUILT.contains(&m) => {
                 return Err(ScenarioError::field(
@@ -186,7 +204,7 @@ impl WebFaninSpec {
             }
             (None, None) => vec![servers[rng.below(servers.len() as u64) as usize]],
         };
-        if replicas == 1 && front_ends.len() > 0 && servers.len() > 1 {
+        if replicas == 1 && !front_ends.is_empty() && servers.len() > 1 {
             // every object needs a holder besides the front-end: with one copy,
             // objects on a front-end could not be asked of anyone
             return Err(ScenarioError::field(
