@@ -76,12 +76,15 @@ SIM_TCP = {
 }  # fmt: skip
 
 
-def _topology(workdir: Path, n_max: int, prefix: str) -> topo.TestbedTopology:
-    """The star: the client h1 and servers h2..h(n_max+1) on one bridge ([control]: the timeslice series)."""
+def _topology(
+    workdir: Path, n_max: int, prefix: str, slice_ms: float = XCO_SLICE_MS, extra_control: str = ""
+) -> topo.TestbedTopology:
+    """The star: the client h1 and servers h2..h(n_max+1) on one bridge ([control]: the timeslice
+    series, ``extra_control`` more lines of it)."""
     path = workdir / "real-incast.toml"
     path.write_text(
         topo.star_toml(n_max + 1, rate_mbps=RATE_MBPS, buffer_bytes=BUFFER_BYTES, prefix=prefix,
-                       mode="timeslice", slice_ms=XCO_SLICE_MS)
+                       mode="timeslice", slice_ms=slice_ms, extra_control=extra_control)
     )  # fmt: skip
     return topo.load(path)
 
@@ -141,18 +144,21 @@ def run_real(
     prefix: str = "xri",
     series: str = "none",
     cc: str | None = None,
+    slice_ms: float = XCO_SLICE_MS,
+    extra_control: str = "",
 ) -> pd.DataFrame:
     """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
     ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server);
     ``cc`` the servers' congestion control (default: the kernel's ``net.ipv4.tcp_congestion_control``,
-    which is ``bbr`` on this project's machines, not Linux's usual ``cubic``)."""
+    which is ``bbr`` on this project's machines, not Linux's usual ``cubic``); ``slice_ms`` and
+    ``extra_control`` (lines of the topology file's ``[control]``) set the timeslice series' XCo."""
     netns.require_root("real-incast")
     if series not in ("none", "timeslice"):
         raise ValueError(f"series: {series!r} is not none or timeslice")
     rows = []
     with tempfile.TemporaryDirectory(prefix="xco-incast-") as tmp:
         work = Path(tmp)
-        t = _topology(work, max(ns), prefix)
+        t = _topology(work, max(ns), prefix, slice_ms, extra_control)
         tb = netns.up(t)
         try:
             for n in ns:
