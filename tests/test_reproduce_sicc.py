@@ -27,11 +27,11 @@ def test_sicc_latency_writes_csv_cdf_figure_summary_and_record(tmp_path, cli):
     p = next(p for p in meta["points"] if p["labels"] == {"series": "sw", "queries": 250})
     assert p["overrides"]["apps[0].method"] == "sw" and p["overrides"]["apps[0].queries"] == 250
     assert "seed 3" in r.stdout and "claim:" in r.stdout and "rule:" in r.stdout
-    # One-all collapses at 1,000 queries (timeouts), SICC does not and is faster
+    # One-all collapses at 1,000 queries (timeouts by the hundred), SICC does not
     big = df[df["queries"] == 1000].set_index("series")
-    assert big.loc["one_all", "timeouts_mean"] > 0
-    assert big.loc["sicc", "timeouts_mean"] == 0
-    assert big.loc["sicc", "latency_ms_mean"] < big.loc["one_all", "latency_ms_mean"]
+    assert big.loc["one_all", "timeouts_mean"] > 100
+    assert big.loc["sicc", "timeouts_mean"] < big.loc["one_all", "timeouts_mean"] / 10
+    assert big.loc["sicc", "latency_ms_mean"] < big.loc["one_all", "latency_ms_mean"] / 2
 
 
 def test_sicc_latency_is_deterministic_for_a_seed(tmp_path, cli):
@@ -53,3 +53,26 @@ def test_sicc_interrack_counts_fewer_inter_rack_packets_for_sicc(tmp_path, cli):
         assert v["sicc"] < v["one_all"] and v["sicc"] < v["sw"]
     assert (tmp_path / "sicc-interrack.svg").exists()
     assert "claim:" in r.stdout and "rule:" in r.stdout
+
+
+def test_sicc_redirect_moves_queries_only_with_redirection(tmp_path, cli):
+    r = cli("reproduce", "sicc-redirect", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "sicc-redirect.csv")
+    assert set(df["series"]) == {"sicc", "sicc-nqr"} and set(df["setup"]) == {"overloaded"}
+    assert (df[df["series"] == "sicc"]["redirected_mean"] > 0).all()
+    assert (df[df["series"] == "sicc-nqr"]["redirected_mean"] == 0).all()
+    assert "claim:" in r.stdout and "rule:" in r.stdout
+    assert (tmp_path / "sicc-redirect.svg").exists() and (tmp_path / "sicc-redirect.meta.json").exists()
+
+
+def test_sicc_speed_runs_overloaded_hubs_and_a_rack_of_front_ends(tmp_path, cli):
+    r = cli("reproduce", "sicc-speed", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "sicc-speed.csv")
+    assert set(df["setup"]) == {"overloaded", "rack"}
+    assert set(df["series"]) == {"sicc", "sicc-nssc"}
+    rack = df[df["setup"] == "rack"]
+    # 60 front-ends, each its requests: every one finished
+    assert (rack["requests"] == 60 * sicc.RACK_REQ_QUICK).all()
+    assert r.stdout.count("claim:") == 2
