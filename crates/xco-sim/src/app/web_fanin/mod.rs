@@ -642,6 +642,7 @@ impl WebFanin {
         f.period_bytes.resize(roots.len(), 0);
         f.rack_root.clear();
         f.redirects = 0;
+        f.period_start = env.core.now;
         for h in 0..f.tree.hubs() as u32 {
             let mut r = h;
             while let Parent::Hub(p) = f.tree.parent(r) {

@@ -4,7 +4,9 @@
 //!
 //! The front-end knows, per root hub (a hub streaming to it), the objects
 //! its stream still owes (not arrived, never moved: |D_h|) and the bytes it
-//! delivered in the period (b_r). A server counts as in root hub k's swarm
+//! delivered in the period (b_r; measured since the request began when it
+//! began within the period; no plan when that look is shorter than half a
+//! period, too short to rank hubs). A server counts as in root hub k's swarm
 //! when its rack has a hub under k (the driver's choice `ReplicaMap::hub_of`
 //! allows); the front-end and a failed hub are never chosen. For each move:
 //! 1. the front-end sends the old root hub `Release`;
@@ -50,10 +52,12 @@ impl WebFanin {
     pub(super) fn plan_redirects(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
         let now = env.core.now;
         let f = &mut self.fes[fe];
+        // b_r over the period, or since the request began if it began later
         let dt_ns = now.saturating_since(f.period_start).as_ns().max(1);
         f.period_start = now;
         let roots = f.root_servers.len();
-        if roots < 2 || f.left == 0 {
+        if roots < 2 || f.left == 0 || dt_ns < self.cfg.speed.period_ns / 2 {
+            // too short a look to rank hubs by progress: plan at the next period
             f.period_bytes.iter_mut().for_each(|b| *b = 0);
             return Ok(());
         }
