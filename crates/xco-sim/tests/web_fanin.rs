@@ -107,9 +107,10 @@ fn each_object_once(r: &Run, requests: usize, queries: usize) {
     );
 }
 
-const METHODS: [&str; 7] = [
+const METHODS: [&str; 8] = [
     "one_all",
     "sw",
+    "ictcp",
     "sicc",
     "sicc-nps",
     "sicc-nmt",
@@ -220,10 +221,45 @@ fn web_fanin_bad_input_is_named() {
     assert!(e.starts_with("apps[0].object_min_bytes:"), "{e}");
     let e = err(&format!("{ok}overload_probability = 2\n"));
     assert!(e.starts_with("apps[0].overload_probability:"), "{e}");
-    let e = err(&ok.replace("method = \"sicc\"", "method = \"ictcp\""));
-    assert!(e.starts_with("apps[0].method:") && e.contains("not built"), "{e}");
     let e = err(&ok.replace("method = \"sicc\"", "method = \"fast\""));
     assert!(e.starts_with("apps[0].method:"), "{e}");
     let e = err(&format!("{ok}front_end_rack = 99\n"));
     assert!(e.starts_with("apps[0].front_end_rack:"), "{e}");
+}
+
+#[test]
+fn ictcp_sets_every_front_end_window_through_the_receive_window_seam() {
+    use xco_sim::app::App;
+    use xco_sim::tcp::rcv_window::RcvWindow;
+    // large objects: each server sends tens of KB, enough for ICTCP to move windows
+    let text = scenario("ictcp", "400KB", "").replace(
+        "requests = 3",
+        "requests = 3\nobject_min_bytes = 20000\nobject_max_bytes = 60000",
+    );
+    let mut b = build(&text, None).unwrap();
+    b.sim.run().unwrap();
+    let App::WebFanin(w) = &b.sim.apps[0] else {
+        panic!("the app is a web fan-in")
+    };
+    assert_eq!(w.requests_done(), 3);
+    let windows = w.ictcp_windows(0);
+    assert!(!windows.is_empty());
+    let mss = b.sim.core.tcp_cfg.mss_bytes as u64;
+    assert!(
+        windows.iter().all(|&x| x >= 2 * mss),
+        "never below 2 MSS: {windows:?}"
+    );
+    assert!(
+        windows.iter().any(|&x| x > 2 * mss),
+        "some window grew: {windows:?}"
+    );
+    // every front-end endpoint carries a clamp (the seam), none is left at the buffer
+    let clamps = b
+        .sim
+        .tcp
+        .eps
+        .iter()
+        .filter(|e| matches!(e.rcv_window, RcvWindow::Clamp { .. }))
+        .count();
+    assert_eq!(clamps, windows.len(), "one clamped endpoint per ICTCP connection");
 }

@@ -26,14 +26,16 @@
 //!   its parent, then forwards every object a member or child delivers as it
 //!   arrives (continuous forwarding). Objects written back to back share TCP
 //!   segments up to the MSS: that is the packing of SICC's compression here.
-//!
-//! Not built yet (refused by the scenario): speed control (`sicc-nssc` would
-//! be the same as `sicc`), query redirection (`sicc-nqr`), `ictcp`, and the
-//! overloaded-hub service model.
+//! - `ictcp`: as `one_all`, with each front-end connection's advertised
+//!   window set by ICTCP (`ictcp.rs`).
+//! - Speed control (eqs 2–6, `sicc-nssc` without), query redirection
+//!   (eqs 7–8, `redirect.rs`, `sicc-nqr` without), the overloaded-hub model
+//!   and hub failover: see docs/sicc.md.
 //!
 //! Outputs: `requests.csv` (one row per request) and `queries.csv` (one row
 //! per query, up to a row limit), through [`super::Application::tables`].
 
+mod ictcp;
 mod pacing;
 mod place;
 mod redirect;
@@ -62,6 +64,7 @@ const KIND_SHIFT: u32 = 25;
 const PERIOD: u32 = 1;
 const REPORT: u32 = 2;
 const SEND: u32 = 3;
+const ICTCP: u32 = 4;
 const PAYLOAD: u32 = (1 << KIND_SHIFT) - 1;
 /// No root hub owes the object.
 const NONE: u32 = u32::MAX;
@@ -73,6 +76,8 @@ pub enum Method {
     OneAll,
     /// A sliding window of target servers queried at once.
     Sw,
+    /// Every target at once, each connection's advertised window set by ICTCP.
+    Ictcp,
     /// Swarms, hubs and Algorithm 1's tree.
     Sicc {
         /// Rule 1 (false: SICC-NPS, children at random across the data center).
@@ -92,6 +97,7 @@ impl Method {
         match self {
             Method::OneAll => "one_all",
             Method::Sw => "sw",
+            Method::Ictcp => "ictcp",
             Method::Sicc {
                 proximity: true,
                 multi_tree: true,
@@ -253,6 +259,8 @@ struct FrontEnd {
     agg_ports: Vec<u32>,
     report_delay: Dur,
     rate_msgs: u64,
+    /// ICTCP's receiver and its connections.
+    ictcp: Option<ictcp::FeIctcp>,
     /// Counters when the request started.
     uplink_pkts0: u64,
     fe_pkts0: u64,
@@ -330,6 +338,7 @@ impl WebFanin {
                 agg_ports: Vec::new(),
                 report_delay: Dur::ZERO,
                 rate_msgs: 0,
+                ictcp: None,
                 uplink_pkts0: 0,
                 fe_pkts0: 0,
                 fe_bytes0: 0,
@@ -488,6 +497,13 @@ impl WebFanin {
         match self.cfg.method {
             Method::OneAll => {
                 for t in 0..self.fes[fe].targets.len() {
+                    self.ask_target(env, fe, t, fe_host)?;
+                }
+            }
+            Method::Ictcp => {
+                for t in 0..self.fes[fe].targets.len() {
+                    let server = self.fes[fe].targets[t];
+                    self.ictcp_prepare(env, fe, server)?;
                     self.ask_target(env, fe, t, fe_host)?;
                 }
             }
@@ -891,6 +907,10 @@ impl WebFanin {
                 f.root_done_one(k);
             }
         }
+        if self.cfg.method == Method::Ictcp {
+            self.ictcp_on_data(env, fe, from, bytes);
+        }
+        let f = &mut self.fes[fe];
         f.got[i as usize] += 1;
         if f.got[i as usize] > 1 {
             self.duplicates += 1;
@@ -1228,6 +1248,10 @@ impl Application for WebFanin {
                     }
                     _ => Ok(()),
                 }
+            }
+            ICTCP => {
+                self.ictcp_on_timer(env, payload);
+                Ok(())
             }
             _ => Err(format!("web_fanin: unknown timer {token}")),
         }

@@ -11,17 +11,17 @@ use crate::sim::Sim;
 use serde::Deserialize;
 use xco_core::sicc::UplinkReading;
 
-/// The methods as written, and those not built yet.
+/// The methods as written.
 const METHODS: &[&str] = &[
     "one_all",
     "sw",
+    "ictcp",
     "sicc",
     "sicc-nps",
     "sicc-nmt",
     "sicc-nssc",
     "sicc-nqr",
 ];
-const NOT_BUILT: &[&str] = &["ictcp"];
 
 /// `[[apps]] kind = "web_fanin"`.
 #[derive(Clone, Debug, Deserialize)]
@@ -29,7 +29,7 @@ const NOT_BUILT: &[&str] = &["ictcp"];
 pub struct WebFaninSpec {
     /// Start time, ms (default 0).
     pub start_ms: Option<f64>,
-    /// `one_all`, `sw`, `sicc`, `sicc-nps`, `sicc-nmt`, `sicc-nssc` or `sicc-nqr`.
+    /// `one_all`, `sw`, `ictcp`, `sicc`, `sicc-nps`, `sicc-nmt`, `sicc-nssc` or `sicc-nqr`.
     pub method: String,
     /// The front-end hosts (default: one server drawn at random).
     pub front_ends: Option<Hosts>,
@@ -77,6 +77,7 @@ impl WebFaninSpec {
         let method = match self.method.as_str() {
             "one_all" => Method::OneAll,
             "sw" => Method::Sw,
+            "ictcp" => Method::Ictcp,
             "sicc" => Method::Sicc {
                 proximity: true,
                 multi_tree: true,
@@ -107,12 +108,6 @@ impl WebFaninSpec {
                 speed: true,
                 redirect: false,
             },
-            m if NOT_BUILT.contains(&m) => {
-                return Err(ScenarioError::field(
-                    &f("method"),
-                    format!("{m:?} is not built yet (issue 27); built: {}", METHODS.join(", ")),
-                ))
-            }
             m => {
                 return Err(ScenarioError::field(
                     &f("method"),

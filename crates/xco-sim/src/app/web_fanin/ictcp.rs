@@ -1,0 +1,143 @@
+//! The ICTCP baseline in the web fan-in: the front-end queries every
+//! target at once (as One-all) while an `xco_core::sicc::IctcpReceiver`
+//! sets each of its connections' advertised windows, through the receive-
+//! window seam (`tcp::rcv_window::RcvWindow::Clamp` on the front-end's
+//! endpoint: every segment it stamps carries the window ICTCP chose).
+//!
+//! The receiver hears every object's bytes as they arrive (`on_data`), each
+//! connection's smoothed RTT from its endpoint when it has one, and its own
+//! timers (sub-slot boundaries and per-connection RTT checks) as app
+//! timers. A connection is opened in ICTCP the first time the front-end
+//! queries that server and stays open (connections are persistent); its
+//! RTT until TCP has a sample is the base RTT of 100 us.
+
+use super::{Env, WebFanin, ICTCP, KIND_SHIFT};
+use crate::engine::Event;
+use crate::tcp::rcv_window::RcvWindow;
+use xco_core::sicc::{IctcpConfig, IctcpReceiver};
+use xco_core::Time;
+
+/// RTT assumed for a connection with no sample yet, ns.
+const BASE_RTT_NS: u64 = 100_000;
+
+/// One front-end's ICTCP state.
+pub(super) struct FeIctcp {
+    rx: IctcpReceiver,
+    /// (server, ICTCP id, front-end endpoint), in the order opened.
+    conns: Vec<(u32, u32, u32)>,
+    by_server: std::collections::HashMap<u32, usize>,
+    /// When the pending timer fires (`Time::NEVER`: none).
+    wake_at: Time,
+}
+
+impl WebFanin {
+    /// Front-end `fe` is about to query `server`: open it in ICTCP (first
+    /// time) and put ICTCP's window on the front-end's endpoint.
+    pub(super) fn ictcp_prepare(&mut self, env: &mut Env, fe: usize, server: u32) -> Result<(), String> {
+        let host = self.fes[fe].host;
+        let now_ns = env.core.now.ps() / 1000;
+        if self.fes[fe].ictcp.is_none() {
+            let down = &env.core.net.ports[self.cfg.place.down_port[host as usize] as usize];
+            let cfg = IctcpConfig {
+                mss_bytes: env.core.tcp_cfg.mss_bytes,
+                min_window_bytes: 2 * env.core.tcp_cfg.mss_bytes,
+                initial_window_bytes: 2 * env.core.tcp_cfg.mss_bytes,
+                ..IctcpConfig::default()
+            };
+            self.fes[fe].ictcp = Some(FeIctcp {
+                rx: IctcpReceiver::new(cfg, down.rate_bps, now_ns),
+                conns: Vec::new(),
+                by_server: std::collections::HashMap::new(),
+                wake_at: Time::NEVER,
+            });
+        }
+        let ep = self.ep(env, host, server)?;
+        let st = self.fes[fe].ictcp.as_mut().expect("made above");
+        let k = match st.by_server.get(&server) {
+            Some(&k) => k,
+            None => {
+                let id = st.rx.open(BASE_RTT_NS, now_ns);
+                st.conns.push((server, id, ep));
+                st.by_server.insert(server, st.conns.len() - 1);
+                st.conns.len() - 1
+            }
+        };
+        let (_, id, ep) = st.conns[k];
+        let w = st.rx.window_bytes(id) as u64;
+        env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
+        self.ictcp_arm(env, fe);
+        Ok(())
+    }
+
+    /// `bytes` of an object from `server` arrived at front-end `fe`.
+    pub(super) fn ictcp_on_data(&mut self, env: &mut Env, fe: usize, server: u32, bytes: u64) {
+        let now_ns = env.core.now.ps() / 1000;
+        let Some(st) = self.fes[fe].ictcp.as_mut() else {
+            return;
+        };
+        match st.by_server.get(&server) {
+            Some(&k) => {
+                let (_, id, ep) = st.conns[k];
+                if let Some(srtt) = env.tcp.eps[ep as usize].rtt.srtt() {
+                    st.rx.on_rtt(id, srtt.as_ns());
+                }
+                st.rx.on_data(id, bytes, now_ns);
+                let w = st.rx.window_bytes(id) as u64;
+                env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
+            }
+            None => st.rx.on_other_data(bytes, now_ns),
+        }
+        self.ictcp_arm(env, fe);
+    }
+
+    /// ICTCP's timer of front-end `fe` fired: run its checks, apply every window.
+    pub(super) fn ictcp_on_timer(&mut self, env: &mut Env, fe: usize) {
+        let now = env.core.now;
+        let Some(st) = self.fes[fe].ictcp.as_mut() else {
+            return;
+        };
+        if st.wake_at != now {
+            return; // a timer superseded by an earlier one
+        }
+        st.wake_at = Time::NEVER;
+        st.rx.handle_timeout(now.ps() / 1000);
+        for &(_, id, ep) in &st.conns {
+            let w = st.rx.window_bytes(id) as u64;
+            env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
+        }
+        self.ictcp_arm(env, fe);
+    }
+
+    /// Arm front-end `fe`'s ICTCP timer at the receiver's next deadline while it has requests left.
+    fn ictcp_arm(&mut self, env: &mut Env, fe: usize) {
+        if self.fes[fe].done {
+            return;
+        }
+        let Some(st) = self.fes[fe].ictcp.as_mut() else {
+            return;
+        };
+        let at = Time(st.rx.poll_at().saturating_mul(1000)).max(env.core.now);
+        if st.wake_at == Time::NEVER || at < st.wake_at || st.wake_at < env.core.now {
+            st.wake_at = at;
+            env.core.ev.schedule(
+                at,
+                Event::App {
+                    app: self.id,
+                    token: ICTCP << KIND_SHIFT | fe as u32,
+                },
+            );
+        }
+    }
+
+    /// Windows of front-end `fe`'s ICTCP connections now, bytes (for tests).
+    pub fn ictcp_windows(&self, fe: usize) -> Vec<u64> {
+        match &self.fes[fe].ictcp {
+            Some(st) => st
+                .conns
+                .iter()
+                .map(|&(_, id, _)| st.rx.window_bytes(id) as u64)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
