@@ -340,7 +340,10 @@ def test_controller_takes_each_host_only_under_its_own_key_and_session(testbed, 
     assert (host, echoed) == (0, nonce), ch
     pub.verify(ch["tag"], d[:-64])  # raises if not the controller's signature
     # the session starts at h1's confirm of that challenge (the run and the number)
-    s.sendto(_from_agent(h1, 11, 0, nonce, 2, struct.pack(">QQ", ch["run"], challenge)), ctl)
+    # it states its own control address (IPv4-mapped, port): directives go there, not to a source
+    ip, port = s.getsockname()
+    addr = b"\0" * 10 + b"\xff\xff" + socket.inet_aton(ip) + struct.pack(">H", port)
+    s.sendto(_from_agent(h1, 11, 0, nonce, 2, struct.pack(">QQ", ch["run"], challenge) + addr), ctl)
     report = _from_agent(h1, 3, 0, nonce, 3, struct.pack(">H", 0))
     s.sendto(report, ctl)
     s.sendto(report, ctl)  # replayed

@@ -6,8 +6,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use xco_core::sched::{Directive, DirectiveKind};
 use xco_core::wire::{
-    host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Message, RejectCounts,
-    Repr, WireError, CONTROLLER_ID,
+    host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Message,
+    RejectCounts, Repr, WireError, CONTROLLER_ID,
 };
 use xco_core::{Dur, Rng};
 
@@ -43,6 +43,7 @@ fn agent_messages() -> Vec<Repr> {
         Message::Confirm {
             run: 0xabc,
             challenge: 3,
+            addr: [7; 18],
         },
     ];
     msgs.into_iter()
@@ -438,11 +439,30 @@ fn the_controller_accepts_a_host_only_in_the_session_of_its_latest_confirm() {
     ));
     // a join changes nothing: it is answered with a challenge
     assert_eq!(s.check(&m(9, 1, Message::Join)), Ok(Checked::Join));
-    assert!(s.check(&m(9, 2, Message::Heartbeat)).is_err(), "no session before the confirm");
+    assert!(
+        s.check(&m(9, 2, Message::Heartbeat)).is_err(),
+        "no session before the confirm"
+    );
     let c = s.issue();
-    let confirm = |session, seq, run, challenge| m(session, seq, Message::Confirm { run, challenge });
-    assert!(s.check(&confirm(9, 2, run + 1, c)).is_err(), "a confirm to another run");
-    assert!(s.check(&confirm(9, 2, run, c + 1)).is_err(), "a challenge never issued");
+    let confirm = |session, seq, run, challenge| {
+        m(
+            session,
+            seq,
+            Message::Confirm {
+                run,
+                challenge,
+                addr: [0; 18],
+            },
+        )
+    };
+    assert!(
+        s.check(&confirm(9, 2, run + 1, c)).is_err(),
+        "a confirm to another run"
+    );
+    assert!(
+        s.check(&confirm(9, 2, run, c + 1)).is_err(),
+        "a challenge never issued"
+    );
     assert_eq!(s.check(&confirm(9, 2, run, c)), Ok(Checked::Confirmed));
     assert_eq!(s.session(3), Some(9));
     s.check(&m(9, 3, Message::Heartbeat)).unwrap();
@@ -454,12 +474,21 @@ fn the_controller_accepts_a_host_only_in_the_session_of_its_latest_confirm() {
     assert_eq!(s.check(&m(10, 1, Message::Join)), Ok(Checked::Join));
     let c2 = s.issue();
     // the old confirm, replayed, moves nothing (its challenge is not newer)
-    assert!(matches!(s.check(&confirm(9, 2, run, c)), Err(WireError::Replay { .. })));
+    assert!(matches!(
+        s.check(&confirm(9, 2, run, c)),
+        Err(WireError::Replay { .. })
+    ));
     assert_eq!(s.session(3), Some(9));
     assert_eq!(s.check(&confirm(10, 2, run, c2)), Ok(Checked::Confirmed));
-    assert!(s.check(&m(9, 4, Message::Heartbeat)).is_err(), "the old session is over");
+    assert!(
+        s.check(&m(9, 4, Message::Heartbeat)).is_err(),
+        "the old session is over"
+    );
     s.check(&m(10, 3, Message::Report { dests: vec![] })).unwrap();
-    assert!(s.check(&confirm(10, 4, run, c2)).is_err(), "a confirm counts once");
+    assert!(
+        s.check(&confirm(10, 4, run, c2)).is_err(),
+        "a confirm counts once"
+    );
     s.forget(3);
     assert!(s.check(&m(10, 5, Message::Heartbeat)).is_err());
 }
@@ -499,7 +528,10 @@ fn an_agent_adopts_a_run_from_a_challenge_and_rejoins_only_when_asked_about_its_
     // of the obeyed run, a replayed request is a replay
     s.joining(43);
     s.accept(&challenge(7, 10, 43)).unwrap();
-    assert!(matches!(s.accept(&rejoin(7, 9, 43)), Err(WireError::Replay { .. })));
+    assert!(matches!(
+        s.accept(&rejoin(7, 9, 43)),
+        Err(WireError::Replay { .. })
+    ));
     assert_eq!(s.accept(&rejoin(7, 11, 43)), Ok(Accepted::Rejoin));
 }
 

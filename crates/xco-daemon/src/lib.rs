@@ -10,7 +10,8 @@
 //!
 //! Shared layers: [`config`] (the topology file both read), [`keys`] (key
 //! files: the controller's master secret, one agent key per host),
-//! [`channel`] (signed, session- and replay-checked UDP), [`runtime`]
+//! [`channel`] (a UDP socket; what its datagrams mean is
+//! `xco_core::control`'s, the protocol both daemons drive), [`runtime`]
 //! (one-thread epoll loop with a nanosecond timerfd and signalfd), [`http`]
 //! (`/metrics` and `/healthz`, off the event loop), [`log`] (logfmt lines on
 //! stderr, throttled where the network could flood them).

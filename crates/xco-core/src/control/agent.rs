@@ -32,7 +32,9 @@ use crate::coord::{Gate, HostCoordinator};
 use crate::rng::Rng;
 use crate::sched::Directive;
 use crate::time::{Dur, Time};
-use crate::wire::{Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts, Repr, Sender, WireError};
+use crate::wire::{
+    Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts, Repr, Sender, WireError,
+};
 use std::collections::VecDeque;
 
 /// Settings of an agent node.
@@ -48,6 +50,8 @@ pub struct AgentConfig {
     pub verify_per_s: u64,
     /// Signature checks at once, at most.
     pub verify_burst: u64,
+    /// This agent's control address ([`super::Address::to_wire`]), stated in its confirms.
+    pub addr: [u8; crate::wire::ADDR_LEN],
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -61,6 +65,7 @@ impl Default for AgentConfig {
             rejections_every: Dur::from_secs(1),
             verify_per_s: 5_000,
             verify_burst: 64,
+            addr: [0; crate::wire::ADDR_LEN],
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -291,10 +296,16 @@ impl<P> AgentNode<P> {
         let accepted = self.session.accept(&repr);
         #[cfg(feature = "mutations")]
         let accepted = match (accepted, self.cfg.mutation, &repr.msg) {
-            (Err(WireError::Session { .. }), Some(super::Mutation::AcceptOtherRun), Message::Directive(_))
-            | (Err(WireError::Replay { .. }), Some(super::Mutation::SkipReplayCheck), Message::Directive(_)) => {
-                Ok(Accepted::InRun)
-            }
+            (
+                Err(WireError::Session { .. }),
+                Some(super::Mutation::AcceptOtherRun),
+                Message::Directive(_),
+            )
+            | (
+                Err(WireError::Replay { .. }),
+                Some(super::Mutation::SkipReplayCheck),
+                Message::Directive(_),
+            ) => Ok(Accepted::InRun),
             (a, ..) => a,
         };
         match accepted {
@@ -310,7 +321,11 @@ impl<P> AgentNode<P> {
             Ok(Accepted::Challenge { run, challenge }) => {
                 self.stats.accepted += 1;
                 self.adopt(run);
-                self.send(Message::Confirm { run, challenge });
+                self.send(Message::Confirm {
+                    run,
+                    challenge,
+                    addr: self.cfg.addr,
+                });
                 false
             }
             Ok(Accepted::Rejoin) => {
@@ -371,8 +386,8 @@ impl<P> AgentNode<P> {
                 since_directive: now.saturating_since(self.coord.state.last_directive),
             });
         }
-        let unanswered = self.session.is_joining()
-            && self.joined_at.is_some_and(|t| now >= t + self.cfg.join_timeout);
+        let unanswered =
+            self.session.is_joining() && self.joined_at.is_some_and(|t| now >= t + self.cfg.join_timeout);
         if self.join_wanted || unanswered {
             self.join(now);
         }

@@ -86,7 +86,9 @@ mod tests {
         assert_eq!((0..10).filter(|_| b.take(t)).count(), 4, "the burst");
         assert!(!b.take(t + Dur::from_us(500)), "no token back yet");
         // over one second: the burst plus one token per millisecond
-        let n = (0..100_000u64).filter(|i| b.take(t + Dur::from_us(*i * 10))).count();
+        let n = (0..100_000u64)
+            .filter(|i| b.take(t + Dur::from_us(*i * 10)))
+            .count();
         assert!((999..=1001).contains(&n), "{n}");
     }
 

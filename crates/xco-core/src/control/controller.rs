@@ -3,17 +3,21 @@
 //! messages. `A` is the driver's address type (a socket address in the
 //! daemon, a node number in the harness).
 //!
-//! - **Joins.** A join changes nothing: it is answered, at most once per
-//!   [`ControllerConfig::challenge_every`] per host (signing costs tens of
-//!   microseconds, and anyone can replay a join), with a signed challenge
-//!   sent to the join's source. The host's session starts at its MAC'd
+//! - **Joins.** A join changes nothing: it is answered with a signed
+//!   challenge sent to the join's source — but a join whose nonce was
+//!   challenged within [`ControllerConfig::challenge_every`] is not answered
+//!   again, and all challenges share a signing budget
+//!   ([`ControllerConfig::challenges_per_s`]): signing costs tens of
+//!   microseconds, and anyone can replay a join. The host's session starts at its MAC'd
 //!   confirm of a challenge newer than any it confirmed before in this run
-//!   ([`crate::wire::AgentSessions`]). The confirm's source becomes the
-//!   host's address: directives go there and nowhere else, whatever later
-//!   datagrams' sources say.
+//!   ([`crate::wire::AgentSessions`]). The address the host states in its
+//!   MAC'd confirm becomes its address: directives go there and nowhere
+//!   else, whatever any datagram's source says (a confirm captured and
+//!   replayed from elsewhere first still names the genuine agent).
 //! - **Unknown sessions.** A host's genuine message in a session this run
 //!   does not know (the controller restarted, or the host timed out) gets a
-//!   signed rejoin request naming that session — at most once per
+//!   signed rejoin request naming that session (not for a session challenged
+//!   within `challenge_every`: its confirm may arrive after the message) — at most once per
 //!   [`ControllerConfig::rejoin_every`] per host, to the host's address if
 //!   it has one, else to the source.
 //! - **Everything else** (leave, heartbeat, report, give-back, rejection
@@ -25,17 +29,22 @@
 //! - A host the scheduler drops for silence loses its session and its
 //!   address: its next message makes it join again.
 
-use super::budget::PerSlot;
+use super::budget::{Budget, PerSlot};
+use super::Address;
 use crate::sched::{SchedStats, Scheduler};
 use crate::time::{Dur, Time};
-use crate::wire::{AgentSessions, Checked, ControllerKeys, Message, RejectCounts, Repr, WireError, CONTROLLER_ID};
+use crate::wire::{
+    AgentSessions, Checked, ControllerKeys, Message, RejectCounts, Repr, WireError, CONTROLLER_ID,
+};
 use std::collections::VecDeque;
 
 /// Settings of the controller node.
 #[derive(Clone, Debug)]
 pub struct ControllerConfig {
-    /// A host's joins get a challenge at most this often.
+    /// A join (its nonce) gets a challenge at most this often.
     pub challenge_every: Dur,
+    /// Challenges signed a second, at most (all hosts).
+    pub challenges_per_s: u64,
     /// A host is asked to join again at most this often.
     pub rejoin_every: Dur,
     /// A planted bug (tests only).
@@ -47,6 +56,7 @@ impl Default for ControllerConfig {
     fn default() -> ControllerConfig {
         ControllerConfig {
             challenge_every: Dur::from_ms(5),
+            challenges_per_s: 2_000,
             rejoin_every: Dur::from_ms(10),
             #[cfg(feature = "mutations")]
             mutation: None,
@@ -57,7 +67,7 @@ impl Default for ControllerConfig {
 /// What happened at the controller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControllerEvent<A> {
-    /// A host confirmed a challenge: its session started, `from` is its address.
+    /// A host confirmed a challenge: its session started, `from` is the address it stated.
     Joined {
         /// The host.
         host: u32,
@@ -108,7 +118,7 @@ pub struct ControllerStats {
     pub undeliverable: u64,
     /// Give-backs older than the latest directive to their host (ignored).
     pub stale_givebacks: u64,
-    /// Joins not answered: another challenge to the host was sent too recently.
+    /// Joins not answered: the same join was challenged lately, or over the signing budget.
     pub challenges_limited: u64,
     /// Timer expiries handled.
     pub timer_fires: u64,
@@ -117,7 +127,15 @@ pub struct ControllerStats {
 }
 
 /// Names of [`ControllerStats::msgs`], in order.
-pub const MESSAGE_NAMES: [&str; 7] = ["join", "leave", "heartbeat", "report", "giveback", "rejections", "confirm"];
+pub const MESSAGE_NAMES: [&str; 7] = [
+    "join",
+    "leave",
+    "heartbeat",
+    "report",
+    "giveback",
+    "rejections",
+    "confirm",
+];
 
 /// The controller node. See the module documentation.
 pub struct ControllerNode<A> {
@@ -132,7 +150,9 @@ pub struct ControllerNode<A> {
     joined: Vec<bool>,
     /// Per host, the epoch of the latest directive sent.
     sent_epoch: Vec<u64>,
-    challenges: PerSlot,
+    /// Per host, the nonces of its last joins challenged, and when.
+    recent_joins: Vec<[(u64, Time); 4]>,
+    signing: Budget,
     rejoins: PerSlot,
     timed_out_seen: u64,
     /// The instant of the input the scheduler's pending directives answer.
@@ -143,13 +163,14 @@ pub struct ControllerNode<A> {
     pub stats: ControllerStats,
 }
 
-impl<A: Copy + Eq> ControllerNode<A> {
+impl<A: Address> ControllerNode<A> {
     /// A controller of run `run` (random per start: the driver draws it)
     /// over `sched`, signing with `keys`.
     pub fn new(cfg: ControllerConfig, sched: Scheduler, keys: ControllerKeys, run: u64) -> ControllerNode<A> {
         let hosts = keys.hosts();
         ControllerNode {
-            challenges: PerSlot::new(hosts, cfg.challenge_every),
+            recent_joins: vec![[(0, Time::ZERO); 4]; hosts],
+            signing: Budget::new(cfg.challenges_per_s, 64),
             rejoins: PerSlot::new(hosts, cfg.rejoin_every),
             cfg,
             sched,
@@ -225,9 +246,17 @@ impl<A: Copy + Eq> ControllerNode<A> {
         let checked = match self.sessions.check(&repr) {
             Ok(c) => c,
             Err(e) => {
-                if let (WireError::Session { .. }, false) = (&e, matches!(repr.msg, Message::Confirm { .. })) {
-                    // a genuine host (its MAC checked) in a session this run does not know
-                    self.ask_rejoin(now, h, repr.run, from);
+                if let (WireError::Session { .. }, false) = (&e, matches!(repr.msg, Message::Confirm { .. }))
+                {
+                    // a genuine host (its MAC checked) in a session this run does not
+                    // know — unless it was just challenged: its confirm may be on the
+                    // way behind this message (reordered)
+                    let confirming = self.recent_joins[h as usize]
+                        .iter()
+                        .any(|&(n, t)| n == repr.run && now < t + self.cfg.challenge_every);
+                    if !confirming {
+                        self.ask_rejoin(now, h, repr.run, from);
+                    }
                 }
                 return self.reject(e, from);
             }
@@ -239,10 +268,18 @@ impl<A: Copy + Eq> ControllerNode<A> {
         match (checked, repr.msg) {
             (Checked::Join, _) => {
                 self.stats.msgs[0] += 1;
-                if !self.challenges.allow(h as usize, now) {
+                // a join challenged lately (a duplicate, or a replay) is not answered
+                // again; new ones within the signing budget
+                let recent = &mut self.recent_joins[h as usize];
+                let dup = recent
+                    .iter()
+                    .any(|&(n, t)| n == repr.run && now < t + self.cfg.challenge_every);
+                if dup || !self.signing.take(now) {
                     self.stats.challenges_limited += 1;
                     return;
                 }
+                recent.rotate_right(1);
+                recent[0] = (repr.run, now);
                 let challenge = self.sessions.issue();
                 self.send(
                     from,
@@ -253,8 +290,22 @@ impl<A: Copy + Eq> ControllerNode<A> {
                     },
                 );
             }
-            (Checked::Confirmed, _) => {
+            (Checked::Confirmed, msg) => {
                 self.stats.msgs[6] += 1;
+                let Message::Confirm { addr, .. } = msg else {
+                    unreachable!("only a confirm is confirmed")
+                };
+                let Some(to) = A::from_wire(&addr) else {
+                    // its own MAC'd words: a host that cannot say where it is gets nothing
+                    return self.reject(WireError::BadPayload("confirm address"), from);
+                };
+                #[cfg(feature = "mutations")]
+                let to = if self.cfg.mutation == Some(super::Mutation::AddressFromAnySource) {
+                    from
+                } else {
+                    to
+                };
+                let from = to;
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
                 self.sched.handle_join(now, h);
@@ -342,7 +393,10 @@ impl<A: Copy + Eq> ControllerNode<A> {
             for h in 0..self.joined.len() as u32 {
                 if self.joined[h as usize] && !self.sched.joined(h) {
                     self.drop_host(h);
-                    self.events.push_back(ControllerEvent::TimedOut { host: h, total: timed_out });
+                    self.events.push_back(ControllerEvent::TimedOut {
+                        host: h,
+                        total: timed_out,
+                    });
                 }
             }
         }

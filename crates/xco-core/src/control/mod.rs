@@ -29,8 +29,8 @@
 //!   of the run it adopted from a signed answer to its own latest join, each
 //!   once, in order;
 //! - a host's session at the controller starts only at a confirm of a fresh
-//!   challenge, and directives go to the address that confirmed it — never
-//!   to the source of a join or of any other message;
+//!   challenge, and directives go to the address the host states in that
+//!   MAC'd confirm — never to the source of any datagram;
 //! - a replayed datagram of any kind makes no node join again;
 //! - signature checks an outsider can cause are bounded by a budget
 //!   ([`budget`]), and so are the challenges the controller signs.
@@ -38,6 +38,56 @@
 pub mod agent;
 pub mod budget;
 pub mod controller;
+
+use crate::wire::ADDR_LEN;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+/// A node's control address as the driver knows it, and on the wire (an
+/// agent states its own in its confirm: directives go there).
+pub trait Address: Copy + Eq {
+    /// The wire form.
+    fn to_wire(&self) -> [u8; ADDR_LEN];
+    /// From the wire form (`None`: not an address of this kind).
+    fn from_wire(b: &[u8; ADDR_LEN]) -> Option<Self>;
+}
+
+impl Address for SocketAddr {
+    fn to_wire(&self) -> [u8; ADDR_LEN] {
+        let ip = match self.ip() {
+            IpAddr::V4(a) => a.to_ipv6_mapped(),
+            IpAddr::V6(a) => a,
+        };
+        let mut b = [0; ADDR_LEN];
+        b[..16].copy_from_slice(&ip.octets());
+        b[16..].copy_from_slice(&self.port().to_be_bytes());
+        b
+    }
+
+    fn from_wire(b: &[u8; ADDR_LEN]) -> Option<SocketAddr> {
+        let ip = Ipv6Addr::from(<[u8; 16]>::try_from(&b[..16]).expect("16 bytes"));
+        let port = u16::from_be_bytes([b[16], b[17]]);
+        if port == 0 || ip.is_unspecified() {
+            return None;
+        }
+        let ip = ip.to_ipv4_mapped().map_or(IpAddr::V6(ip), IpAddr::V4);
+        Some(SocketAddr::new(ip, port))
+    }
+}
+
+/// A simulated node's number (the simulation harness's addresses).
+impl Address for u32 {
+    fn to_wire(&self) -> [u8; ADDR_LEN] {
+        let mut b = [0; ADDR_LEN];
+        b[..4].copy_from_slice(&self.to_be_bytes());
+        b[ADDR_LEN - 1] = 1;
+        b
+    }
+
+    fn from_wire(b: &[u8; ADDR_LEN]) -> Option<u32> {
+        (b[ADDR_LEN - 1] == 1 && b[4..ADDR_LEN - 1].iter().all(|&x| x == 0))
+            .then(|| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
 
 pub use agent::{AgentConfig, AgentEvent, AgentNode, Origin};
 pub use budget::{Budget, PerSlot};
@@ -56,7 +106,8 @@ pub enum Mutation {
     /// The agent never fails open while it holds more than 8 packets (its
     /// fail-open timer dropped under load).
     NoFailOpenUnderLoad,
-    /// The controller binds a host's address from any of its messages'
-    /// source (a replayed join or report moves the host's directives).
+    /// The controller binds a host's address from its datagrams' source, not
+    /// from its confirm (a captured join, report or confirm replayed from
+    /// elsewhere moves the host's directives).
     AddressFromAnySource,
 }

@@ -337,19 +337,7 @@ impl Coordinator {
         self.epoch = epoch;
         self.last_directive = now;
         let start = start_at(now, start_in);
-        // a pending directive this one replaces still ends the open slice at
-        // its start (found by the control-plane harness: replacing it with a
-        // later one let the old slice run into the next holder's)
-        if let (Some(p), Gate::Open { dest, until, rate_bps }) = (&self.pending, self.gate) {
-            if p.start < until && p.start < start {
-                self.gate = Gate::Open {
-                    dest,
-                    until: p.start,
-                    rate_bps,
-                };
-            }
-        }
-        self.pending = None;
+        self.drop_pending();
         if let (
             DirectiveKind::Slice {
                 dest: Some(d),
@@ -415,6 +403,31 @@ impl Coordinator {
     /// Forget the epoch (the controller restarted and numbers directives anew).
     pub fn reset_epoch(&mut self) {
         self.epoch = 0;
+        self.drop_pending();
+    }
+
+    /// Drop the pending directive; it still ends the open slice at its start
+    /// (found by the control-plane harness: a pending directive replaced by
+    /// a later one, or dropped at a rejoin, let the old slice run into the
+    /// next holder's).
+    fn drop_pending(&mut self) {
+        if let (
+            Some(p),
+            Gate::Open {
+                dest,
+                until,
+                rate_bps,
+            },
+        ) = (&self.pending, self.gate)
+        {
+            if p.start < until {
+                self.gate = Gate::Open {
+                    dest,
+                    until: p.start,
+                    rate_bps,
+                };
+            }
+        }
         self.pending = None;
     }
 

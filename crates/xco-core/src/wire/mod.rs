@@ -27,8 +27,9 @@
 //! 9, 11).
 //!
 //! Joining is a challenge round (types 10 and 11, added in version 3 with
-//! the rejoin's session field): join (nonce) -> challenge (the nonce, a
-//! number issued once) -> confirm (the run and that number). A host's
+//! the rejoin's session field and the give-back's epoch): join (nonce) ->
+//! challenge (the nonce, a number issued once) -> confirm (the run, that
+//! number, and the agent's own control address, where its directives go). A host's
 //! session starts only at a confirm of a challenge newer than any it
 //! confirmed before in that run, so a captured join or confirm replayed by
 //! anyone changes nothing.
@@ -49,5 +50,5 @@ pub mod session;
 
 pub use auth::{host_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
 pub use packet::{Packet, Sender};
-pub use repr::{Message, RejectCounts, Repr, CONTROLLER_ID};
+pub use repr::{Message, RejectCounts, Repr, ADDR_LEN, CONTROLLER_ID};
 pub use session::{Accepted, AgentSessions, Checked, ControllerSession};

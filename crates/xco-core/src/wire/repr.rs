@@ -7,6 +7,8 @@ use crate::time::Dur;
 
 /// The controller's host id on the wire.
 pub const CONTROLLER_ID: u32 = u32::MAX;
+/// Bytes of an address on the wire (16-byte IPv6 or IPv4-mapped address, 2-byte port).
+pub const ADDR_LEN: usize = 18;
 /// Largest number of destinations in one backlog report or rate directive.
 pub const MAX_ENTRIES: usize = 4096;
 const NO_DEST: u32 = u32::MAX;
@@ -78,6 +80,10 @@ pub enum Message {
         run: u64,
         /// The challenge answered.
         challenge: u64,
+        /// The agent's own control address (16-byte IPv6 or IPv4-mapped
+        /// address, then the port): directives go there, never to the
+        /// source of any datagram (a confirm replayed from elsewhere binds nothing new).
+        addr: [u8; ADDR_LEN],
     },
     /// An agent's cumulative counts of datagrams it rejected, so the
     /// controller can show them.
@@ -115,7 +121,7 @@ impl Message {
             Message::Hello { .. } => 12,
             Message::Rejoin { .. } => 12,
             Message::Challenge { .. } => 20,
-            Message::Confirm { .. } => 16,
+            Message::Confirm { .. } => 16 + ADDR_LEN,
             Message::Rejections(_) => 32,
             Message::Directive(d) => {
                 21 + match &d.kind {
@@ -230,7 +236,11 @@ impl Repr {
             5 => Message::GiveBack {
                 dest: r.u32("give-back destination")?,
                 // version 3 added the epoch; a version-2 give-back has none
-                epoch: if p.version() >= 3 { r.u64("give-back epoch")? } else { 0 },
+                epoch: if p.version() >= 3 {
+                    r.u64("give-back epoch")?
+                } else {
+                    0
+                },
             },
             7 => Message::Hello {
                 host: r.u32("hello host")?,
@@ -248,6 +258,7 @@ impl Repr {
             11 => Message::Confirm {
                 run: r.u64("confirm run")?,
                 challenge: r.u64("confirm challenge")?,
+                addr: r.take(ADDR_LEN, "confirm address")?.try_into().expect("18 bytes"),
             },
             9 => Message::Rejections(RejectCounts {
                 auth: r.u64("rejected auth")?,
@@ -366,9 +377,10 @@ impl Repr {
                 put(&nonce.to_be_bytes());
                 put(&challenge.to_be_bytes());
             }
-            Message::Confirm { run, challenge } => {
+            Message::Confirm { run, challenge, addr } => {
                 put(&run.to_be_bytes());
                 put(&challenge.to_be_bytes());
+                put(addr);
             }
             Message::Rejections(c) => {
                 for v in [c.auth, c.replay, c.malformed, c.session] {

@@ -192,7 +192,7 @@ impl AgentSessions {
         let slot = self.slots.get_mut(h).ok_or(WireError::UnknownSender(repr.host))?;
         match (slot.as_mut(), &repr.msg) {
             (_, Message::Join) => Ok(Checked::Join),
-            (_, Message::Confirm { run, challenge }) => {
+            (_, Message::Confirm { run, challenge, .. }) => {
                 if *run != self.run || *challenge > self.issued || *challenge == 0 {
                     return Err(WireError::Session {
                         host: repr.host,

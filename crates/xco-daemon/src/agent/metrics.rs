@@ -178,8 +178,14 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         "counter",
         "Control datagrams dropped unread: not from the controller's address, or over the signature budget.",
         &[
-            (format!("{{{host},why=\"foreign\"}}"), a.node.stats.foreign.to_string()),
-            (format!("{{{host},why=\"over_budget\"}}"), a.node.stats.over_budget.to_string()),
+            (
+                format!("{{{host},why=\"foreign\"}}"),
+                a.node.stats.foreign.to_string(),
+            ),
+            (
+                format!("{{{host},why=\"over_budget\"}}"),
+                a.node.stats.over_budget.to_string(),
+            ),
         ],
     );
     p.histogram(

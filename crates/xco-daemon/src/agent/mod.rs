@@ -52,7 +52,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::control::{AgentConfig, AgentEvent, AgentNode, Origin};
+use xco_core::control::{Address, AgentConfig, AgentEvent, AgentNode, Origin};
 use xco_core::coord::{HostCoordinator, Offer};
 use xco_core::wire::AgentKeys;
 use xco_core::{Rng, Time};
@@ -183,13 +183,16 @@ impl<G: PacketGate> Agent<G> {
         match e {
             AgentEvent::NewRun { run } => {
                 // at most one per join, and joins go out at most every 10 ms
-                self.log.info("controller_run", &[("run", &format!("{run:016x}"))]);
+                self.log
+                    .info("controller_run", &[("run", &format!("{run:016x}"))]);
             }
             AgentEvent::Rejected(why) => {
                 if let Some(n) = self.throttles.rejected.event(now) {
                     let total = self.node.rejected.total();
-                    self.log
-                        .warn("rejected", &[("count", &n), ("total", &total), ("last_why", &why)]);
+                    self.log.warn(
+                        "rejected",
+                        &[("count", &n), ("total", &total), ("last_why", &why)],
+                    );
                 }
             }
             AgentEvent::Dropped { why } => {
@@ -225,7 +228,8 @@ impl<G: PacketGate> Agent<G> {
             }
             AgentEvent::Resumed { epoch } => {
                 if let Some(n) = self.throttles.resumed.event(now) {
-                    self.log.info("coordination_resumed", &[("epoch", &epoch), ("count", &n)]);
+                    self.log
+                        .info("coordination_resumed", &[("epoch", &epoch), ("count", &n)]);
                 }
             }
             AgentEvent::Joining { .. } | AgentEvent::Applied { .. } => {}
@@ -428,13 +432,18 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let nic_bps = (opts.topo.file.hosts[opts.host as usize].rate_mbps * 1e6) as u64;
     let hosts = opts.topo.hosts();
     let rng = Rng::new(crate::keys::random_u64()?);
+    let local = chan.sock.local_addr().map_err(|e| e.to_string())?;
+    let node_cfg = AgentConfig {
+        addr: local.to_wire(),
+        ..AgentConfig::default()
+    };
     let second = Duration::from_secs(1);
     let mut a = Agent {
         me: opts.host,
         nic_bps: nic_bps.max(1),
         nic_free_at: Time::ZERO,
         topo: opts.topo,
-        node: AgentNode::new(AgentConfig::default(), core, opts.keys, rng),
+        node: AgentNode::new(node_cfg, core, opts.keys, rng),
         gate,
         chan,
         controller,
@@ -455,7 +464,6 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         report_rtt_ns: VecDeque::new(),
     };
     let name = a.topo.file.hosts[a.me as usize].name.clone();
-    let local = a.chan.sock.local_addr().map_err(|e| e.to_string())?;
     log.info(
         "start",
         &[

@@ -86,26 +86,35 @@ impl Controller {
             ControllerEvent::Joined { host, from } => {
                 if let Some(n) = self.throttles.joins[host as usize].event(now) {
                     let name = &self.names[host as usize];
-                    self.log.info("join", &[("host", name), ("from", &from), ("count", &n)]);
+                    self.log
+                        .info("join", &[("host", name), ("from", &from), ("count", &n)]);
                 }
             }
             ControllerEvent::Left { host } => {
                 if let Some(n) = self.throttles.joins[host as usize].event(now) {
-                    self.log.info("leave", &[("host", &self.names[host as usize]), ("count", &n)]);
+                    self.log
+                        .info("leave", &[("host", &self.names[host as usize]), ("count", &n)]);
                 }
             }
             ControllerEvent::TimedOut { host, total } => {
                 // at most one per host per feedback timeout: not datagram-driven
                 let name = &self.names[host as usize];
-                self.log
-                    .warn("host_timed_out", &[("host", name), ("id", &host), ("total", &total)]);
+                self.log.warn(
+                    "host_timed_out",
+                    &[("host", name), ("id", &host), ("total", &total)],
+                );
             }
             ControllerEvent::Rejected { why, from } => {
                 if let Some(n) = self.throttles.rejected.event(now) {
                     let total = self.node.stats.rejected.total();
                     self.log.warn(
                         "rejected",
-                        &[("count", &n), ("total", &total), ("last_from", &from), ("last_why", &why)],
+                        &[
+                            ("count", &n),
+                            ("total", &total),
+                            ("last_from", &from),
+                            ("last_why", &why),
+                        ],
                     );
                 }
             }
@@ -165,7 +174,8 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let keys = ControllerKeys::new(&opts.master, &name_refs);
     let hosts = opts.topo.hosts();
     let run = crate::keys::random_u64()?;
-    let chan = Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
+    let chan =
+        Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;

@@ -1,0 +1,298 @@
+//! The invariants the harness checks as a run goes, each named after the
+//! property it guards (see docs/control-plane.md):
+//!
+//! - **signed-for-me**: every directive an agent applies was sent by a
+//!   controller incarnation, for that agent, of the run the agent adopted,
+//!   each (run, sequence number) once and in order per host, across the
+//!   agent's restarts; and every directive a controller sends goes to the
+//!   address of the host it names.
+//! - **capacity**: at every agent step, the hosts whose gates are open
+//!   through a directed link never exceed its capacity, a gate counting only
+//!   from one allowance after it opened (one one-way delay plus what clock
+//!   drift adds over a slice): the gate it replaces may close that late.
+//! - **slice-or-fail-open**: a backlogged agent whose gate is not failed
+//!   open has had a directive within its fail-open time.
+//! - **resumes**: once faults stopped for the resume bound, every live
+//!   honest agent obeys the live controller's run, none fails open, and every
+//!   destination an agent holds traffic for gets a slice within the wait bound.
+//! - **conserved**: every byte an agent was offered is held, released or
+//!   passed (also across its crashes: the kernel passes what a dead agent held).
+
+use std::collections::HashMap;
+use xco_core::routing::LinkId;
+use xco_core::sched::{BfsPaths, PathProvider};
+use xco_core::{Dur, Time};
+
+/// A broken invariant.
+#[derive(Clone, Debug)]
+pub struct Violation {
+    /// True time.
+    pub at: Time,
+    /// Which invariant and how.
+    pub what: String,
+}
+
+/// A gate open interval in true time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Open {
+    pub dest: u32,
+    pub from: Time,
+    pub until: Time,
+}
+
+/// State the checks keep.
+pub struct Checker {
+    /// Directives sent: (run, seq) -> host named.
+    pub signed: HashMap<(u64, u64), u32>,
+    /// Per host: the last directive applied (run, seq).
+    last_applied: Vec<Option<(u64, u64)>>,
+    /// Per host: the open interval now and the links of its path.
+    gates: Vec<(Option<Open>, Vec<LinkId>)>,
+    load: Vec<u32>,
+    paths: BfsPaths,
+    link_bps: Vec<u64>,
+    host_bps: u64,
+    /// Overlap allowed on a link.
+    pub allowance: Dur,
+    /// Gates are checked from here on (every grant in effect was sent after faults stopped).
+    pub gates_from: Time,
+    /// The schedule: per host, the slices granted (start, until, dest) in
+    /// the controller's time, newest last.
+    admitted: Vec<Vec<(Time, Time, u32)>>,
+    /// Per host, per destination: held but not served since.
+    waiting: Vec<HashMap<u32, Time>>,
+    /// Longest wait allowed once coordination resumed.
+    pub wait_bound: Dur,
+    /// Violations found (the run stops at the first).
+    pub found: Option<Violation>,
+}
+
+impl Checker {
+    pub fn new(
+        hosts: usize,
+        paths: BfsPaths,
+        link_bps: Vec<u64>,
+        host_bps: u64,
+        allowance: Dur,
+        wait_bound: Dur,
+    ) -> Checker {
+        Checker {
+            signed: HashMap::new(),
+            last_applied: vec![None; hosts],
+            gates: vec![(None, Vec::new()); hosts],
+            load: Vec::new(),
+            gates_from: Time::ZERO,
+            admitted: vec![Vec::new(); hosts],
+            paths,
+            link_bps,
+            host_bps,
+            allowance,
+            waiting: vec![HashMap::new(); hosts],
+            wait_bound,
+            found: None,
+        }
+    }
+
+    pub fn fail(&mut self, at: Time, what: String) {
+        if self.found.is_none() {
+            self.found = Some(Violation { at, what });
+        }
+    }
+
+    /// A controller sent a directive for `host` in (run, seq) to `to`.
+    pub fn sent(&mut self, at: Time, run: u64, seq: u64, host: u32, to: u32) {
+        self.signed.insert((run, seq), host);
+        if to != host {
+            self.fail(at, format!("signed-for-me: the controller sent h{host}'s directive (run {run:x} seq {seq}) to node {to}"));
+        }
+    }
+
+    /// Agent `host`, obeying run `obeyed`, applied the directive (run, seq) naming `named`.
+    pub fn applied(&mut self, at: Time, host: u32, obeyed: Option<u64>, run: u64, seq: u64, named: u32) {
+        match self.signed.get(&(run, seq)) {
+            None => self.fail(
+                at,
+                format!("signed-for-me: h{host} applied (run {run:x} seq {seq}), which no controller sent"),
+            ),
+            Some(&h) if h != host || named != host => {
+                self.fail(at, format!("signed-for-me: h{host} applied a directive for h{h}"))
+            }
+            _ => {}
+        }
+        if obeyed != Some(run) {
+            self.fail(
+                at,
+                format!("signed-for-me: h{host} obeys run {obeyed:x?} but applied one of run {run:x}"),
+            );
+        }
+        if let Some((r, s)) = self.last_applied[host as usize] {
+            if r == run && seq <= s {
+                self.fail(
+                    at,
+                    format!("signed-for-me: h{host} applied (run {run:x} seq {seq}) after seq {s}: a replay"),
+                );
+            }
+        }
+        self.last_applied[host as usize] = Some((run, seq));
+    }
+
+    /// Agent `host`'s gate at `at` is `open` (or closed / failed open: `None`).
+    pub fn gate(&mut self, at: Time, host: u32, open: Option<Open>) {
+        let cur = &mut self.gates[host as usize];
+        match (cur.0, open) {
+            // the same slice, perhaps continued: it opened when it first did
+            (Some(c), Some(new)) if c.dest == new.dest && at < c.until => {
+                cur.0 = Some(Open {
+                    until: new.until,
+                    ..c
+                });
+            }
+            (_, Some(new)) => {
+                let mut links = std::mem::take(&mut cur.1);
+                links.clear();
+                self.paths.path(host, new.dest, &mut links);
+                self.gates[host as usize] = (Some(new), links);
+            }
+            (_, None) => cur.0 = None,
+        }
+    }
+
+    /// At `at`, the gates open through each link fit its capacity; a gate
+    /// opened less than the allowance ago does not count yet (the one it
+    /// replaces may close up to one one-way delay late).
+    pub fn occupancy(&mut self, at: Time) {
+        if at < self.gates_from {
+            return;
+        }
+        self.load.clear();
+        self.load.resize(self.link_bps.len(), 0);
+        for g in &self.gates {
+            let Some(o) = g.0 else { continue };
+            if at < o.from + self.allowance || at >= o.until {
+                continue;
+            }
+            for &l in &g.1 {
+                self.load[l as usize] += 1;
+            }
+        }
+        for l in 0..self.load.len() {
+            let room = (self.link_bps[l] / self.host_bps.max(1)).max(1);
+            if self.load[l] as u64 > room {
+                let who: Vec<String> = self
+                    .gates
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(h, g)| {
+                        let o = g.0?;
+                        (g.1.contains(&(l as LinkId)) && o.from + self.allowance <= at && at < o.until)
+                            .then(|| format!("h{h}->h{} since {}", o.dest, o.from))
+                    })
+                    .collect();
+                self.fail(
+                    at,
+                    format!(
+                        "capacity: link {l} carries {} senders, room for {room}: {}",
+                        self.load[l],
+                        who.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A controller (re)started: its schedule begins empty.
+    pub fn new_schedule(&mut self) {
+        self.admitted.iter_mut().for_each(Vec::clear);
+    }
+
+    /// The controller granted `host` a slice to `dest` over [start, until)
+    /// of its own clock (`dest` `None`: nothing from `start`).
+    pub fn granted(&mut self, host: u32, start: Time, until: Time, dest: Option<u32>) {
+        let a = &mut self.admitted[host as usize];
+        if a.len() > 8 {
+            a.remove(0);
+        }
+        a.push((
+            start,
+            if dest.is_some() { until } else { start },
+            dest.unwrap_or(u32::MAX),
+        ));
+    }
+
+    /// `host` gave its slice to `dest` back at controller time `now`: its
+    /// grants to `dest` end there (also one decided ahead that continues it).
+    pub fn gave_back(&mut self, host: u32, dest: u32, now: Time) {
+        for g in &mut self.admitted[host as usize] {
+            if g.2 == dest {
+                g.1 = g.1.min(now.max(g.0));
+            }
+        }
+    }
+
+    /// At controller time `now` (true time `at`), what the schedule admits
+    /// through every link fits it, a grant counting until one allowance
+    /// before its end (a late controller grants the slots it overslept
+    /// shortened to nothing, and they end as the next ones begin).
+    pub fn schedule(&mut self, at: Time, now: Time) {
+        let mut load = vec![0u64; self.link_bps.len()];
+        let mut links = Vec::new();
+        let mut who = Vec::new();
+        for (h, a) in self.admitted.iter().enumerate() {
+            // the newest grant started by now replaces the ones before
+            let Some(&(start, until, dest)) = a.iter().rev().find(|g| g.0 <= now) else {
+                continue;
+            };
+            if now + self.allowance >= until || dest == u32::MAX || start > now {
+                continue;
+            }
+            links.clear();
+            self.paths.path(h as u32, dest, &mut links);
+            for &l in &links {
+                load[l as usize] += 1;
+            }
+            who.push(format!("h{h}->h{dest} [{start}, {until})"));
+        }
+        for (l, &n) in load.iter().enumerate() {
+            let room = (self.link_bps[l] / self.host_bps.max(1)).max(1);
+            if n > room {
+                self.fail(
+                    at,
+                    format!(
+                        "capacity: the schedule admits {n} senders on link {l}, room for {room}: {}",
+                        who.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Agent `host` holds traffic for `held` destinations at `at`, its gate open to `open_to`;
+    /// waits are bounded from `since_bound` on.
+    pub fn waits(&mut self, at: Time, host: u32, held: &[u32], open_to: Option<u32>, checked_from: Time) {
+        let w = &mut self.waiting[host as usize];
+        w.retain(|d, _| held.contains(d) && open_to != Some(*d));
+        for &d in held {
+            if open_to != Some(d) {
+                w.entry(d).or_insert(at);
+            }
+        }
+        let worst = w
+            .iter()
+            .map(|(&d, &t)| (d, at.saturating_since(t.max(checked_from))))
+            .max_by_key(|x| x.1);
+        if let Some((d, waited)) = worst {
+            if at > checked_from && waited > self.wait_bound {
+                self.fail(
+                    at,
+                    format!("resumes: h{host} has held traffic for h{d} {waited} without a slice"),
+                );
+            }
+        }
+    }
+
+    /// Agent `host` crashed: its gate is gone (the kernel passes its traffic).
+    pub fn crashed(&mut self, at: Time, host: u32) {
+        self.gate(at, host, None);
+        self.waiting[host as usize].clear();
+    }
+}

@@ -1,0 +1,216 @@
+//! Deterministic simulation testing of the control plane (the FoundationDB /
+//! TigerBeetle-VOPR practice): from one seed, a controller and 3 to 6 agents
+//! — the `xco_core::control` nodes the daemons drive — run over a seeded
+//! network model with injected faults (datagrams lost, duplicated,
+//! reordered, delayed; partitions; controller crashes and restarts; agent
+//! crashes; pauses; clock offsets and drift; a hostile host that replays,
+//! forges, floods and claims backlog to everyone), and invariants are
+//! checked after every step ([`check`]).
+//!
+//! - `cargo test -p xco-core --release --test dst` runs `XCO_DST_SEEDS`
+//!   seeds (default 10,000; 300 in a debug build) on two threads.
+//! - A failing seed prints the command that replays it with a trace of
+//!   every message and fault: `XCO_DST_SEED=<seed> cargo test -p xco-core
+//!   --release --test dst replay -- --nocapture`.
+//! - `--features mutations` adds tests that plant protocol bugs and require
+//!   the harness to find each within a bounded number of seeds.
+
+mod check;
+mod net;
+mod world;
+
+use world::{Setup, Summary, World};
+
+/// Run `seed`; `Err` carries the violation and the replay command.
+fn run(setup: Setup, trace: bool) -> Result<Summary, String> {
+    let seed = setup.seed;
+    World::new(setup, trace).run().map_err(|(v, s)| {
+        format!(
+            "seed {seed}: {} at {} ({} events)\n  replay: XCO_DST_SEED={seed} cargo test -p xco-core --release --test dst{} replay -- --nocapture",
+            v.what,
+            v.at,
+            s.events,
+            if cfg!(feature = "mutations") { " --features mutations" } else { "" },
+        )
+    })
+}
+
+fn seeds_wanted() -> u64 {
+    let default = if cfg!(debug_assertions) { 300 } else { 10_000 };
+    std::env::var("XCO_DST_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Run seeds `first..first + n` on two threads; the failures, in seed order.
+fn sweep(first: u64, n: u64, make: impl Fn(u64) -> Setup + Sync) -> Vec<String> {
+    let threads = 2;
+    let mut fails: Vec<(u64, String)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..threads)
+            .map(|k| {
+                let make = &make;
+                sc.spawn(move || {
+                    (first + k..first + n)
+                        .step_by(threads as usize)
+                        .filter_map(|seed| run(make(seed), false).err().map(|e| (seed, e)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .flat_map(|h| h.join().expect("a harness thread panicked"))
+            .collect()
+    });
+    fails.sort();
+    fails.into_iter().map(|f| f.1).collect()
+}
+
+#[test]
+fn every_seed_keeps_every_invariant() {
+    let n = seeds_wanted();
+    let t0 = std::time::Instant::now();
+    let fails = sweep(0, n, Setup::draw);
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "dst: {n} seeds in {secs:.1} s ({:.0} seeds/s, 2 threads)",
+        n as f64 / secs
+    );
+    assert!(
+        fails.is_empty(),
+        "{} of {n} seeds failed; the first:\n{}",
+        fails.len(),
+        fails[0]
+    );
+}
+
+#[test]
+fn replay() {
+    let Some(seed) = std::env::var("XCO_DST_SEED").ok().and_then(|s| s.parse().ok()) else {
+        return;
+    };
+    // XCO_DST_CALM=1: the seed's network without faults (the scenario tests' base)
+    #[allow(unused_mut)]
+    let mut s = if std::env::var("XCO_DST_CALM").is_ok() {
+        Setup::calm(seed)
+    } else {
+        Setup::draw(seed)
+    };
+    #[cfg(feature = "mutations")]
+    {
+        s.mutation = std::env::var("XCO_DST_MUTATION")
+            .ok()
+            .map(|m| mutations::named(&m));
+    }
+    eprintln!("{s:#?}");
+    match run(s, true) {
+        Ok(sum) => eprintln!("seed {seed} passed: {sum:?}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+// --- scenarios: each attack of issue 28, alone ------------------------------------------
+
+/// A calm network with a hostile host doing only `act` often.
+fn attack(seed: u64, hostile: u32) -> Setup {
+    let mut s = Setup::calm(seed);
+    s.hostile = Some(hostile % s.hosts as u32);
+    s.hostile_every = xco_core::Dur::from_us(200);
+    s
+}
+
+#[test]
+fn a_hostile_host_that_replays_forges_and_floods_costs_honest_hosts_no_join_and_no_fail_open() {
+    for seed in 0..40 {
+        let s = attack(seed, seed as u32);
+        let hostile = s.hostile.unwrap();
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        for (h, &j) in sum.joins.iter().enumerate() {
+            if h as u32 != hostile {
+                // one join at start: no replayed join, hello, rejoin or directive made another
+                assert_eq!(j, 1, "seed {seed}: h{h} joined {j} times: {sum:?}");
+                assert_eq!(sum.fail_opens[h], 0, "seed {seed}: h{h} failed open: {sum:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_flood_of_signed_junk_is_checked_within_the_budget_only() {
+    // 300 forged, well-signed directives in 0.9 ms at one victim, again and again
+    let mut over = 0;
+    for seed in 0..20 {
+        let s = attack(seed, 0);
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        over += sum.over_budget;
+    }
+    assert!(
+        over > 0,
+        "no flood ever exceeded the signature budget: the scenario tests nothing"
+    );
+}
+
+#[test]
+fn calm_runs_never_fail_open_and_every_host_joins_once() {
+    for seed in 0..40 {
+        let sum = run(Setup::calm(seed), false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
+        assert!(sum.joins.iter().all(|&j| j == 1), "seed {seed}: {sum:?}");
+        assert!(sum.directives_applied > 100, "seed {seed}: {sum:?}");
+    }
+}
+
+#[cfg(feature = "mutations")]
+mod mutations {
+    use super::*;
+    use xco_core::control::Mutation;
+
+    pub fn named(m: &str) -> Mutation {
+        match m {
+            "accept-other-run" => Mutation::AcceptOtherRun,
+            "skip-replay-check" => Mutation::SkipReplayCheck,
+            "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
+            "address-from-any-source" => Mutation::AddressFromAnySource,
+            _ => panic!("unknown mutation {m}"),
+        }
+    }
+
+    /// The first seed below `limit` the harness fails with mutation `m`.
+    fn found(m: &str, limit: u64) {
+        let mutation = named(m);
+        let fails = sweep(0, limit, |seed| {
+            let mut s = Setup::draw(seed);
+            s.mutation = Some(mutation);
+            s
+        });
+        assert!(
+            !fails.is_empty(),
+            "mutation {m}: no seed of {limit} failed: the harness misses it"
+        );
+        eprintln!(
+            "mutation {m}: {} of {limit} seeds fail; first: {} (XCO_DST_MUTATION={m})",
+            fails.len(),
+            fails[0]
+        );
+    }
+
+    #[test]
+    fn accepting_an_old_run_is_found() {
+        found("accept-other-run", 2000);
+    }
+
+    #[test]
+    fn skipping_the_replay_check_is_found() {
+        found("skip-replay-check", 2000);
+    }
+
+    #[test]
+    fn dropping_the_fail_open_timer_under_load_is_found() {
+        found("no-fail-open-under-load", 2000);
+    }
+
+    #[test]
+    fn binding_addresses_from_any_source_is_found() {
+        found("address-from-any-source", 2000);
+    }
+}
