@@ -21,6 +21,7 @@ import re
 import socket
 import struct
 import subprocess
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -488,6 +489,59 @@ def test_a_crashed_agent_s_chain_is_cleaned_at_restart_and_the_controller_names_
     rules = netns.sh("iptables", "-S", ns=tb.ns("h1")).stdout
     assert "XCO-Q7" not in rules, rules
     tb.stop(x.controller)
+
+
+def test_a_replayed_join_from_another_address_moves_no_directive_and_no_session(testbed, tmp_path):
+    """Issue 28's hijack: h1's join, replayed every 5 ms from another address during a
+    transfer, made the old controller send h1's directives there. Now a join only earns a
+    challenge (to its source, which cannot answer it without h1's key) and h1's directives go
+    to the address h1 stated in its confirm."""
+    tb = testbed(3, extra="fail_open_ms = 60000")  # only directives can move h1's traffic
+    x = daemons.Xco(tb, tmp_path / "run", agents=[])
+    x.start_controller()
+    _start_agent(x, tb, "h1")
+    ctl_log = x.dir / "controller.log"
+    _wait_for(lambda: "host=h1" in ctl_log.read_text(), "h1 joined")
+    master = _master(x)
+    h1 = _host_key(master, "h1")
+    # a join of h1 exactly as a capture gives it (h1's MAC, a nonce of its own)
+    join = _from_agent(h1, 1, 0, 0x1234_5678_9ABC, 1, b"")
+    attacker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    attacker.bind((tb.topo.controller_ip, 0))
+    attacker.settimeout(0.002)
+    got: list[dict] = []
+    stop = threading.Event()
+
+    def replay():
+        while not stop.is_set():
+            attacker.sendto(join, (tb.topo.controller_ip, tb.topo.controller_port))
+            try:
+                while True:
+                    got.append(_parse(attacker.recvfrom(65536)[0]))
+            except TimeoutError:
+                pass
+            time.sleep(0.005)
+
+    t = threading.Thread(target=replay)
+    t.start()
+    try:
+        result, sent = _transfer(tb, tmp_path, "hijack", 2_000_000, 5404)
+    finally:
+        stop.set()
+        t.join()
+        attacker.close()
+    assert result["bytes"] == 2_000_000 and result["sha256"] == sent
+    types = sorted({m["type"] for m in got})
+    assert 4 not in types, f"the attacker got directives: {types}"
+    # challenges (type 10) only, at most one per 5 ms for the same join, none it can answer
+    assert types == [10], types
+    assert len(got) < 100, len(got)
+    x.stop_agents()
+    tb.stop(x.controller)
+    log = x.dir / "agent-h1.log"
+    assert len(_fields(log, "controller_run")) == 1, "h1 joined again"
+    assert _fields(log, "fail_open") == []
+    assert int(_fields(log, "stop")[-1]["directives"]) > 0
 
 
 # --- operators: metrics and health ----------------------------------------------------
