@@ -15,6 +15,7 @@ examples:
   xco reproduce pdn-goodput --out results/   incast collapse sweep: CSV, PNG, summary
   xco sim run scenarios/incast.toml --out out/ --seed 7
   xco sim check my-scenario.toml             validate, and estimate memory and events
+  xco sweep examples/incast-sweep.toml --out c/ --seeds 3   a campaign: points x seeds -> Parquet
   xco bench sim                              simulator speed (events/s, packet-hops/s)
   xco bench sched                            XCo scheduler speed on 128 to 8192 hosts
   sudo xco reproduce real-udp --out results/ the XCo daemons on real hosts (namespaces, iperf3)
@@ -281,6 +282,57 @@ def _memory_refused(args: argparse.Namespace, e, limit: int, given: bool) -> int
     return 2
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    # Dask, pandas and pyarrow are imported here and below, never for `xco --help`
+    from . import interrupt
+    from .campaign import command
+    from .campaign.engine import EngineError
+    from .campaign.grid import GridError
+
+    _check_jobs(args.jobs)
+    if args.seeds is not None and args.seeds < 1:
+        raise UsageError(f"--seeds must be a whole number of at least 1, got {args.seeds}")
+    where = args.grid or f"{args.out}/campaign.json"
+    try:
+        done = command.sweep(
+            args.grid,
+            args.out,
+            seeds=args.seeds,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            resume=args.resume,
+            retry_errors=args.retry_errors,
+            progress=args.progress,
+            quiet=args.quiet,
+        )
+    except GridError as e:
+        raise UsageError(f"grid {where}: {e}") from None
+    except (command.CampaignError, EngineError) as e:
+        raise UsageError(str(e)) from None
+    except KeyboardInterrupt as e:
+        stored = getattr(e, "done", 0) + getattr(e, "cached", 0)
+        print(
+            f"xco: sweep interrupted ({interrupt.signal_name()}): {stored} of {getattr(e, 'total', '?')} "
+            f"runs are in {args.out}/store; `xco sweep --resume --out {args.out}` runs the rest",
+            file=sys.stderr,
+        )
+        return interrupt.EXIT_CODE
+    for point, seed, error in done["errors"][:10]:
+        print(f"xco: warning: point {point} seed {seed}: {error}", file=sys.stderr)
+    if len(done["errors"]) > 10:
+        print(
+            f"xco: warning: and {len(done['errors']) - 10} more failed runs (runs.parquet)", file=sys.stderr
+        )
+    ok = done["runs"] - len(done["errors"])
+    print(
+        f"{where}: {done['runs']} runs ({ok} ok, {len(done['errors'])} failed); ran {done['ran']}, "
+        f"{done['cached']} from the store, in {done['wall_s']:.1f} s"
+    )
+    rows = ", ".join(f"{p.name} ({n} rows)" for p, n in done["files"])
+    print(f"wrote {args.out}/: {rows}")
+    return 0
+
+
 def _check_ks(ks: list[int]) -> None:
     bad = [k for k in ks if k < 2 or k % 2 or k > 64]
     if bad:
@@ -488,6 +540,45 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     sp.set_defaults(func=_cmd_sim_check)
+
+    sp = sub.add_parser(
+        "sweep",
+        help="a campaign: every point of a grid x seeds, once each, gathered as Parquet",
+        description="Run every point of GRID (a base scenario and the keys to vary: lists or ranges) with "
+        "every seed, on Dask (a local cluster of this machine's cores, or --scheduler). Each run is kept in "
+        "DIR/store under the hash of its scenario text and seed: a re-run runs only what is missing. Writes "
+        "DIR/runs.parquet (one row per run; a failed run is an error row), DIR/summary.parquet (mean and "
+        "95%% interval per point of each headline metric) and DIR/NAME.parquet for every table (flows, apps, "
+        "...), with the parameters and seed as columns. Ctrl-C stops within a second and keeps every "
+        "finished run (exit 130); --resume continues. Grid format: docs/sweeps.md.",
+    )
+    sp.add_argument("grid", nargs="?", default=None, help="grid file (TOML); optional with --resume")
+    sp.add_argument("--out", required=True, help="campaign directory (store and Parquet files)")
+    sp.add_argument(
+        "--seeds", type=int, default=None, help="seeds 1..N per point (default: the grid's, else 1)"
+    )
+    sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
+    sp.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (workers need `pip install xco`); "
+        "default: a local cluster in this process",
+    )
+    sp.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the campaign in --out as it was started (GRID optional)",
+    )
+    sp.add_argument("--retry-errors", action="store_true", help="run the runs that failed again")
+    sp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="runs done, errors and time left on stderr (default: on a terminal)",
+    )
+    sp.add_argument("-q", "--quiet", action="store_true", help="nothing on stderr but errors")
+    sp.set_defaults(func=_cmd_sweep)
 
     bench_p = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench_p.add_subparsers(dest="bench_command", metavar="TARGET")

@@ -1,7 +1,9 @@
-"""Run many scenario points, in parallel, with a progress bar.
+"""Run many scenario points, in parallel, with a progress bar; load a campaign's results.
 
-Points run in a thread pool: the simulator releases the GIL, so N threads
-use N cores without pickling anything (and there are no worker processes to
+:func:`load` reads what ``xco sweep`` (:mod:`xco.campaign`) wrote as DataFrames.
+:func:`run` is the reproductions' in-process point loop. Its points run in a
+thread pool: the simulator releases the GIL, so N threads use N cores
+without pickling anything (and there are no worker processes to
 leave behind). Results come back in point order whatever order they finish
 in, so a sweep's output does not depend on timing.
 
@@ -123,3 +125,12 @@ def run(
                 total=len(points),
             ) from None
     return [r for r in rows if r is not None]
+
+
+def load(out: str | os.PathLike[str]) -> Any:
+    """The results of campaign directory ``out`` (``xco sweep ... --out DIR``) as pandas DataFrames:
+    a dict-like :class:`xco.campaign.Results` by name (``runs``, ``summary``, ``flows``, ``apps``,
+    ...), also as attributes (``load(d).summary``); docs/sweeps.md says what each holds."""
+    from .campaign.gather import load as load_campaign
+
+    return load_campaign(out)
