@@ -46,4 +46,6 @@ echo "check: xco is $(command -v xco); python3 is $(command -v python3)"
 xco --help | head -n 3
 xco list | head -n 3
 xco sim check scenarios/incast.toml
+# the campaign engine's dependencies (Dask, pyarrow) came with the set-up
+xco sweep examples/incast-sweep.toml --out "$work/campaign" --seeds 1 -q
 echo "check: passed"
