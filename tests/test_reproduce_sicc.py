@@ -76,3 +76,17 @@ def test_sicc_speed_runs_overloaded_hubs_and_a_rack_of_front_ends(tmp_path, cli)
     # 60 front-ends, each its requests: every one finished
     assert (rack["requests"] == 60 * sicc.RACK_REQ_QUICK).all()
     assert r.stdout.count("claim:") == 2
+
+
+def test_sicc_treetime_times_every_size_and_reports_the_trees_shape(tmp_path, cli):
+    r = cli("reproduce", "sicc-treetime", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "sicc-treetime.csv")
+    assert list(df["targets"]) == sicc.TT_QUICK
+    assert (df["builds"] == sicc.TT_REPS_QUICK[0] * sicc.TT_REPS_QUICK[1]).all()
+    assert (df["build_ms_min"] > 0).all() and (df["build_ms_min"] <= df["build_ms_p99"]).all()
+    # 50,000 targets of 150,000 servers in 2,500 racks: every rack has a hub
+    assert df.set_index("targets").loc[50_000, "hubs"] == 2500
+    builds = pd.read_csv(tmp_path / "sicc-treetime-builds.csv")
+    assert len(builds) == df["builds"].sum()
+    assert "claim:" in r.stdout and "wall times" in r.stdout

@@ -302,6 +302,33 @@ fn bench_fattree<'py>(py: Python<'py>, k: usize, sim_ms: f64, queue: &str) -> Py
     bench_dict(py, r)
 }
 
+/// SICC's tree building timed (`xco_sim::bench::sicc_tree_times`): a dict
+/// with `targets`, `max_children`, `hubs`, `depth` and `build_ns` (every build).
+#[pyfunction]
+#[pyo3(signature = (targets, racks_per_agg=50, instances=8, reps=8, seed=1))]
+fn bench_sicc_tree(
+    py: Python<'_>,
+    targets: u32,
+    racks_per_agg: u32,
+    instances: u32,
+    reps: u32,
+    seed: u64,
+) -> PyResult<Bound<'_, PyDict>> {
+    if instances == 0 || reps == 0 || instances > 1000 || reps > 1000 {
+        return Err(PyValueError::new_err("instances and reps must be from 1 to 1000"));
+    }
+    let r = py
+        .detach(move || bench::sicc_tree_times(targets, racks_per_agg, instances, reps, seed))
+        .map_err(PyValueError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("targets", r.targets)?;
+    d.set_item("max_children", r.max_children)?;
+    d.set_item("hubs", r.hubs)?;
+    d.set_item("depth", r.depth)?;
+    d.set_item("build_ns", r.build_ns)?;
+    Ok(d)
+}
+
 /// The XCo scheduler on a k-ary fat-tree under backlog churn for `slots`
 /// slots of `slice_ms` each.
 #[pyfunction]
@@ -395,6 +422,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_fattree, m)?)?;
     m.add_function(wrap_pyfunction!(bench_pdn_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(bench_sched, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_sicc_tree, m)?)?;
     m.add_function(wrap_pyfunction!(topology_paths, m)?)?;
     m.add_function(wrap_pyfunction!(size_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;

@@ -470,3 +470,97 @@ mod tests {
         assert!(long.busy_p50_us >= long.slot_p50_us, "{long:?}");
     }
 }
+
+/// One size of SICC's tree-building benchmark (`sicc-treetime`).
+#[derive(Clone, Debug)]
+pub struct TreeTimes {
+    /// Target servers per request.
+    pub targets: u32,
+    /// N (eq 1 at the evaluation's setting: 66).
+    pub max_children: u32,
+    /// Hubs of the last instance built.
+    pub hubs: u32,
+    /// Depth of the last instance's tree.
+    pub depth: u32,
+    /// Wall time of every build (swarms and Algorithm 1), ns, in build order.
+    pub build_ns: Vec<u64>,
+}
+
+/// Time SICC's tree building (swarms and Algorithm 1, `xco_core::sicc::AggTree`)
+/// for `targets` target servers of the paper's scalability data center
+/// (150,000 servers, 60 per rack, `racks_per_agg` racks per aggregation
+/// router), each holding 1–10 requested objects, N = 66 (eq 1 at a 100-KB
+/// edge buffer, 1,500-B packets, equal links, one request at a time):
+/// `instances` random instances from `seed`, each built `reps` times after a
+/// warm-up build, every build timed alone. The instances are deterministic
+/// in `seed`; the times are this machine's (`crates/xco-bench/examples/sicc_treetime.rs`
+/// is the same measurement without Python).
+pub fn sicc_tree_times(
+    targets: u32,
+    racks_per_agg: u32,
+    instances: u32,
+    reps: u32,
+    seed: u64,
+) -> Result<TreeTimes, String> {
+    use xco_core::sicc::{hubs_per_request, max_hubs_at_once, AggTree, Target, TreeConfig, UplinkReading};
+    const SERVERS: u32 = 150_000;
+    const PER_RACK: u32 = 60;
+    if targets == 0 || targets > SERVERS {
+        return Err(format!("targets must be from 1 to {SERVERS}, got {targets}"));
+    }
+    if racks_per_agg == 0 || racks_per_agg > SERVERS / PER_RACK {
+        return Err(format!(
+            "racks_per_agg must be from 1 to {}, got {racks_per_agg}",
+            SERVERS / PER_RACK
+        ));
+    }
+    let n = hubs_per_request(
+        max_hubs_at_once(
+            100_000,
+            1_500,
+            1_000_000_000,
+            1_000_000_000,
+            UplinkReading::OverDownlink,
+        ),
+        1,
+    );
+    let cfg = TreeConfig::new(n);
+    let mut rng = xco_core::Rng::new(seed);
+    let mut ids: Vec<u32> = (0..SERVERS).collect();
+    let mut tree = AggTree::new();
+    let mut out = TreeTimes {
+        targets,
+        max_children: n,
+        hubs: 0,
+        depth: 0,
+        build_ns: Vec::with_capacity((instances * reps) as usize),
+    };
+    for _ in 0..instances {
+        for i in 0..targets as usize {
+            let j = i + rng.below((ids.len() - i) as u64) as usize;
+            ids.swap(i, j);
+        }
+        let t: Vec<Target> = ids[..targets as usize]
+            .iter()
+            .map(|&server| {
+                let rack = server / PER_RACK;
+                Target {
+                    server,
+                    rack,
+                    agg: rack / racks_per_agg,
+                    objects: rng.range_inclusive(1, 10) as u32,
+                }
+            })
+            .collect();
+        let mut build_rng = xco_core::Rng::new(seed);
+        tree.build(&t, &cfg, &mut build_rng).map_err(|e| e.to_string())?; // warm-up
+        for _ in 0..reps {
+            let start = Instant::now();
+            tree.build(&t, &cfg, &mut build_rng).map_err(|e| e.to_string())?;
+            out.build_ns.push(start.elapsed().as_nanos() as u64);
+        }
+        out.hubs = tree.hubs() as u32;
+        out.depth = tree.max_depth();
+    }
+    Ok(out)
+}
