@@ -548,12 +548,14 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         "every seed, on Dask (a local cluster of this machine's cores, or --scheduler). Each run is kept in "
         "DIR/store under the hash of its scenario text and seed: a re-run runs only what is missing. Writes "
         "DIR/runs.parquet (one row per run; a failed run is an error row), DIR/summary.parquet (mean and "
-        "95%% interval per point of each headline metric) and DIR/NAME.parquet for every table (flows, apps, "
+        "95% interval per point of each headline metric) and DIR/NAME.parquet for every table (flows, apps, "
         "...), with the parameters and seed as columns. Ctrl-C stops within a second and keeps every "
         "finished run (exit 130); --resume continues. Grid format: docs/sweeps.md.",
     )
     sp.add_argument("grid", nargs="?", default=None, help="grid file (TOML); optional with --resume")
-    sp.add_argument("--out", required=True, help="campaign directory (store and Parquet files)")
+    sp.add_argument(
+        "--out", required=True, metavar="DIR", help="campaign directory (store and Parquet files)"
+    )
     sp.add_argument(
         "--seeds", type=int, default=None, help="seeds 1..N per point (default: the grid's, else 1)"
     )
@@ -562,7 +564,7 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         default=None,
-        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (workers need `pip install xco`); "
+        help="an existing Dask scheduler, e.g. tcp://HOST:8786 (workers need `pip install xco`); "
         "default: a local cluster in this process",
     )
     sp.add_argument(
