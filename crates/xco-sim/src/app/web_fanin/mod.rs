@@ -1266,10 +1266,25 @@ impl Application for WebFanin {
         let reqs = self.cfg.requests as f64 * self.cfg.front_ends.len() as f64;
         let per_req = self.cfg.queries as f64
             * (self.cfg.object_max_bytes as f64 + 2.0 * self.cfg.query_object_bytes as f64);
+        // connections open as pairs first talk and stay: a front-end's with the
+        // servers it asks (at most every server), and hubs' with members and
+        // other hubs (at most every pair within a rack, plus a hub per query)
+        let fes = self.cfg.front_ends.len() as u64;
+        let asked = (self.cfg.requests as u64).saturating_mul(self.cfg.queries as u64);
+        let servers = self.cfg.servers.len() as u64;
+        let mut per_rack: HashMap<u32, u64> = HashMap::new();
+        for &h in &self.cfg.servers {
+            *per_rack.entry(self.cfg.place.rack_of[h as usize]).or_default() += 1;
+        }
+        let rack_pairs: u64 = per_rack.values().map(|&n| n * n.saturating_sub(1) / 2).sum();
+        let fe_pairs = fes.saturating_mul(servers.min(asked));
+        let hub_pairs = match self.cfg.method {
+            Method::Sicc { .. } => fes.saturating_mul(asked).min(rack_pairs + servers),
+            _ => 0,
+        };
         Demand {
-            tcp_connections: (self.cfg.servers.len() as u64)
-                .saturating_mul(self.cfg.front_ends.len() as u64 + 60),
-            concurrent: self.cfg.queries as u64 * self.cfg.front_ends.len() as u64,
+            tcp_connections: fe_pairs + hub_pairs,
+            concurrent: self.cfg.queries as u64 * fes,
             flight_bytes: per_req * self.cfg.front_ends.len() as f64,
             bytes: per_req * reqs,
             data_flows: self.cfg.queries as f64 * 2.0,
