@@ -34,6 +34,10 @@ timeseries_bin_us = 100000
 """
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Child:
     """`python -m xco.cli ARGS` in a session of its own, its stderr read as it comes."""
 
@@ -45,6 +49,10 @@ class Child:
             text=True,
             cwd=cwd,
             start_new_session=True,
+            # as from a terminal: a shell starts background jobs with SIGINT
+            # ignored, and a child inherits that (then Python installs no
+            # Ctrl-C handler), so a suite run in the background would fail here
+            preexec_fn=_sigint_default,
         )
         self.err = ""
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -149,7 +157,16 @@ def test_quiet_and_a_pipe_show_no_progress_and_a_finished_run_has_no_marker(tmp_
     assert r.returncode == 0 and re.search(r"w\.toml: simulated [0-9.e-]+ of 0\.5 s", r.stderr), r.stderr
 
 
-def test_ctrl_c_in_python_stops_a_run_and_hands_back_what_it_simulated():
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler for the test, also when the suite was started with
+    SIGINT ignored (a shell's background job); the previous disposition after it."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_in_python_stops_a_run_and_hands_back_what_it_simulated(python_ctrl_c):
     def interrupt_soon():
         time.sleep(0.5)
         os.kill(os.getpid(), signal.SIGINT)
