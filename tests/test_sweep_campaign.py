@@ -266,8 +266,10 @@ def test_example_grid_runs(tmp_path):
 
 def test_help_imports_no_dataframes_or_dask():
     code = (
-        "import sys, xco.cli\n"
-        "xco.cli.build_parser().format_help()\n"
+        "import contextlib, io, sys, xco.cli\n"
+        "for argv in (['--help'], ['sweep', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        xco.cli.main(argv)\n"
         "bad = [m for m in ('dask', 'distributed', 'pandas', 'pyarrow') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -69,11 +69,7 @@ def gather(grid: Grid, points: list[Point], store: Store) -> dict[str, Any]:
                     xco_version=meta.get("xco_version", ""),
                 )
                 for name, path in store.tables(key).items():
-                    df = pd.read_csv(path)
-                    clash = [c for c in df.columns if c in lead or c == "seed"]
-                    df = df.rename(columns={c: f"{c}_" for c in clash})
-                    head = pd.DataFrame({**lead, "seed": seed}, index=range(len(df)))
-                    parts.setdefault(name, []).append(pd.concat([head, df], axis=1))
+                    parts.setdefault(name, []).append(((p.index, seed), pd.read_csv(path)))
             elif status == "error":
                 row["error"] = store.error(key)
             runs.append(row)
@@ -81,9 +77,26 @@ def gather(grid: Grid, points: list[Point], store: Store) -> dict[str, Any]:
     frames[RUNS] = pd.DataFrame(runs).astype({"events": "Int64", "sim_end_s": "float64"})
     for name in sorted(parts):
         out = name if name not in (RUNS, SUMMARY) else f"app-{name}"
-        frames[out] = pd.concat(parts[name], ignore_index=True)
+        frames[out] = _lead(parts[name], params, keys)
     frames[SUMMARY] = summarize(frames.get("apps"), frames[RUNS], keys)
     return frames
+
+
+def _lead(parts: list[tuple[tuple[int, int], Any]], params: dict[str, list[Any]], keys: list[str]) -> Any:
+    """One table from every run's frame, each row led by point, parameters and seed."""
+    import numpy as np
+    import pandas as pd
+
+    body = pd.concat([df for _, df in parts], ignore_index=True)
+    lens = [len(df) for _, df in parts]
+    point = np.repeat([pt for (pt, _), _ in parts], lens)
+    lead: dict[str, Any] = {"point": point}
+    for k in keys:
+        values = params[k]
+        lead[k] = pd.Series([values[pt] for pt in point], dtype=None if values else object)
+    lead["seed"] = np.repeat([sd for (_, sd), _ in parts], lens)
+    body = body.rename(columns={c: f"{c}_" for c in body.columns if c in lead})
+    return pd.concat([pd.DataFrame(lead), body], axis=1)
 
 
 def summarize(apps: Any, runs: Any, keys: list[str]) -> Any:
