@@ -54,15 +54,17 @@ def dask_cluster(tmp_path):
             )  # fmt: skip
         yield address, procs
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        # the workers first (each says goodbye to the scheduler), then the scheduler
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                if p.poll() is None:
+                    p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
 
 
 def _alive(pid: int) -> bool:

@@ -45,6 +45,26 @@ def _quiet_dask() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def _probe(scheduler: str) -> None:
+    """Fail at once on a tcp:// address where nothing listens (Dask would retry for its timeout)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if not scheduler.startswith("tcp://"):
+        return  # tls://, ucx://, ...: Dask's own connection says what is wrong
+    try:
+        u = urlsplit(scheduler)
+        host, port = u.hostname, u.port
+    except ValueError:
+        raise EngineError(f"--scheduler {scheduler}: not an address such as tcp://HOST:8786") from None
+    if not host or not port:
+        raise EngineError(f"--scheduler {scheduler}: not an address such as tcp://HOST:8786")
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as e:
+        raise EngineError(f"--scheduler {scheduler}: cannot reach it ({e.strerror or e})") from None
+
+
 class Cluster:
     """A Dask client on a local cluster (``scheduler`` None) or on an existing scheduler."""
 
@@ -66,6 +86,7 @@ class Cluster:
             self.client = Client(self.local)
             self.where = f"a local Dask cluster ({jobs} thread{'s' if jobs > 1 else ''})"
             return
+        _probe(scheduler)
         try:
             self.client = Client(scheduler, timeout=5)
         except (OSError, TimeoutError) as e:
