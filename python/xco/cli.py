@@ -310,7 +310,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except (command.CampaignError, EngineError) as e:
         raise UsageError(str(e)) from None
     except KeyboardInterrupt as e:
-        stored = getattr(e, "done", 0) + getattr(e, "cached", 0)
+        stored = getattr(e, "stored", "?")
         print(
             f"xco: sweep interrupted ({interrupt.signal_name()}): {stored} of {getattr(e, 'total', '?')} "
             f"runs are in {args.out}/store; `xco sweep --resume --out {args.out}` runs the rest",

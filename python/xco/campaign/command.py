@@ -182,36 +182,44 @@ def sweep(
     show = (tty if progress is None else progress) and not quiet
     what = f"{_n(len(points), 'point')} x {_n(len(grid.seeds), 'seed')}"
     summary: dict[str, Any] = {"runs": grid.runs, "cached": grid.runs - len(todo), "ran": 0, "where": "-"}
-    if todo:
-        asked = jobs
-        jobs = jobs or max(1, os.cpu_count() or 1)
-        cluster = engine.Cluster(jobs, scheduler)
-        summary["where"] = cluster.where
-        if err:
-            print(
-                f"sweep: {what} = {grid.runs} runs: {grid.runs - len(todo)} in the store, "
-                f"{len(todo)} to run on {cluster.where}",
-                file=err,
-                flush=True,
-            )
-        # a few more than can run, so a thread never waits for the next submission
-        window = 2 * jobs if scheduler is None or asked else 2 * max(cluster.threads(), 1)
-        bar = Progress(len(todo), sys.stderr if show else None, tty)
-        try:
+    cluster = bar = None
+    try:
+        if todo:
+            asked = jobs
+            jobs = jobs or max(1, os.cpu_count() or 1)
+            cluster = engine.Cluster(jobs, scheduler)
+            summary["where"] = cluster.where
+            if err:
+                print(
+                    f"sweep: {what} = {grid.runs} runs: {grid.runs - len(todo)} in the store, "
+                    f"{len(todo)} to run on {cluster.where}",
+                    file=err,
+                    flush=True,
+                )
+            # a few more than can run, so a thread never waits for the next submission
+            window = 2 * jobs if scheduler is None or asked else 2 * max(cluster.threads(), 1)
+            bar = Progress(len(todo), sys.stderr if show else None, tty)
             engine.run(todo, store, cluster, window, lambda r, res: bar.update("error" in res))
-        except KeyboardInterrupt as e:
             bar.close()
             cluster.close()
-            e.total = grid.runs  # type: ignore[attr-defined]
-            e.cached = grid.runs - len(todo)  # type: ignore[attr-defined]
-            raise
-        bar.close()
-        cluster.close()
-        summary["ran"] = len(todo)
-    elif err:
-        print(f"sweep: {what} = {grid.runs} runs: all {grid.runs} in the store, none to run", file=err)
-    frames = gather.gather(grid, points, store)
-    files = gather.write(frames, out)
+            cluster = None
+            summary["ran"] = len(todo)
+        elif err:
+            print(f"sweep: {what} = {grid.runs} runs: all {grid.runs} in the store, none to run", file=err)
+        frames = gather.gather(grid, points, store)
+        files = gather.write(frames, out)
+    except KeyboardInterrupt as e:
+        # Ctrl-C while starting the cluster, running, or gathering: keep the store, no Parquet
+        if bar is not None:
+            bar.close()
+        if cluster is not None:
+            cluster.close()
+        gather.remove_outputs(out)
+        e.total = grid.runs  # type: ignore[attr-defined]
+        e.stored = sum(  # type: ignore[attr-defined]
+            store.status(run_key(p.text, s)) is not None for p in points for s in grid.seeds
+        )
+        raise
     record(grid, str(rec_file), out, complete=True)
     runs = frames[gather.RUNS]
     bad = runs[runs["status"] == "error"]
