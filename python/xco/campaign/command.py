@@ -196,8 +196,12 @@ def sweep(
                     file=err,
                     flush=True,
                 )
-            # a few more than can run, so a thread never waits for the next submission
-            window = 2 * jobs if scheduler is None or asked else 2 * max(cluster.threads(), 1)
+            # locally twice the threads, so a thread never waits for the next submission; on a
+            # cluster --jobs caps the runs in flight (default: twice its threads)
+            if scheduler is None:
+                window = 2 * jobs
+            else:
+                window = jobs if asked else 2 * max(cluster.threads(), 1)
             bar = Progress(len(todo), sys.stderr if show else None, tty)
             engine.run(todo, store, cluster, window, lambda r, res: bar.update("error" in res))
             bar.close()
