@@ -9,8 +9,9 @@
 //! fail-open, a k = 4 fat-tree, ping under load and short flows; every TCP
 //! profile (newreno with and without Limited Transmit, linux, dctcp with
 //! step marking, the PDN paper profile with its per-request connections),
-//! SACK / RACK / TLP alone, RED with ECN, SFQ, PDN, and ECMP per host pair
-//! with timing noise.
+//! SACK / RACK / TLP alone, RED with ECN, SFQ, PDN, ECMP per host pair
+//! with timing noise, and SICC's web fan-in on a tree3 (speed control,
+//! redirection, overloaded hubs) beside One-all.
 //!
 //! A restructuring must leave every file byte-identical. A commit that
 //! changes a behaviour on purpose refreshes them with
