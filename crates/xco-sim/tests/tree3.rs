@@ -92,3 +92,44 @@ fn tree3_bad_input_is_named() {
     let e = err(&tree3("").replace("\"1:3\"", "\"3\""));
     assert!(e.starts_with("topology.tor_oversubscription:"), "{e}");
 }
+
+#[test]
+fn the_xco_controller_runs_on_a_tree3_like_on_every_topology() {
+    let text = r#"
+[run]
+seed = 2
+duration_ms = 20
+[topology]
+kind = "tree3"
+servers_per_rack = 4
+racks = 4
+racks_per_agg = 2
+host_rate = "1Gbps"
+tor_oversubscription = "1:2"
+[xco]
+controller = "h15"
+mode = "timeslice"
+[[apps]]
+kind = "bulk"
+src = ["h0", "h1", "h4"]
+dst = "h9"
+"#;
+    let o = xco_sim::run_scenario(text, None).unwrap();
+    let xco = o
+        .app_summaries
+        .iter()
+        .find(|(_, k, _)| *k == "xco")
+        .expect("XCo reports");
+    let metric = |m: &str| xco.2.iter().find(|(k, _)| *k == m).unwrap().1;
+    assert!(metric("directives") > 0.0, "the controller scheduled the senders");
+    assert!(metric("reports") > 0.0);
+    let bytes: u64 = o
+        .flows_csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c[3] == "bulk") // role
+        .map(|c| c[9].parse::<u64>().unwrap()) // bytes_delivered
+        .sum();
+    assert!(bytes > 1_000_000, "the bulk flows delivered ({bytes} B)");
+}
