@@ -8,10 +8,10 @@
 mod bulk;
 mod incast;
 pub mod messages;
-pub mod web_fanin;
 mod ping;
 mod short_flows;
 mod udp_source;
+pub mod web_fanin;
 
 pub use bulk::{bulk_config, Bulk, BulkConfig, BulkSpec, TransferSpec};
 pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};

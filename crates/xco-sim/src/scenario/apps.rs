@@ -12,7 +12,9 @@
 
 use super::units::{HostIndex, Hosts};
 use super::{located, ScenarioError};
-use crate::app::{BulkSpec, IncastSpec, PingSpec, ShortFlowsSpec, StripeSpec, TransferSpec, UdpSpec, WebFaninSpec};
+use crate::app::{
+    BulkSpec, IncastSpec, PingSpec, ShortFlowsSpec, StripeSpec, TransferSpec, UdpSpec, WebFaninSpec,
+};
 use crate::sim::Sim;
 use serde::Deserialize;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
