@@ -28,6 +28,11 @@
 //!   aged by the time since the input they answer.
 //! - A host the scheduler drops for silence loses its session and its
 //!   address: its next message makes it join again.
+//! - **Fence.** A new run grants nothing for one slice plus the lead after
+//!   its first input: an agent may still hold a slice the run before it (a
+//!   crashed controller) granted. Backlogs reported meanwhile are applied
+//!   when the fence ends. (Found by the harness: a restarted controller gave
+//!   a link away while an agent still sent on the old run's slice.)
 
 use super::budget::{Budget, PerSlot};
 use super::Address;
@@ -150,6 +155,11 @@ pub struct ControllerNode<A> {
     joined: Vec<bool>,
     /// Per host, the epoch of the latest directive sent.
     sent_epoch: Vec<u64>,
+    /// This run grants nothing before this instant (set at its first input).
+    fence_until: Option<Time>,
+    fence: Dur,
+    /// Backlogs reported while fenced, applied when the fence ends.
+    fenced_backlog: Vec<Option<Vec<u32>>>,
     /// Per host, the nonces of its last joins challenged, and when.
     recent_joins: Vec<[(u64, Time); 4]>,
     signing: Budget,
@@ -168,6 +178,7 @@ impl<A: Address> ControllerNode<A> {
     /// over `sched`, signing with `keys`.
     pub fn new(cfg: ControllerConfig, sched: Scheduler, keys: ControllerKeys, run: u64) -> ControllerNode<A> {
         let hosts = keys.hosts();
+        let fence = sched.config().slice + sched.config().lead;
         ControllerNode {
             recent_joins: vec![[(0, Time::ZERO); 4]; hosts],
             signing: Budget::new(cfg.challenges_per_s, 64),
@@ -181,6 +192,9 @@ impl<A: Address> ControllerNode<A> {
             addrs: vec![None; hosts],
             joined: vec![false; hosts],
             sent_epoch: vec![0; hosts],
+            fence_until: None,
+            fence,
+            fenced_backlog: vec![None; hosts],
             timed_out_seen: 0,
             input_at: Time::ZERO,
             out: VecDeque::new(),
@@ -333,14 +347,19 @@ impl<A: Address> ControllerNode<A> {
                 self.stats.msgs[3] += 1;
                 self.sched.handle_feedback(now, h);
                 let valid: Vec<u32> = dests.into_iter().filter(|&d| (d as usize) < hosts).collect();
-                self.sched.handle_backlog(now, h, &valid);
+                if self.fenced(now) {
+                    // grants wait for the fence; the latest backlog is kept for then
+                    self.fenced_backlog[h as usize] = Some(valid);
+                } else {
+                    self.sched.handle_backlog(now, h, &valid);
+                }
             }
             Message::GiveBack { dest, epoch } => {
                 if epoch != 0 && epoch < self.sent_epoch[h as usize] {
                     // it crossed a newer directive (decided ahead) in flight: the
                     // host obeys that one, and gives it back in turn if it has nothing
                     self.stats.stale_givebacks += 1;
-                } else if (dest as usize) < hosts {
+                } else if (dest as usize) < hosts && !self.fenced(now) {
                     self.stats.msgs[4] += 1;
                     self.sched.handle_giveback(now, h, dest);
                 }
@@ -382,10 +401,27 @@ impl<A: Address> ControllerNode<A> {
         self.send(to, Message::Rejoin { host, session });
     }
 
-    /// The scheduler's deadline passed (call at [`ControllerNode::poll_timeout`]).
+    /// True while this run grants nothing: from its first input for one
+    /// slice plus the lead, the time a slice granted by the run before it
+    /// (a crashed controller) may still hold at an agent.
+    fn fenced(&mut self, now: Time) -> bool {
+        let end = *self.fence_until.get_or_insert(now + self.fence);
+        now < end
+    }
+
+    /// The scheduler's deadline (or the fence's end) passed (call at [`ControllerNode::poll_timeout`]).
     pub fn handle_timeout(&mut self, now: Time) {
         self.input_at = now;
         self.stats.timer_fires += 1;
+        if !self.fenced(now) {
+            for h in 0..self.fenced_backlog.len() {
+                if let Some(dests) = self.fenced_backlog[h].take() {
+                    if self.sched.joined(h as u32) {
+                        self.sched.handle_backlog(now, h as u32, &dests);
+                    }
+                }
+            }
+        }
         self.sched.handle_timeout(now);
         let timed_out = self.sched.stats().hosts_timed_out;
         if timed_out > self.timed_out_seen {
@@ -404,7 +440,14 @@ impl<A: Address> ControllerNode<A> {
 
     /// The next instant [`ControllerNode::handle_timeout`] is due.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.sched.poll_timeout()
+        let fence = match self.fence_until {
+            Some(t) if self.fenced_backlog.iter().any(Option::is_some) => Some(t),
+            _ => None,
+        };
+        match (self.sched.poll_timeout(), fence) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next datagram to send and its destination: answers first, then

@@ -215,6 +215,8 @@ struct Agent {
     armed: Time,
     /// Local time of the last directive applied (the harness's own record).
     last_directive: Time,
+    /// The run of the last directive applied.
+    last_run: u64,
 }
 
 struct Ctl {
@@ -549,6 +551,7 @@ impl World {
             gen: 0,
             armed: Time::NEVER,
             last_directive: now,
+            last_run: 0,
         });
         self.with_agent(t, h, |a, now| a.node.start(now));
     }
@@ -645,6 +648,7 @@ impl World {
             match e {
                 AgentEvent::Applied { run, seq, directive } => {
                     a.last_directive = now;
+                    a.last_run = *run;
                     self.summary.directives_applied += 1;
                     self.check.applied(t, h, obeyed, *run, *seq, directive.host);
                 }
@@ -682,6 +686,7 @@ impl World {
                 dest,
                 from: t,
                 until: clock.true_at(until),
+                run: a.last_run,
             }),
             _ => None,
         };
