@@ -2,8 +2,10 @@
 //! rejected or parsed without a panic at either end (controller and agent,
 //! with their session checks), and whatever parses re-encodes to the same
 //! header and payload it came from (datagrams of the current version; an
-//! older version's re-encode in the current one). Directives' start field
-//! (version 3) is covered by the `v3-*` seeds.
+//! older version's re-encode in the current one). Directives' start field,
+//! the challenge round (challenge, confirm with the agent's address), the
+//! rejoin's session and the give-back's epoch (version 3) are covered by
+//! the `v3-*` seeds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -673,3 +673,44 @@ fn random_and_mutated_bytes_never_panic() {
         let _ = xco_core::wire::Packet::new_checked(&buf[..]).map(|p| Repr::parse(&p));
     }
 }
+
+#[test]
+fn the_fuzz_corpus_seeds_of_the_challenge_round_are_valid_authenticated_messages() {
+    // the fuzzer starts from these (fuzz/corpus/wire), made with its keys: they must reach
+    // the session checks, not stop at the tag
+    const FUZZ_MASTER: &[u8] = b"fuzz master secret, 32 bytes long";
+    let c = ControllerKeys::new(FUZZ_MASTER, &["h0", "h1"]);
+    let a = AgentKeys::new(1, &host_key(FUZZ_MASTER, "h1"), &c.public_key()).unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/wire");
+    let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    let ch = a.decode(&read("v3-challenge")).unwrap();
+    assert!(
+        matches!(
+            ch.msg,
+            Message::Challenge {
+                host: 1,
+                nonce: 7,
+                challenge: 1
+            }
+        ),
+        "{ch:?}"
+    );
+    assert!(matches!(
+        a.decode(&read("v3-rejoin")).unwrap().msg,
+        Message::Rejoin { host: 1, session: 7 }
+    ));
+    let confirm = c.decode(&read("v3-confirm")).unwrap();
+    assert!(
+        matches!(
+            confirm.msg,
+            Message::Confirm {
+                run: 0xabc,
+                challenge: 1,
+                ..
+            }
+        ),
+        "{confirm:?}"
+    );
+    let gb = c.decode(&read("v3-giveback")).unwrap();
+    assert_eq!(gb.msg, Message::GiveBack { dest: 0, epoch: 4 });
+}
