@@ -43,8 +43,10 @@ echo "check: the README's later commands, after 'source .venv/bin/activate'"
 # shellcheck disable=SC1091
 source .venv/bin/activate
 echo "check: xco is $(command -v xco); python3 is $(command -v python3)"
-xco --help | head -n 3
-xco list | head -n 3
+# whole outputs into files, then their heads: a pipe into head can close before xco has
+# written all (EPIPE, exit 2 under pipefail)
+xco --help >"$work/help.txt"; head -n 3 "$work/help.txt"
+xco list >"$work/list.txt"; head -n 3 "$work/list.txt"
 xco sim check scenarios/incast.toml
 # the campaign engine's dependencies (Dask, pyarrow) came with the set-up
 xco sweep examples/incast-sweep.toml --out "$work/campaign" --seeds 1 -q
