@@ -1,0 +1,246 @@
+//! The control-plane nodes in named states, driven by hand: datagrams moved
+//! between a controller and agents directly (no network), time passed in.
+//! The seeded, faulty, hostile version of the same is `tests/dst`.
+
+use xco_core::control::{Address, AgentConfig, AgentNode, ControllerConfig, ControllerNode, Origin};
+use xco_core::coord::{CoordConfig, Gate, HostCoordinator, RateBurst};
+use xco_core::sched::{BfsPaths, Mode, SchedConfig, SchedTopology, Scheduler};
+use xco_core::wire::{host_key, AgentKeys, ControllerKeys, Message, Packet, Repr};
+use xco_core::{Dur, Rng, Time};
+
+const MASTER: &[u8] = b"control test master, 32 bytes...";
+const NAMES: [&str; 3] = ["h0", "h1", "h2"];
+const SLICE: Dur = Dur::from_ms(2);
+const LEAD: Dur = Dur::from_us(500);
+
+fn keys() -> ControllerKeys {
+    ControllerKeys::new(MASTER, &NAMES)
+}
+
+/// Three hosts on one switch, 1 Gbit/s everywhere.
+fn controller(run: u64) -> ControllerNode<u32> {
+    let g = 1_000_000_000;
+    let mut links = Vec::new();
+    for h in 0..3u32 {
+        links.push((h, 3));
+        links.push((3, h));
+    }
+    let topo = SchedTopology::new(
+        vec![g; 3],
+        vec![g; 6],
+        Box::new(BfsPaths::new(4, vec![true, true, true, false], &links)),
+    );
+    let sched = Scheduler::new(
+        topo,
+        SchedConfig {
+            mode: Mode::Timeslice,
+            slice: SLICE,
+            min_active: Dur::from_us(200),
+            feedback_timeout: None,
+            lead: LEAD,
+        },
+    );
+    ControllerNode::new(ControllerConfig::default(), sched, keys(), run)
+}
+
+fn agent(h: u32, now: Time) -> AgentNode<u32> {
+    agent_seeded(h, now, u64::from(h) + 1)
+}
+
+fn agent_seeded(h: u32, now: Time, seed: u64) -> AgentNode<u32> {
+    let k = AgentKeys::new(h, &host_key(MASTER, NAMES[h as usize]), &keys().public_key()).unwrap();
+    let coord = HostCoordinator::new(
+        CoordConfig {
+            giveback_hysteresis: Some(Dur::from_us(100)),
+            fail_open_after: Dur::from_ms(20),
+            report_interval: Dur::from_ms(5),
+            rate_burst: RateBurst::PACER,
+        },
+        u64::MAX,
+        now,
+    );
+    let cfg = AgentConfig {
+        addr: h.to_wire(),
+        ..AgentConfig::default()
+    };
+    AgentNode::new(cfg, coord, k, Rng::new(seed))
+}
+
+fn msg(d: &[u8]) -> Message {
+    Repr::parse(&Packet::new_checked(d).unwrap()).unwrap().msg
+}
+
+fn at(us: u64) -> Time {
+    Time::ZERO + Dur::from_us(us)
+}
+
+/// Move everything `a` (host `h`) sends to `c` as from `from`, and back; returns what `c` sent where.
+fn exchange(
+    c: &mut ControllerNode<u32>,
+    a: &mut AgentNode<u32>,
+    from: u32,
+    now: Time,
+) -> Vec<(u32, Message)> {
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        let mut moved = false;
+        while let Some(d) = a.poll_transmit(now) {
+            c.handle_datagram(now, from, &d);
+            moved = true;
+        }
+        while let Some((to, d)) = c.poll_transmit(now) {
+            seen.push((to, msg(&d)));
+            if to == a.host() {
+                a.handle_datagram(now, Origin::Controller, &d);
+            }
+            moved = true;
+        }
+        if !moved {
+            break;
+        }
+    }
+    seen
+}
+
+/// Run the controller's timers from `now` until agent `a` (host `h`) has a
+/// directive; returns the instant it did. Panics if none comes within 20 ms.
+fn until_directive(c: &mut ControllerNode<u32>, a: &mut AgentNode<u32>, h: u32, now: Time) -> Time {
+    let mut t = now;
+    while a.coord.stats.directives == 0 {
+        t = c.poll_timeout().expect("a deadline").max(t);
+        assert!(t < now + Dur::from_ms(20), "no directive by {t}");
+        c.handle_timeout(t);
+        exchange(c, a, h, t);
+    }
+    t
+}
+
+/// Agent `h` joined controller `c` at `now` (challenge, confirm), with backlog to `dest`.
+fn joined(c: &mut ControllerNode<u32>, h: u32, dest: u32, now: Time) -> AgentNode<u32> {
+    let mut a = agent(h, now);
+    a.start(now);
+    a.coord.offer(now, dest, 1, 1500, (1538, 0), false);
+    let seen = exchange(c, &mut a, h, now);
+    assert!(
+        seen.iter().any(|(_, m)| matches!(m, Message::Challenge { .. })),
+        "{seen:?}"
+    );
+    assert_eq!(a.run(), Some(c.run()));
+    assert_eq!(c.addr(h), Some(h));
+    a
+}
+
+#[test]
+fn a_host_joins_by_a_challenge_round_and_obeys_its_directives_after_the_fence() {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    // the report arrived inside the new run's fence (one slice plus the lead): no grant
+    // until it ends, then one, sent to the address h0 stated
+    assert!(a.coord.state.gate == Gate::Closed);
+    let first = until_directive(&mut c, &mut a, 0, t);
+    assert!(first >= t + SLICE + LEAD, "a grant at {first}, inside the fence");
+}
+
+#[test]
+fn a_join_replayed_from_another_address_earns_it_a_challenge_only() {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    // a join of h0 (its MAC, another nonce), captured and replayed by h2 from its own
+    // address: a challenge goes there, once; h0's session and address stay
+    let mut victim = agent_seeded(0, t, 99);
+    victim.start(t);
+    let join = victim.poll_transmit(t).unwrap();
+    let t2 = t + Dur::from_ms(1);
+    c.handle_datagram(t2, 2, &join);
+    c.handle_datagram(t2, 2, &join);
+    let mut out = Vec::new();
+    while let Some((to, d)) = c.poll_transmit(t2) {
+        out.push((to, msg(&d)));
+    }
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(
+        matches!(out[0], (2, Message::Challenge { host: 0, .. })),
+        "{out:?}"
+    );
+    assert_eq!(c.addr(0), Some(0));
+    until_directive(&mut c, &mut a, 0, t2);
+    assert_eq!(a.stats.joins, 1);
+    assert_eq!(c.addr(0), Some(0));
+}
+
+#[test]
+fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join() {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    let old_session = a.session();
+    // the controller's datagrams to h0 until its first directive, kept to replay
+    let mut sent = Vec::new();
+    let mut now = t;
+    while a.coord.stats.directives == 0 {
+        now = c.poll_timeout().unwrap().max(now);
+        c.handle_timeout(now);
+        while let Some((_, d)) = c.poll_transmit(now) {
+            a.handle_datagram(now, Origin::Controller, &d);
+            sent.push(d);
+        }
+    }
+    let joins = a.stats.joins;
+    let replays = a.rejected.replay;
+    let t4 = now + Dur::from_ms(1);
+    for d in &sent {
+        a.handle_datagram(t4, Origin::Controller, d);
+    }
+    assert_eq!(a.stats.joins, joins, "replays made it join");
+    assert_eq!(a.rejected.replay, replays + sent.len() as u64);
+    // a signed rejoin request (of any run) naming another session: nothing; naming its own:
+    // one join; the same request again: nothing
+    let k = keys();
+    let rejoin = |seq, session| {
+        k.encode(&Repr {
+            host: xco_core::wire::CONTROLLER_ID,
+            run: 0x88,
+            seq,
+            msg: Message::Rejoin { host: 0, session },
+        })
+    };
+    a.handle_datagram(t4, Origin::Controller, &rejoin(1, old_session ^ 1));
+    assert_eq!(a.stats.joins, joins);
+    a.handle_datagram(t4 + Dur::from_ms(20), Origin::Controller, &rejoin(2, old_session));
+    assert_eq!(a.stats.joins, joins + 1);
+    a.handle_datagram(t4 + Dur::from_ms(40), Origin::Controller, &rejoin(3, old_session));
+    assert_eq!(a.stats.joins, joins + 1, "a request about a session that is over");
+}
+
+#[test]
+fn a_give_back_that_crossed_a_newer_directive_is_ignored() {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    let mut now = until_directive(&mut c, &mut a, 0, t);
+    // a second directive (the next slot): epochs 1 and 2 were sent
+    while a.coord.state.epoch < 2 {
+        now = c.poll_timeout().unwrap().max(now);
+        c.handle_timeout(now);
+        exchange(&mut c, &mut a, 0, now);
+    }
+    let epoch = a.coord.state.epoch;
+    // a give-back of an epoch older than the controller's latest directive to h0
+    let k = AgentKeys::new(0, &host_key(MASTER, "h0"), &keys().public_key()).unwrap();
+    let gb = |seq, epoch| {
+        k.encode(&Repr {
+            host: 0,
+            run: a.session(),
+            seq,
+            msg: Message::GiveBack { dest: 1, epoch },
+        })
+    };
+    let before = c.stats.msgs[4];
+    c.handle_datagram(now + Dur::from_us(10), 0, &gb(1_000, epoch - 1));
+    assert_eq!((c.stats.stale_givebacks, c.stats.msgs[4]), (1, before));
+    // of the current epoch, it counts
+    c.handle_datagram(now + Dur::from_us(20), 0, &gb(1_001, epoch));
+    assert_eq!((c.stats.stale_givebacks, c.stats.msgs[4]), (1, before + 1));
+}
