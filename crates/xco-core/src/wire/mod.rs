@@ -9,8 +9,9 @@
 //!   `buffer_len` and `emit`.
 //! - [`auth`] — the controller signs (Ed25519), agents MAC with their own
 //!   keys (HMAC-SHA256), both derived from the controller's master secret.
-//! - [`session`] — controller run ids adopted through a signed hello, agent
-//!   sessions, per-session replay windows; nothing from a wall clock.
+//! - [`session`] — controller run ids adopted through a signed challenge
+//!   (or hello), agent sessions started by a confirm, per-session replay
+//!   windows; nothing from a wall clock.
 //!
 //! Layout (big endian):
 //!

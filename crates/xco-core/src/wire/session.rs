@@ -3,11 +3,12 @@
 //!
 //! - Every controller start draws a random 64-bit **run id** and numbers its
 //!   messages 1, 2, ... within it. An agent obeys one run at a time, adopted
-//!   only from a signed hello that echoes the nonce of the agent's own
-//!   latest join — a replayed hello of an old run fits no current nonce.
-//!   A signed message of another run (the controller restarted) is rejected
-//!   and tells the agent to join again; one round trip later the new run is
-//!   obeyed, whatever either clock says.
+//!   only from a signed challenge (or hello) that echoes the nonce of the
+//!   agent's own latest join — a replayed one of an old run fits no current
+//!   nonce. A signed message of another run is rejected, nothing more; a
+//!   restarted controller asks the agent to join again (a rejoin request
+//!   naming its session) when the agent's next message reaches it, and one
+//!   round trip later the new run is obeyed, whatever either clock says.
 //! - Every agent join draws a random nonce, which is the agent's **session**
 //!   at the controller: its messages carry it. A join changes nothing at the
 //!   controller: it is answered with a signed **challenge** (the nonce and a

@@ -70,7 +70,7 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
     p.metric(
         "xco_run_info",
         "gauge",
-        "The controller's run id (random per start; agents adopt it through a signed hello).",
+        "The controller's run id (random per start; agents adopt it from a signed challenge answering their join).",
         &[(format!("{{run=\"{:016x}\"}}", v.run), "1".into())],
     );
     p.one(
