@@ -52,6 +52,10 @@ def dask_cluster(tmp_path):
                     tmp_path / f"worker{i}.log",
                 )
             )  # fmt: skip
+        from distributed import Client
+
+        with Client(address, timeout=30) as c:
+            c.wait_for_workers(2, timeout=60)  # both joined before the sweep starts
         yield address, procs
     finally:
         # the workers first (each says goodbye to the scheduler), then the scheduler
