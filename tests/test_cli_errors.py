@@ -55,3 +55,18 @@ def test_help_teaches(cli):
         assert word in r.stdout
     r = cli("reproduce", "--help")
     assert "--full" in r.stdout and "--out" in r.stdout
+
+
+def test_a_reader_that_stops_early_ends_the_listing_quietly():
+    # `xco list | head -1`: the pipe closes under the writer; a Unix tool stops, exit 0
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "xco.cli", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=30) == 0, err
+    assert "Broken pipe" not in err and "Traceback" not in err, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -696,6 +697,11 @@ def main(argv: list[str] | None = None) -> int:
     except TestbedError as e:
         print(f"xco: testbed error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (`xco list | head`): as a Unix tool, stop quietly; point stdout
+        # at /dev/null so the interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         # an output directory that cannot be written, a file that vanished: one line, no traceback
         print(f"xco: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
