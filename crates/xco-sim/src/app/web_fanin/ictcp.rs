@@ -7,7 +7,9 @@
 //! The receiver hears every object's bytes as they arrive (`on_data`), each
 //! connection's smoothed RTT from its endpoint when it has one, and its own
 //! timers (sub-slot boundaries and per-connection RTT checks) as app
-//! timers. A connection is opened in ICTCP the first time the front-end
+//! timers. A window is put on the endpoint when the front-end is about to
+//! send on it (its query) and whenever data arrives on it (the ACK): a
+//! sender sees the window only in those segments. A connection is opened in ICTCP the first time the front-end
 //! queries that server and stays open (connections are persistent); its
 //! RTT until TCP has a sample is the base RTT of 100 us.
 
@@ -101,10 +103,8 @@ impl WebFanin {
         }
         st.wake_at = Time::NEVER;
         st.rx.handle_timeout(now.ps() / 1000);
-        for &(_, id, ep) in &st.conns {
-            let w = st.rx.window_bytes(id) as u64;
-            env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
-        }
+        // windows reach a sender only in segments the front-end sends: a query
+        // (ictcp_prepare) or an ACK of arriving data (ictcp_on_data) applies them
         self.ictcp_arm(env, fe);
     }
 
