@@ -714,3 +714,20 @@ fn the_fuzz_corpus_seeds_of_the_challenge_round_are_valid_authenticated_messages
     let gb = c.decode(&read("v3-giveback")).unwrap();
     assert_eq!(gb.msg, Message::GiveBack { dest: 0, epoch: 4 });
 }
+
+#[test]
+fn joining_the_same_run_again_keeps_its_replay_window() {
+    // the challenge to a rejoin was overtaken by a newer directive of the run: a duplicate
+    // of that directive must not be obeyed again once the challenge arrives
+    let mut s = ControllerSession::new(1);
+    s.joining(42);
+    s.accept(&hello(7, 1, 1, 42)).unwrap();
+    s.joining(43);
+    assert_eq!(s.accept(&directive(7, 9)), Ok(Accepted::InRun));
+    assert_eq!(s.accept(&hello(7, 5, 1, 43)), Ok(Accepted::NewRun { run: 7 }));
+    assert!(matches!(
+        s.accept(&directive(7, 9)),
+        Err(WireError::Replay { .. })
+    ));
+    assert_eq!(s.accept(&directive(7, 10)), Ok(Accepted::InRun));
+}

@@ -99,7 +99,15 @@ impl ControllerSession {
                     return Err(stale);
                 }
                 self.nonce = None;
-                self.run = Some((repr.run, repr.seq));
+                // joining the run it obeys again, the replay window stays where it
+                // was: the answer may have been overtaken by newer messages of the run
+                // (found by the control-plane harness: a duplicate of one of those
+                // was obeyed twice)
+                let last = match self.run {
+                    Some((run, last)) if run == repr.run => last.max(repr.seq),
+                    _ => repr.seq,
+                };
+                self.run = Some((repr.run, last));
                 return Ok(match repr.msg {
                     Message::Challenge { challenge, .. } => Accepted::Challenge {
                         run: repr.run,

@@ -284,6 +284,13 @@ impl World {
         let hosts = s.hosts;
         let mut check = Checker::new(hosts, paths, caps, s.host_bps, allowance, FAIL_OPEN);
         check.gates_from = QUIET + SLICE + LEAD + s.net.delay_max;
+        for &(n, _, until) in &s.pauses {
+            if n != CTL {
+                check.resumed[n as usize].push(until);
+            }
+        }
+        // a directive read late starts at most the lead after its reading and lasts a slice
+        check.late_window = SLICE + LEAD + allowance;
         let rng = Rng::stream(s.seed, 2);
         World {
             q: Queue::new(),
