@@ -62,7 +62,10 @@ fn prr_spreads_the_reduction_over_the_acks_in_proportion_to_what_they_delivered(
     }
     // the proportional phase sends every other ACK: never a burst
     assert!(sent.iter().all(|&n| n <= 1), "{sent:?}");
-    assert!(sent[..8].iter().sum::<usize>() >= 3, "it sends during the first ACKs: {sent:?}");
+    assert!(
+        sent[..8].iter().sum::<usize>() >= 3,
+        "it sends during the first ACKs: {sent:?}"
+    );
 }
 
 #[test]

@@ -364,13 +364,11 @@ fn tcp_config_from(
         None => c.rack && c.sack,
     };
     c.prr = match t.prr {
-        Some(true) if !c.sack => {
-            return Err(ScenarioError::field(
-                "tcp.prr",
-                "proportional rate reduction runs in SACK recovery: set tcp.sack = true (or a profile with it)"
-                    .into(),
-            ))
-        }
+        Some(true) if !c.sack => return Err(ScenarioError::field(
+            "tcp.prr",
+            "proportional rate reduction runs in SACK recovery: set tcp.sack = true (or a profile with it)"
+                .into(),
+        )),
         Some(p) => p,
         None => c.prr && c.sack,
     };

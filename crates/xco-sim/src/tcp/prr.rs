@@ -115,7 +115,9 @@ mod tests {
         p.on_sent(MSS); // the fast retransmit
         let mut sent = MSS;
         for d in 1..=10u64 {
-            let cwnd = p.cwnd_after_ack(MSS, 18 * MSS, 14 * MSS, MSS, false, false).unwrap();
+            let cwnd = p
+                .cwnd_after_ack(MSS, 18 * MSS, 14 * MSS, MSS, false, false)
+                .unwrap();
             let may = cwnd - 18 * MSS;
             p.on_sent(may);
             sent += may;
