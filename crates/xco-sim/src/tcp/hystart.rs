@@ -305,11 +305,12 @@ mod tests {
 
     #[test]
     fn slow_start_grows_by_all_acked_bytes_unpaced_and_by_at_most_8_segments_paced() {
+        // one ACK of the whole 10-segment flight (more than L = 8 segments)
         let mut s = Sender::new(false);
-        s.ack_bytes(20 * MSS, None);
-        assert_eq!(s.w.cwnd, 30 * MSS, "L = infinity without pacing");
+        s.ack_bytes(10 * MSS, None);
+        assert_eq!(s.w.cwnd, 20 * MSS, "L = infinity without pacing");
         let mut s = Sender::new(true);
-        s.ack_bytes(20 * MSS, None);
+        s.ack_bytes(10 * MSS, None);
         assert_eq!(s.w.cwnd, 18 * MSS, "L = 8 segments with pacing");
     }
 
