@@ -455,6 +455,33 @@ mod tests {
     }
 
     #[test]
+    fn a_one_frame_packet_must_end_in_the_slice_and_a_multi_frame_one_start_its_last_frame_there() {
+        // 1 Gbit/s: a 1,538-B frame takes 12.304 us
+        let mut c = coord(u64::MAX);
+        for p in 0..2 {
+            assert_eq!(c.offer(Time::ZERO, 9, p, 1518, (1538, 0), false), Offer::Held);
+        }
+        let mut n = nic();
+        // 20 us: the first frame ends at 12.3 us; the second would end at 24.6
+        // (its only frame starts at 12.3, inside the slice, but one frame is the packet)
+        assert!(c.apply(Time::ZERO, 1, &slice(9, 20)));
+        c.pump(Time::ZERO, &mut n);
+        assert_eq!(n.sent.iter().map(|s| s.1).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(c.held().copied().collect::<Vec<_>>(), vec![1]);
+        // a three-frame packet (a GSO burst) in a 30-us slice on an idle NIC:
+        // it ends at 36.9 us, but its last frame starts at 24.6, inside: it goes
+        let mut c = coord(u64::MAX);
+        assert_eq!(
+            c.offer(Time::ZERO, 9, 7, 4500, (3 * 1538, 2 * 1538), false),
+            Offer::Held
+        );
+        let mut n = nic();
+        assert!(c.apply(Time::ZERO, 1, &slice(9, 30)));
+        c.pump(Time::ZERO, &mut n);
+        assert_eq!(n.sent.iter().map(|s| s.1).collect::<Vec<_>>(), vec![7]);
+    }
+
+    #[test]
     fn bypass_and_fail_open_pass_while_a_full_queue_drops() {
         let mut c = coord(3000);
         let rule = Bypass {
