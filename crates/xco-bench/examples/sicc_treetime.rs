@@ -20,29 +20,7 @@ use xco_core::sicc::{
     hubs_per_request, max_hubs_at_once, AggTree, Swarms, Target, TreeConfig, UplinkReading,
 };
 use xco_core::Rng;
-
-const SERVERS: u32 = 150_000;
-const PER_RACK: u32 = 60;
-
-fn instance(rng: &mut Rng, count: u32, racks_per_agg: u32) -> Vec<Target> {
-    let mut ids: Vec<u32> = (0..SERVERS).collect();
-    for i in 0..count as usize {
-        let j = i + rng.below((ids.len() - i) as u64) as usize;
-        ids.swap(i, j);
-    }
-    ids[..count as usize]
-        .iter()
-        .map(|&server| {
-            let rack = server / PER_RACK;
-            Target {
-                server,
-                rack,
-                agg: rack / racks_per_agg,
-                objects: rng.range_inclusive(1, 10) as u32,
-            }
-        })
-        .collect()
-}
+use xco_sim::bench::{sicc_instance, SICC_PER_RACK as PER_RACK, SICC_SERVERS as SERVERS};
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -94,7 +72,10 @@ fn main() {
     };
     for &count in &sizes {
         let mut rng = Rng::stream(7, count as u64);
-        let sets: Vec<Vec<Target>> = (0..8).map(|_| instance(&mut rng, count, racks_per_agg)).collect();
+        let mut ids: Vec<u32> = (0..SERVERS).collect();
+        let sets: Vec<Vec<Target>> = (0..8)
+            .map(|_| sicc_instance(&mut rng, &mut ids, count, racks_per_agg))
+            .collect();
         let builds = reps.unwrap_or(match count {
             1_000 => 20_000,
             10_000 => 5_000,

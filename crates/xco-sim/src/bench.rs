@@ -486,6 +486,39 @@ pub struct TreeTimes {
     pub build_ns: Vec<u64>,
 }
 
+/// Servers of the SICC scalability data center, 60 per rack.
+pub const SICC_SERVERS: u32 = 150_000;
+/// Servers per rack there.
+pub const SICC_PER_RACK: u32 = 60;
+
+/// One random SICC request: `count` distinct target servers drawn from
+/// `ids` (all server ids, shuffled further in place: a partial
+/// Fisher-Yates, so successive calls draw fresh sets), each holding 1–10
+/// requested objects, `racks_per_agg` racks per aggregation router.
+pub fn sicc_instance(
+    rng: &mut xco_core::Rng,
+    ids: &mut [u32],
+    count: u32,
+    racks_per_agg: u32,
+) -> Vec<xco_core::sicc::Target> {
+    for i in 0..count as usize {
+        let j = i + rng.below((ids.len() - i) as u64) as usize;
+        ids.swap(i, j);
+    }
+    ids[..count as usize]
+        .iter()
+        .map(|&server| {
+            let rack = server / SICC_PER_RACK;
+            xco_core::sicc::Target {
+                server,
+                rack,
+                agg: rack / racks_per_agg,
+                objects: rng.range_inclusive(1, 10) as u32,
+            }
+        })
+        .collect()
+}
+
 /// Time SICC's tree building (swarms and Algorithm 1, `xco_core::sicc::AggTree`)
 /// for `targets` target servers of the paper's scalability data center
 /// (150,000 servers, 60 per rack, `racks_per_agg` racks per aggregation
@@ -502,9 +535,9 @@ pub fn sicc_tree_times(
     reps: u32,
     seed: u64,
 ) -> Result<TreeTimes, String> {
-    use xco_core::sicc::{hubs_per_request, max_hubs_at_once, AggTree, Target, TreeConfig, UplinkReading};
-    const SERVERS: u32 = 150_000;
-    const PER_RACK: u32 = 60;
+    use xco_core::sicc::{hubs_per_request, max_hubs_at_once, AggTree, TreeConfig, UplinkReading};
+    const SERVERS: u32 = SICC_SERVERS;
+    const PER_RACK: u32 = SICC_PER_RACK;
     if targets == 0 || targets > SERVERS {
         return Err(format!("targets must be from 1 to {SERVERS}, got {targets}"));
     }
@@ -536,22 +569,7 @@ pub fn sicc_tree_times(
         build_ns: Vec::with_capacity((instances * reps) as usize),
     };
     for _ in 0..instances {
-        for i in 0..targets as usize {
-            let j = i + rng.below((ids.len() - i) as u64) as usize;
-            ids.swap(i, j);
-        }
-        let t: Vec<Target> = ids[..targets as usize]
-            .iter()
-            .map(|&server| {
-                let rack = server / PER_RACK;
-                Target {
-                    server,
-                    rack,
-                    agg: rack / racks_per_agg,
-                    objects: rng.range_inclusive(1, 10) as u32,
-                }
-            })
-            .collect();
+        let t = sicc_instance(&mut rng, &mut ids, targets, racks_per_agg);
         let mut build_rng = xco_core::Rng::new(seed);
         tree.build(&t, &cfg, &mut build_rng).map_err(|e| e.to_string())?; // warm-up
         for _ in 0..reps {
