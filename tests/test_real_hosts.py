@@ -284,14 +284,16 @@ def test_reproduce_real_udp_timeslice_rescues_the_port(tmp_path, cli):
     assert (tmp_path / "real-udp.png").stat().st_size > 10_000
     k = df["udp_senders"].max()
     at = df[df["udp_senders"] == k].set_index("series")
-    # uncoordinated, UDP fragments collide at the port and TCP starves; XCo's slices keep both
-    # alive. How many whole datagrams get through uncoordinated varies from run to run on real
-    # hosts (0.2 to 27.7 Mbit/s at k = 4 on one machine the same day), so the collapse is judged
-    # by the reproductions' rule (below half the 100 Mbit/s link) and TCP's starvation
-    assert at.loc["none", "total_mbps"] < 50, at
-    assert at.loc["none", "tcp_per_flow_mbps"] < 1, at
-    assert at.loc["timeslice", "total_mbps"] > 1.5 * max(at.loc["none", "total_mbps"], 1), at
+    # uncoordinated, one of the two starves: UDP fragments collide at the port (every datagram
+    # incomplete) or UDP takes the port from TCP; which one varies from run to run on real hosts
+    # (k = 4 in one day's runs: UDP 0.2 / TCP 0.0, UDP 27.7 / TCP 0.0, UDP 0.0 / TCP 95.6 Mbit/s).
+    # XCo's slices keep both alive.
+    from xco.reproduce.real import SENDERS as senders  # k UDP and SENDERS - k TCP senders
+
+    udp = at["total_mbps"] - at["tcp_per_flow_mbps"] * (senders - k)
+    assert min(udp["none"], at.loc["none", "tcp_per_flow_mbps"]) < 5, at
     assert at.loc["timeslice", "tcp_per_flow_mbps"] > 5, at
+    assert udp["timeslice"] > 10, at
 
 
 def test_rate_directives_pace_senders_to_their_share_without_loss(tmp_path):
