@@ -56,9 +56,9 @@ class Check:
         ]
 
 
-def text(checks: list[Check]) -> str:
-    """The claims block of a summary."""
-    out = ["what the paper showed (spec xco.md), and what this run shows:"]
+def text(checks: list[Check], spec: str = "xco.md") -> str:
+    """The claims block of a summary; ``spec``: the spec file that states the paper's claims."""
+    out = [f"what the paper showed (spec {spec}), and what this run shows:"]
     for c in checks:
         out += ["", *c.lines()]
     return "\n".join(out)

@@ -269,7 +269,7 @@ def run_latency(opts: Options) -> Outcome:
             pivot(df, "queries", "latency_ms_mean", "{:.2f}", LAT_SERIES),
             pivot(df, "queries", "latency_ms_p99", "{:.2f}", LAT_SERIES),
             pivot(df, "queries", "timeouts_mean", "{:.1f}", LAT_SERIES),
-            claims_text(latency_checks(df)).replace("(spec xco.md)", "(spec sicc.md)"),
+            claims_text(latency_checks(df), spec="sicc.md"),
         ]
     )
     txt = opts.out / f"{rid}.txt"
@@ -388,7 +388,7 @@ def run_interrack(opts: Options) -> Outcome:
             pivot(df, "downlink_mbps", "inter_rack_packets_mean", "{:.0f}", IR_SERIES),
             pivot(df, "downlink_mbps", "latency_ms_mean", "{:.2f}", IR_SERIES),
             pivot(df, "downlink_mbps", "timeouts_mean", "{:.1f}", IR_SERIES),
-            claims_text(interrack_checks(df)).replace("(spec xco.md)", "(spec sicc.md)"),
+            claims_text(interrack_checks(df), spec="sicc.md"),
         ]
     )
     txt = opts.out / f"{rid}.txt"
@@ -549,9 +549,7 @@ def run_ablation(rid: str, full: str, ablated: str, part: str, setups: list[str]
     for setup, g in df.groupby("setup", sort=False):
         parts.append(f"[{setup}] " + pivot(g, "queries", "latency_ms_mean", "{:.2f}", [full, ablated]))
         parts.append(f"[{setup}] " + pivot(g, "queries", "timeouts_mean", "{:.1f}", [full, ablated]))
-    parts.append(
-        claims_text(ablation_checks(df, full, ablated, part)).replace("(spec xco.md)", "(spec sicc.md)")
-    )
+    parts.append(claims_text(ablation_checks(df, full, ablated, part), spec="sicc.md"))
     text += "\n\n".join(parts)
     txt = opts.out / f"{rid}.txt"
     txt.write_text(text + "\n")
@@ -667,7 +665,7 @@ def run_treetime(opts: Options) -> Outcome:
         "",
         df.to_string(index=False, float_format=lambda v: f"{v:.3f}"),
         "",
-        claims_text(checks).replace("(spec xco.md)", "(spec sicc.md)"),
+        claims_text(checks, spec="sicc.md"),
     ]
     text = "\n".join(lines)
     txt = opts.out / f"{rid}.txt"
