@@ -85,6 +85,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import reproduce
 
+    if args.id == "all":
+        return _cmd_reproduce_all(args)
     try:
         r = reproduce.get(args.id)
     except KeyError as e:
@@ -114,6 +116,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for f in outcome.files:
         print(f"  {f}")
     return 0
+
+
+def _cmd_reproduce_all(args: argparse.Namespace) -> int:
+    from .report import command
+
+    _check_seed(args.seed)
+    _check_jobs(args.jobs)
+    if getattr(args, "profile", None) is not None:
+        raise UsageError("--profile: `reproduce all` runs each reproduction with its default profile")
+    return command.run(
+        _check_out(args.out),
+        full=args.full,
+        seed=args.seed,
+        jobs=args.jobs,
+        real=not getattr(args, "no_real", False),
+        quiet=getattr(args, "quiet", False),
+    )
 
 
 def _reproduce_interrupted(rid: str, opts, e: KeyboardInterrupt) -> int:
@@ -491,8 +510,18 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         epilog=_catalogue_epilog() if catalogue else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sp.add_argument("id", help="experiment id, e.g. pdn-goodput (see xco list)")
+    sp.add_argument(
+        "id",
+        help="experiment id, e.g. pdn-goodput (see xco list), or `all`: every reproduction into "
+        "DIR/ID/ and one report, DIR/report.html, DIR/report.md and DIR/claims.csv",
+    )
     _reproduce_options(sp)
+    sp.add_argument(
+        "--no-real",
+        action="store_true",
+        help="with `all`: leave out the real-host reproductions (they also need root)",
+    )
+    sp.add_argument("-q", "--quiet", action="store_true", help="with `all`: no progress lines on stderr")
     sp.set_defaults(func=_cmd_reproduce)
 
     sim_p = sub.add_parser("sim", help="run or check a scenario file")
