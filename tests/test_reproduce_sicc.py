@@ -90,3 +90,38 @@ def test_sicc_treetime_times_every_size_and_reports_the_trees_shape(tmp_path, cl
     builds = pd.read_csv(tmp_path / "sicc-treetime-builds.csv")
     assert len(builds) == df["builds"].sum()
     assert "claim:" in r.stdout and "wall times" in r.stdout
+
+
+def test_sicc_tree_a_forced_small_n_builds_a_deeper_tree_than_eq_1_at_50_racks():
+    from xco import sim
+    from xco.reproduce import sicc_tree
+
+    b = sicc.base()
+    depth = {}
+    for s in sicc_tree.SERIES:
+        raw = sim.run_raw(sicc_tree.scn_of(b, s, 100, 1), 1)
+        depth[s] = int(sicc.app_table(raw, "requests.csv")["tree_depth"].max())
+    # eq 1 lets all <= 50 hubs (one a rack) send to the front-end: no tree, as with no tree at all
+    assert depth["sicc"] == depth["sicc-nmt"] == 1
+    # N = 10 < the hubs of a 1,000-query request: Algorithm 1 links hubs under others
+    assert depth["sicc-n10"] >= 2
+
+
+def test_web_fanin_all_sets_each_remedy_in_the_scenario_it_runs():
+    from xco import scenario
+    from xco.reproduce import web_fanin_all as w
+
+    b = sicc.base()
+    got = {s: w.scn_of(b, s, 100, 1) for s in w.ORDER}
+    for s, scn in got.items():
+        scenario.to_text(scn)  # every point is a valid scenario text
+        assert scn["apps"][0]["method"] == w.SERIES[s][0]
+    assert got["dctcp"]["tcp"]["cc"] == "dctcp" and got["dctcp"]["topology"]["queue"]["kind"] == "step"
+    assert "pdn" in got["pdn"] and "pdn" not in got["newreno"]
+    assert got["rto1ms"]["tcp"]["rto_min_ms"] == 1.0
+    assert (
+        got["xco-timeslice"]["xco"]["mode"] == "timeslice"
+        and got["xco-ratelimit"]["xco"]["mode"] == "ratelimit"
+    )
+    assert all("xco" not in got[s] for s in w.ORDER if not s.startswith("xco-"))
+    assert {s for s in w.ORDER if w.SERIES[s][0] != "one_all"} == {"ictcp", "sw", "sicc"}

@@ -165,6 +165,8 @@ from . import (  # noqa: E402,F401
     real_incast,
     real_outcast,
     sicc,
+    sicc_tree,
+    web_fanin_all,
     xco_fattree,
     xco_paper,
 )
