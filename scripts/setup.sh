@@ -23,6 +23,8 @@ command -v faketime >/dev/null 2>&1 || need_apt+=(faketime)
 # the docs tests open every page in a real headless browser: Debian's chromium and its driver
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+# the operator guide's commands (run by the docs test) read the daemons' /metrics with curl
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 
 python="${PYTHON:-python3}"
 if ! command -v "$python" >/dev/null 2>&1; then
