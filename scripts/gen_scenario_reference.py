@@ -172,13 +172,53 @@ def _find_struct_in(dir_: Path, name: str) -> Struct:
 # ---- limits.rs: its bounds table, by the key names it mentions ----
 
 
-def read_limits() -> list[tuple[list[str], str]]:
-    """Rows of limits.rs's module-doc table: (key names in backticks, bound)."""
+def read_constants() -> dict[str, float]:
+    """The numeric `pub const NAME: T = value;` of limits.rs (1 << 30 included)."""
+    out = {}
+    for name, value in re.findall(r"pub const (\w+): \w+ = ([^;]+);", (SCENARIO / "limits.rs").read_text()):
+        value = value.replace("_", "").strip()
+        if m := re.fullmatch(r"(\d+) << (\d+)", value):
+            out[name] = float(int(m.group(1)) << int(m.group(2)))
+        else:
+            try:
+                out[name] = float(value)
+            except ValueError:
+                continue
+    for needed in ("MAX_HOSTS", "MAX_NODES", "MAX_LINKS", "MAX_FAT_TREE_K"):
+        if needed not in out:
+            raise SchemaShapeError(f"limits.rs: the constant {needed} is gone")
+    return out
+
+
+def read_limits() -> list[tuple[list[str], str, str]]:
+    """Rows of limits.rs's module-doc table: (key names in backticks, what, bound).
+
+    The "hosts" row is written from the constants the checks use (MAX_HOSTS,
+    MAX_NODES, MAX_LINKS, MAX_FAT_TREE_K), not from the comment, which can lag them.
+    """
+    c = read_constants()
     rows = []
     for line in (SCENARIO / "limits.rs").read_text().splitlines():
         m = re.match(r"//! \| (.+?) \| (.+?) \|$", line)
         if m and not m.group(1).startswith(("what", "---")):
-            rows.append((re.findall(r"`([\w.]+)`", m.group(1)), m.group(2)))
+            what, bound = m.group(1), m.group(2)
+            if what == "hosts":
+                bound = (
+                    f"at most {_num(c['MAX_HOSTS'])} per topology (a fat-tree: k up to "
+                    f"{_num(c['MAX_FAT_TREE_K'])}; `explicit`: {_num(c['MAX_NODES'])} nodes, "
+                    f"{_num(c['MAX_LINKS'])} links)"
+                )
+                rows.append(([], what, bound))
+                rows.append(
+                    (
+                        ["topology.hosts", "topology.hosts_a", "topology.hosts_b"],
+                        "`topology.hosts`, `hosts_a`, `hosts_b`",
+                        f"1 to {_num(c['MAX_HOSTS'])} (`hosts_a` + `hosts_b` too)",
+                    )
+                )
+                rows.append((["topology.k"], "fat-tree k", f"even, 2 to {_num(c['MAX_FAT_TREE_K'])}"))
+                continue
+            rows.append((re.findall(r"`([\w.]+)`", what), what, bound))
     if len(rows) < 10:
         raise SchemaShapeError("limits.rs: its bounds table (| what | bound |) is missing")
     return rows
@@ -312,8 +352,8 @@ def default_text(f: Field) -> str:
     return "unset" if value.startswith("unset,") else value
 
 
-def bound_text(path: str, name: str, f: Field, limits: list[tuple[list[str], str]]) -> str:
-    for keys, bound in limits:
+def bound_text(path: str, name: str, f: Field, limits: list[tuple[list[str], str, str]]) -> str:
+    for keys, _what, bound in limits:
         if path in keys or name in keys:
             return bound
     t, _ = _inner(f.rust_type)
@@ -401,14 +441,7 @@ def render() -> str:
         "| what | bound |",
         "| --- | --- |",
     ]
-    for keys, bound in limits:
-        what = ", ".join(f"`{k}`" for k in keys) if keys else ""
-        row = next(
-            line
-            for line in (SCENARIO / "limits.rs").read_text().splitlines()
-            if line.startswith("//! |") and line.endswith(f"| {bound} |") and all(k in line for k in keys)
-        )
-        what = re.match(r"//! \| (.+?) \| ", row).group(1)
+    for _keys, what, bound in limits:
         out.append(f"| {_cell(what)} | {_cell(bound)} |")
     out.append("")
 
