@@ -139,17 +139,21 @@ def test_site_builds_in_strict_mode(site):
         assert name in api, f"the Python API page lacks {name}"
 
 
-def test_a_broken_link_fails_the_build(tmp_path):
+def test_a_broken_link_or_anchor_fails_the_build(tmp_path):
     shutil.copytree(DOCS, tmp_path / "docs")
     shutil.copy(REPO / "mkdocs.yml", tmp_path)
     shutil.copytree(
         REPO / "python", tmp_path / "python", ignore=shutil.ignore_patterns("*.so", "__pycache__")
     )
     with open(tmp_path / "docs/index.md", "a") as f:
-        f.write("\nSee [a page that does not exist](no-such-page.md).\n")
+        f.write(
+            "\nSee [a page that does not exist](no-such-page.md)"
+            " and [a heading](tutorial.md#no-such-heading).\n"
+        )
     r = mkdocs("build", "--strict", "--site-dir", str(tmp_path / "site"), cwd=tmp_path, check=False)
     assert r.returncode != 0, "a link to a missing page must fail the build"
     assert "no-such-page.md" in r.stdout + r.stderr
+    assert "no-such-heading" in r.stdout + r.stderr, "a link to a missing anchor must be reported"
 
 
 # ---- the runnable blocks ----
