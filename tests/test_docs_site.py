@@ -236,6 +236,14 @@ def test_every_page_works_in_headless_chromium(site):
     assert not problems, "\n".join(problems)
 
 
+def test_a_missing_browser_is_an_error_naming_the_set_up(monkeypatch):
+    monkeypatch.delenv("XCO_CHROMIUM", raising=False)
+    monkeypatch.delenv("XCO_CHROMEDRIVER", raising=False)
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    with pytest.raises(browser.BrowserMissing, match="scripts/setup.sh"):
+        browser.find_chromium()
+
+
 def test_the_browser_check_finds_what_is_broken(tmp_path):
     """The checker itself: a missing image, a dead link, a missing anchor and a script error are reported."""
     try:
