@@ -20,6 +20,11 @@ command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 # the real-host tests run a controller under a faked wall clock (a clock step)
 command -v faketime >/dev/null 2>&1 || need_apt+=(faketime)
+# the docs tests open every page in a real headless browser: Debian's chromium and its driver
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+# the operator guide's commands (run by the docs test) read the daemons' /metrics with curl
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 
 python="${PYTHON:-python3}"
 if ! command -v "$python" >/dev/null 2>&1; then
@@ -79,7 +84,8 @@ pip_install() {
 
 echo "setup: python packages and the xco extension into $venv (a release build of the Rust core)"
 pip_install "maturin>=1.5,<2"
-pip_install --no-build-isolation -e ".[dev]"
+# dev: pytest, ruff; docs: mkdocs (Material, mkdocstrings), selenium, nbclient and ipykernel
+pip_install --no-build-isolation -e ".[dev,docs]"
 
 echo "setup: the XCo daemons (cargo build --release -p xco-daemon)"
 cargo build -q --release -p xco-daemon
