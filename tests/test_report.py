@@ -179,3 +179,9 @@ def test_reproduce_all_reports_every_reproduction_xco_list_prints(cli, tmp_path:
     # every figure the report shows exists
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert (out / src).is_file(), src
+    # and the page opens in a real browser: loads, every figure renders, no console error, no dead link
+    import browser
+
+    with browser.serve(out) as base_url, browser.chromium() as driver:
+        problems = browser.check_pages(driver, base_url, out, ["report.html"])
+    assert not problems, "\n".join(problems)

@@ -141,6 +141,7 @@ def html_page(report: Report) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request (the report is one file and its figures)
         "<title>xco: every reproduction, one report</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>xco: every reproduction, one report</h1>",
