@@ -411,6 +411,7 @@ def scratch():
         for ns in owned:
             if ns in present:
                 subprocess.run(["ip", "netns", "del", ns], check=False)
+        netns.ownership.path_of(p).unlink(missing_ok=True)  # the state file of this test's prefix
 
 
 def test_testbed_down_and_up_leave_everything_they_did_not_make(scratch, tmp_path):
@@ -442,7 +443,7 @@ def test_testbed_down_and_up_leave_everything_they_did_not_make(scratch, tmp_pat
     # marked as this testbed's, but under names it does not generate
     for name in (f"{p}-m9", f"{p}-x"):
         netns.sh("ip", "link", "add", name, "type", "bridge", ns=s)
-        netns.sh("ip", "link", "set", "dev", name, "alias", netns.mark(p), ns=s)
+        netns.sh("ip", "link", "set", "dev", name, "alias", netns.topo_mark(t), ns=s)
     subprocess.run(["ip", "netns", "add", f"{p}-other"], check=True)  # PREFIX-* but not the topology's
     before = _links_in(s)
     assert set(near) <= set(before)
@@ -465,7 +466,7 @@ def test_testbed_down_and_up_leave_everything_they_did_not_make(scratch, tmp_pat
     assert r.returncode == 0, r.stdout + r.stderr
     links = _links_in(s)
     for name in netns.names(t).root_links:
-        assert links[name] == netns.mark(p), (name, links)
+        assert links[name] == netns.topo_mark(t), (name, links)
     assert set(generated) <= _netns_names()
     netns.sh("ping", "-c1", "-W2", "10.0.0.2", ns=f"{p}-h1")
     netns.sh("ping", "-c1", "-W2", "10.1.1.2", ns=f"{p}-h2")
@@ -488,3 +489,56 @@ def test_testbed_down_and_up_leave_everything_they_did_not_make(scratch, tmp_pat
     r = run(sys.executable, "-c", DOWN_AS_ETH, str(path))
     assert r.returncode == 0 and "testbed.prefix" in r.stdout, r.stdout + r.stderr
     assert _links_in(s) == before
+
+
+def test_a_testbed_refuses_another_file_s_prefix_and_never_removes_a_namespace_it_did_not_add(
+    scratch, tmp_path
+):
+    p, s = scratch
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(SAFETY_TOPO.format(p=p))
+    # another file of the same prefix: one host rate differs, so it is another testbed
+    b.write_text(SAFETY_TOPO.format(p=p).replace("rate_mbps = 100", "rate_mbps = 50", 1))
+    ta, tb_ = topo.load(a), topo.load(b)
+    assert netns.owner_of(ta) != netns.owner_of(tb_)
+
+    def xco(*args: str) -> subprocess.CompletedProcess:
+        cmd = ["nsenter", f"--net=/run/netns/{s}", sys.executable, "-m", "xco.cli", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+    r = xco("testbed", "up", str(a))
+    assert r.returncode == 0, r.stdout + r.stderr
+    made = set(netns.names(ta).namespaces)
+    assert made <= _netns_names()
+    # 1. the other file's down and up are refused, naming the file that built the testbed; nothing moves
+    for verb in ("down", "up"):
+        r = xco("testbed", verb, str(b))
+        assert r.returncode == 2, (verb, r.stdout + r.stderr)
+        assert str(a) in r.stderr and "nothing was changed" in r.stderr, r.stderr
+        assert made <= _netns_names(), verb
+    # 2. its own file takes it down
+    r = xco("testbed", "down", str(a))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not made & _netns_names()
+    # 3. a namespace someone adds later under one of its names, marked with its very alias and with a
+    # process inside, is not the one the testbed made: a second down leaves it and the process
+    foreign = f"{p}-h1"
+    subprocess.run(["ip", "netns", "add", foreign], check=True)
+    proc = None
+    try:
+        netns.sh("ip", "link", "set", "lo", "alias", netns.topo_mark(ta), "up", ns=foreign)
+        proc = subprocess.Popen(["ip", "netns", "exec", foreign, "sleep", "60"])
+        time.sleep(0.2)
+        # the record of the first build is gone: write one that names the namespace, as a crash would
+        # have left it, with the identity the first namespace had
+        rec = netns.ownership.Record(prefix=p, owner=netns.owner_of(ta), topology=str(a))
+        rec.namespaces[foreign] = [0, 1]  # not the foreign namespace's identity
+        rec.save()
+        r = xco("testbed", "down", str(a))
+        assert r.returncode == 1 and foreign in r.stdout, r.stdout + r.stderr  # left, and said so
+        assert foreign in _netns_names() and proc.poll() is None
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        netns.ownership.path_of(p).unlink(missing_ok=True)

@@ -123,7 +123,7 @@ def test_routed_fattree_pings_every_pair_along_the_routing_layers_path_and_down_
         assert set(ours) <= _netns_names()
         links = _links_in(s)
         for name in netns.names(t).root_links:
-            assert links[name] == netns.mark(p), name
+            assert links[name] == netns.topo_mark(t), name
         plan = routes.plan(t)
         for sw, text in _count_rules(t, plan).items():
             subprocess.run(["ip", "netns", "exec", netns.ns_name(p, sw), "iptables-restore", "-w"],

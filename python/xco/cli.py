@@ -413,7 +413,7 @@ def _topology_arg(path: str):
 
 def _cmd_testbed_up(args: argparse.Namespace) -> int:
     from .testbed import TestbedError, up
-    from .testbed.netns import NamesTaken
+    from .testbed.netns import NamesTaken, OwnedByAnother
 
     t = _topology_arg(args.topology)
     if t.routed:
@@ -425,7 +425,7 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
             raise UsageError(str(e)) from None
     try:
         tb = up(t)
-    except NamesTaken as e:
+    except (NamesTaken, OwnedByAnother) as e:
         raise UsageError(str(e)) from None
     except TestbedError as e:
         raise UsageError(f"{e}\n  (xco testbed down {args.topology} removes any partial build)") from None
@@ -439,17 +439,20 @@ def _cmd_testbed_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_down(args: argparse.Namespace) -> int:
-    from .testbed import down, leftovers
+    from .testbed import TestbedError, down, leftovers
 
     t = _topology_arg(args.topology)
-    removed = down(t)
+    try:
+        removed = down(t)
+    except TestbedError as e:
+        raise UsageError(str(e)) from None
     left = leftovers(t)
     print(f"removed {len(removed)} namespaces and links of testbed {t.prefix}")
     if left:
         print(
-            f"LEFT: {', '.join(left)}: named as this testbed names its objects but not marked as its own "
-            f"(xco-testbed:{t.prefix}), or could not be removed; if they are stale, remove them yourself "
-            "(ip netns del NAME, ip link del NAME)"
+            f"LEFT: {', '.join(left)}: named as this testbed names its objects but not recorded as made by "
+            f"it (the state file of prefix {t.prefix}), or could not be removed; if they are stale, remove "
+            "them yourself (ip netns del NAME, ip link del NAME)"
         )
     return 1 if left else 0
 

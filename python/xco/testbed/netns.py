@@ -3,13 +3,18 @@
 routes :mod:`.routes` compiles from the controller's paths) as switches, tbf
 on every egress port (a rate and a drop-tail byte buffer).
 
-Every name a testbed creates follows from its topology file (:func:`names`),
-and everything it creates carries the mark ``xco-testbed:PREFIX`` (the alias
-of a root-namespace link; the alias of ``lo`` inside a namespace). :func:`down`
-removes an object only if its exact name is one the topology generates AND it
-carries the mark, so it works from the topology file alone, also after a
-crash, and never touches anything it did not make (a real ``eth0``, another
-testbed, a namespace ``PREFIX-other`` of someone else's):
+Every name a testbed creates follows from its topology file (:func:`names`);
+what it creates is recorded as it is made (:mod:`.ownership`: the state file
+``/run/xco-testbed/PREFIX.json`` names the topology file's owner hash, every
+namespace with its identity and every root-namespace link with its index),
+and carries the mark ``xco-testbed:PREFIX:OWNER`` (the alias of a
+root-namespace link; the alias of ``lo`` inside a namespace). :func:`down`
+removes an object only if the record of this very topology file lists it, the
+object bearing that name now is the one recorded, and it carries the mark; it
+refuses, naming the file, a prefix whose record another topology file wrote.
+So it works from the topology file alone, also after a crash, and never
+touches anything it did not make (a real ``eth0``, another testbed, a
+namespace someone else added under one of its names or marked with its alias):
 
 - namespaces ``PREFIX-NAME`` for hosts and switches (``PREFIX-HOST-gN`` for
   guests); their interfaces (the data and switch-link veths, which are created
@@ -20,6 +25,10 @@ testbed, a namespace ``PREFIX-other`` of someone else's):
   management veth is created with its other end already inside its host's
   namespace, so a crashed build cannot leave an unmarked one behind that
   removing the namespace would not remove too.
+
+Two testbeds from different topology files never share names: ``up`` refuses
+a prefix whose record another file wrote (bring that one down first, or
+choose another ``testbed.prefix``).
 
 Offloads (TSO/GSO/GRO) are off on every veth so switch buffers see MTU-sized
 frames, as a real switch does.
@@ -37,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import routes
+from . import ownership, routes
 from .topo import TestbedTopology, TopologyError, check_prefix
 
 
@@ -46,7 +55,11 @@ class TestbedError(Exception):
 
 
 class NamesTaken(TestbedError):
-    """Objects not marked as the testbed's hold names it needs: it cannot be built."""
+    """Objects the testbed's record does not list hold names it needs: it cannot be built."""
+
+
+class OwnedByAnother(TestbedError):
+    """The testbed prefix is recorded as built from another topology file."""
 
 
 def sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess:
@@ -82,9 +95,18 @@ def require_tools() -> None:
 IFNAMSIZ = 15  # the longest interface name Linux takes
 
 
-def mark(prefix: str) -> str:
-    """The alias every object of testbed ``prefix`` carries."""
-    return f"xco-testbed:{prefix}"
+def owner_of(topo: TestbedTopology) -> str:
+    """The owner hash of ``topo``'s testbed (:func:`.ownership.owner_id` of its file's text)."""
+    return ownership.owner_id(topo.text, repr(topo))
+
+
+def mark(prefix: str, owner: str) -> str:
+    """The alias every object of testbed ``prefix`` built from the file of ``owner`` carries."""
+    return f"xco-testbed:{prefix}:{owner}"
+
+
+def topo_mark(topo: TestbedTopology) -> str:
+    return mark(topo.prefix, owner_of(topo))
 
 
 def ns_name(prefix: str, name: str) -> str:
@@ -175,6 +197,7 @@ class Testbed:
 
     topo: TestbedTopology
     procs: list[subprocess.Popen] = field(default_factory=list)
+    record: ownership.Record | None = None  # what `up` made (None: a testbed not built here)
 
     @property
     def prefix(self) -> str:
@@ -229,17 +252,38 @@ def _signal_group(p: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def _record_of(topo: TestbedTopology) -> ownership.Record | None:
+    """The state file of ``topo``'s prefix; refuses one another topology file wrote."""
+    try:
+        rec = ownership.load(topo.prefix)
+    except ownership.BadRecord as e:
+        raise TestbedError(str(e)) from None
+    owner = owner_of(topo)
+    if rec is not None and rec.owner != owner:
+        raise OwnedByAnother(
+            f"testbed prefix {topo.prefix} is held by the testbed built from {rec.topology} (owner"
+            f" {rec.owner}), not from {topo.path} (owner {owner}): nothing was changed; run `xco testbed"
+            f" down {rec.topology}`, or choose another testbed.prefix"
+        )
+    return rec
+
+
 def up(topo: TestbedTopology) -> Testbed:
     """Build ``topo`` into namespaces (tearing down any leftovers of the same testbed first)."""
     require_tools()
+    names(topo)  # a bad prefix or too long a name: refused before anything is made
+    _record_of(topo)
     down(topo)
     taken = leftovers(topo)
     if taken:
         raise NamesTaken(
-            f"names this testbed needs are held by objects not marked as its own ({mark(topo.prefix)}): "
-            f"{', '.join(taken)}; remove them yourself if they are stale, or choose another testbed.prefix"
+            f"names this testbed needs are held by objects its record ({ownership.path_of(topo.prefix)})"
+            f" does not list: {', '.join(taken)}; remove them yourself if they are stale, or choose another"
+            " testbed.prefix"
         )
-    tb = Testbed(topo)
+    rec = ownership.Record(prefix=topo.prefix, owner=owner_of(topo), topology=str(topo.path))
+    rec.save()  # before anything is made: a crash leaves a record of what it made
+    tb = Testbed(topo, record=rec)
     try:
         _build(tb)
     except BaseException:
@@ -248,9 +292,29 @@ def up(topo: TestbedTopology) -> Testbed:
     return tb
 
 
+def _root_ifindex(name: str) -> int | None:
+    out = sh("ip", "-j", "link", "show", "dev", name, check=False).stdout
+    try:
+        return int(json.loads(out)[0]["ifindex"])
+    except (ValueError, IndexError, KeyError):
+        return None
+
+
+def _note_link(tb: Testbed, name: str) -> None:
+    """Record root-namespace link ``name``, just made, in the testbed's state file."""
+    idx = _root_ifindex(name)
+    if tb.record is not None and idx is not None:
+        tb.record.links[name] = idx
+        tb.record.save()
+
+
 def _add_ns(tb: Testbed, ns: str) -> None:
     sh("ip", "netns", "add", ns)
-    sh("ip", "link", "set", "lo", "alias", mark(tb.prefix), "up", ns=ns)
+    ident = ownership.ns_identity(ns)
+    if tb.record is not None and ident is not None:
+        tb.record.namespaces[ns] = ident
+        tb.record.save()
+    sh("ip", "link", "set", "lo", "alias", topo_mark(tb.topo), "up", ns=ns)
 
 
 def _batch(ns: str, lines: list[str]) -> None:
@@ -275,7 +339,7 @@ ROUTER_SYSCTLS = (
 def _build(tb: Testbed) -> None:
     t = tb.topo
     p = t.prefix
-    m = mark(p)
+    m = topo_mark(t)
     plan = routes.plan(t) if t.routed else None  # before anything is made: a bad file changes nothing
     for s in t.switches:
         ns = tb.ns(s)
@@ -295,6 +359,7 @@ def _build(tb: Testbed) -> None:
     )  # fmt: skip
     if r.returncode != 0:
         raise TestbedError(f"creating the management bridge {bridge} failed: {r.stderr.strip()}")
+    _note_link(tb, bridge)
     sh("ip", "addr", "add", f"{t.controller_ip}/{mgmt_net.prefixlen}", "dev", bridge)
     sh("ip", "link", "set", bridge, "up")
     for i, h in enumerate(t.hosts):
@@ -318,6 +383,7 @@ def _build(tb: Testbed) -> None:
         m_root = mgmt_veth(p, i)
         sh("ip", "link", "add", m_root, "type", "veth", "peer", "name", "mgmt0", "netns", ns)
         sh("ip", "link", "set", "dev", m_root, "alias", m)
+        _note_link(tb, m_root)
         sh("ip", "link", "set", m_root, "master", bridge)
         sh("ip", "link", "set", m_root, "up")
         mip = mgmt_net.network_address + 10 + i
@@ -372,17 +438,29 @@ def _guest(tb: Testbed, host: str, gi: int, prefix: str) -> None:
 def down(topo: TestbedTopology) -> list[str]:
     """Remove ``topo``'s testbed; returns what was removed. Never fails on leftovers.
 
-    Removes exactly the namespaces and root-namespace links :func:`names`
-    generates for ``topo`` that carry the testbed's mark; anything else — also
-    an unmarked object under one of those names — is left alone (and
-    :func:`leftovers` reports it). Processes inside a removed namespace are
-    stopped (SIGTERM, SIGKILL after 3 s)."""
+    Removes exactly the namespaces and root-namespace links that the state
+    file of ``topo``'s prefix records as made by this topology file, each only
+    if the object bearing the name now is the one recorded and carries the
+    mark; anything else — also an unmarked or foreign object under one of
+    those names — is left alone (and :func:`leftovers` reports it). Raises
+    :class:`OwnedByAnother` (nothing removed) if another topology file wrote
+    the record. Processes inside a removed namespace are stopped (SIGTERM,
+    SIGKILL after 3 s)."""
     n = names(topo)
-    m = mark(topo.prefix)
+    rec = _record_of(topo)
+    if rec is None:
+        return []  # nothing recorded: nothing here is provably this testbed's
+    m = topo_mark(topo)
     removed = []
-    for ns in namespaces(topo):
-        if _ns_mark(ns) != m:
+    for ns, ident in list(rec.namespaces.items()):
+        if ns not in n.namespaces:
             continue
+        now = ownership.ns_identity(ns)
+        if now is None:
+            del rec.namespaces[ns]  # gone already
+            continue
+        if now != ident or _ns_mark(ns) != m:
+            continue  # someone else's namespace under that name now: left alone
         pids = sh("ip", "netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
             subprocess.run(["kill", "-TERM", pid], capture_output=True)
@@ -394,13 +472,25 @@ def down(topo: TestbedTopology) -> list[str]:
         for pid in pids:
             subprocess.run(["kill", "-KILL", pid], capture_output=True)
         sh("ip", "netns", "del", ns, check=False)
-        removed.append(ns)
+        if ownership.ns_identity(ns) is None:
+            del rec.namespaces[ns]
+            removed.append(ns)
     # a veth whose other end was in a removed namespace may outlive it for a moment: remove it here
     links = _root_links()
-    for name in n.root_links:
-        if links.get(name) == m:
+    for name, idx in list(rec.links.items()):
+        if name not in n.root_links:
+            continue
+        if name not in links:
+            del rec.links[name]
+            continue
+        if links[name] == m and _root_ifindex(name) == idx:
             sh("ip", "link", "del", "dev", name, check=False)
+            del rec.links[name]
             removed.append(name)
+    if rec.namespaces or rec.links:
+        rec.save()
+    else:
+        rec.forget()
     return removed
 
 
