@@ -125,3 +125,19 @@ def test_web_fanin_all_sets_each_remedy_in_the_scenario_it_runs():
     )
     assert all("xco" not in got[s] for s in w.ORDER if not s.startswith("xco-"))
     assert {s for s in w.ORDER if w.SERIES[s][0] != "one_all"} == {"ictcp", "sw", "sicc"}
+
+
+def test_sicc_scale_points_are_150000_servers_and_a_sicc_request_completes_there():
+    from xco import sim
+    from xco.reproduce import sicc_scale
+
+    scn = sicc_scale.scn_of(sicc.base(), "sicc", 2_000, 1)
+    t = scn["topology"]
+    assert t["servers_per_rack"] * t["racks"] == 150_000
+    assert scn["apps"][0]["objects"] >= 2 * 2_000
+    raw = sim.run_raw(scn, 1)
+    req = sicc.app_table(raw, "requests.csv")
+    assert len(req) == 1 and int(req["queries"].iloc[0]) == 2_000
+    assert sicc.app_table(raw, "queries.csv")["latency_us"].notna().sum() == 2_000  # every object arrived
+    m = sicc_scale.measure(raw)
+    assert m["data_packet_hops"] > 0 and m["events"] > 0

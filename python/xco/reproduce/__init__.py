@@ -165,6 +165,7 @@ from . import (  # noqa: E402,F401
     real_incast,
     real_outcast,
     sicc,
+    sicc_scale,
     sicc_tree,
     web_fanin_all,
     xco_fattree,

@@ -108,10 +108,13 @@ def point_row(res: dict) -> dict:
     }
 
 
-def run_points(rid: str, opts: Options, points: list[sweep.Point], b: dict) -> list[dict]:
-    """Run ``points``, keeping each run's compact result; an interrupt writes what finished."""
+def run_points(rid: str, opts: Options, points: list[sweep.Point], b: dict, measure=None) -> list[dict]:
+    """Run ``points``, keeping each run's compact result (``measure``, default :func:`compact`);
+    an interrupt writes what finished."""
     try:
-        return sweep.run(points, compact, jobs=opts.jobs, desc=rid, progress=opts.progress, log_runs=True)
+        return sweep.run(
+            points, measure or compact, jobs=opts.jobs, desc=rid, progress=opts.progress, log_runs=True
+        )
     except Interrupted as e:
         done = [points[i] for i in e.indices]
         record = [point_record(b, p.labels, p.scenario, p.seed) for p in done]
