@@ -189,7 +189,7 @@ def sim_scenario(n: int, rounds: int, response_bytes: int, tcp_profile: str, see
         "tcp": tcp,
         "apps": [{
             "kind": "incast", "client": "h0", "servers": [f"h{i}" for i in range(1, n + 1)],
-            "sru": f"{response_bytes}B", "request": 8, "rounds": rounds, "reuse_connections": True,
+            "sru": f"{response_bytes}B", "request": "8B", "rounds": rounds, "reuse_connections": True,
         }],
         "output": {"timeseries_bin_us": 0},
     }  # fmt: skip
