@@ -18,7 +18,8 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     assert sorted(set(df["n"])) == pdn.QUICK_N
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-    assert (tmp_path / "pdn-completion.png").exists()
+    # one sweep serves pdn-goodput, pdn-completion and pdn-theory, but each id writes only its own files
+    assert not (tmp_path / "pdn-completion.png").exists() and not (tmp_path / "pdn-theory.csv").exists()
     meta = json.loads((tmp_path / "pdn-goodput.meta.json").read_text())
     assert meta["seed"] == 5 and "scenario_toml" not in meta
     # the record of what ran: every point with the keys it overrides

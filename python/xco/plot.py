@@ -15,16 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
-
-# SVG output that does not depend on the time or a random id: same data, same bytes
-matplotlib.rcParams["svg.hashsalt"] = "xco"
-matplotlib.rcParams["svg.fonttype"] = "none"
+# matplotlib and pandas load on first use (xco._lazy), with the SVG settings
+# that make the same data give the same bytes
+from ._lazy import pd, plt, ticker
 
 
 def save(fig, path: Path) -> Path:
@@ -44,9 +37,9 @@ def vector_path(path: Path) -> Path:
 def integer_ticks(ax, *, x: bool = False, y: bool = False) -> None:
     """Whole-number ticks on the x and/or y axis (for counts: servers, senders, k)."""
     if x:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     if y:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
 
 
 def is_integer(col: pd.Series) -> bool:
@@ -144,9 +137,9 @@ def draw_lines(
 
 def plain_log(ax) -> None:
     """Log-scale y tick labels as plain numbers (``0.5``, ``2``, ``1000``), not powers of ten."""
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    fmt = ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+    ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
 
 
 def lines(
@@ -305,7 +298,7 @@ def bars(
         ax.set_xticklabels([str(g) for g in groups], fontsize=8)
         ax.set_ylim(bottom=0, top=max(1e-9, top) * 1.12)
         if integer_y:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.grid(True, axis="y", alpha=0.3)
         return _finish(fig, ax, path, title, xlabel, ylabel, note)
     for i, name in enumerate(names):
@@ -336,6 +329,6 @@ def bars(
     else:
         ax.set_ylim(bottom=0, top=max(1e-9, top) * 1.12)
     if integer_y:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     ax.grid(True, axis="y", alpha=0.3)
     return _finish(fig, ax, path, title, xlabel, ylabel, note)

@@ -35,9 +35,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from .. import plot
+from .._lazy import pd
 from ..sim import run_raw
 from . import Options, Outcome, Reproduction, register, write_meta
 
@@ -781,7 +780,13 @@ def background_apps(load: float, opts: Options) -> list[dict[str, Any]]:
             dst = rng.choice([h for h in hosts if h != src])
             size = rng.choices([b for b, _ in SIZES], weights=[p for _, p in SIZES])[0]
             apps.append(
-                {"kind": "transfer", "src": src, "dst": dst, "bytes": f"{size}B", "start_ms": round(t * 1e3, 6)}
+                {
+                    "kind": "transfer",
+                    "src": src,
+                    "dst": dst,
+                    "bytes": f"{size}B",
+                    "start_ms": round(t * 1e3, 6),
+                }
             )
             t += rng.expovariate(1 / gap_s)
     return apps

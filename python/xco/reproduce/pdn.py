@@ -24,9 +24,8 @@ import math
 from importlib import resources
 from typing import Any
 
-import pandas as pd
-
 from .. import plot, scenario, sweep
+from .._lazy import pd
 from ..interrupt import Interrupted
 from ..sim import app_metrics
 from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
@@ -389,18 +388,18 @@ def _run(opts: Options, rid: str) -> Outcome:
     )
     order = [SERIES_LABEL[s] for s in SERIES]
     shown = df.assign(series=df["series"].map(SERIES_LABEL))
-    files = []
-    cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
-    for cur in ("pdn-goodput", "pdn-completion"):
-        csv = opts.out / f"{cur}.csv"
-        df[cols].to_csv(csv, index=False)
-        files.append(csv)
     both = pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
-    csv = opts.out / "pdn-theory.csv"
-    both.to_csv(csv, index=False)
-    files.append(csv)
-    files.append(
-        plot.lines(
+    # one sweep serves three ids; each writes only its own files (rid.csv, .png, .txt, .meta.json)
+    csv = opts.out / f"{rid}.csv"
+    if rid == "pdn-theory":
+        both.to_csv(csv, index=False)
+    else:
+        df[["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]].to_csv(
+            csv, index=False
+        )
+    files = [csv]
+    if rid == "pdn-goodput":
+        png = plot.lines(
             shown,
             "n",
             "goodput_mbps",
@@ -413,9 +412,8 @@ def _run(opts: Options, rid: str) -> Outcome:
             hline=(ideal, "payload line rate"),
             order=order,
         )
-    )
-    files.append(
-        plot.lines(
+    elif rid == "pdn-completion":
+        png = plot.lines(
             shown,
             "n",
             "completion_ms",
@@ -428,9 +426,8 @@ def _run(opts: Options, rid: str) -> Outcome:
             logy=True,
             order=order,
         )
-    )
-    files.append(
-        plot.lines(
+    else:
+        png = plot.lines(
             both.assign(series=both["series"].map(SERIES_LABEL)),
             "n",
             "completion_ms",
@@ -442,33 +439,31 @@ def _run(opts: Options, rid: str) -> Outcome:
             note=_note("pdn-theory", opts),
             order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
         )
-    )
-    text = summary(df, opts)
-    theory_text = "\n".join(
-        [
-            *settings_text(opts),
-            "",
-            f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
-            *(
-                f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
-                for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
-            ),
-            "",
-            *verdict_theory(pd.concat([df, theory])),
-        ]
-    )
+    files.append(png)
+    if rid == "pdn-theory":
+        text = "\n".join(
+            [
+                *settings_text(opts),
+                "",
+                f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
+                *(
+                    f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
+                    for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
+                ),
+                "",
+                *verdict_theory(pd.concat([df, theory])),
+            ]
+        )
+    else:
+        text = summary(df, opts)
     base = base_scenario(opts.profile)
     records = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
-    for cur, body in (("pdn-goodput", text), ("pdn-completion", text), ("pdn-theory", theory_text)):
-        (opts.out / f"{cur}.txt").write_text(body + "\n")
-        files.append(opts.out / f"{cur}.txt")
-        files.append(
-            write_meta(
-                opts, cur, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records
-            )
-        )
-    summary_text = text if rid != "pdn-theory" else theory_text
-    return Outcome(files=files, summary=summary_text)
+    (opts.out / f"{rid}.txt").write_text(text + "\n")
+    files.append(opts.out / f"{rid}.txt")
+    files.append(
+        write_meta(opts, rid, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records)
+    )
+    return Outcome(files=files, summary=text)
 
 
 def _run_queue(opts: Options) -> Outcome:

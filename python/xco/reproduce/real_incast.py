@@ -44,9 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .. import scenario
+from .._lazy import pd, plt
 from ..testbed import daemons, fanin, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta
 
@@ -232,7 +231,6 @@ def collapse_n(d: pd.DataFrame) -> int | None:
 
 
 def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120, sharey=True)
     for ax, src, label in (

@@ -24,10 +24,8 @@ from __future__ import annotations
 import io
 import math
 
-import numpy as np
-import pandas as pd
-
 from .. import plot, scenario, sweep
+from .._lazy import np, pd, plt
 from ..interrupt import Interrupted
 from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
 from .claims import FAILS, HOLDS, PARTLY, Check, all_any, at_least
@@ -207,7 +205,6 @@ def latency_checks(df: pd.DataFrame) -> list[Check]:
 
 
 def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
-    import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     plot.draw_lines(a, df, "queries", "latency_ms_mean", "series", labels=NAMES, order=LAT_SERIES)
@@ -333,7 +330,6 @@ def interrack_checks(df: pd.DataFrame) -> list[Check]:
 
 
 def interrack_draw(df: pd.DataFrame, opts: Options):
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     plot.draw_lines(
@@ -474,7 +470,6 @@ def ablation_checks(df: pd.DataFrame, full: str, ablated: str, part: str) -> lis
 
 
 def ablation_draw(df: pd.DataFrame, rid: str, order: list[str], opts: Options):
-    import matplotlib.pyplot as plt
 
     setups = list(dict.fromkeys(df["setup"]))
     fig, axes = plt.subplots(1, len(setups), figsize=(5.5 * len(setups), 4.2), squeeze=False)
@@ -590,7 +585,6 @@ TT_REPS_QUICK, TT_REPS_FULL = (4, 4), (8, 8)
 
 
 def run_treetime(opts: Options) -> Outcome:
-    import matplotlib.pyplot as plt
 
     from .. import _native
 
