@@ -98,7 +98,8 @@ def _fake_sweep(points, opts, desc, rid):
         good = 900.0 if s.startswith("pdn") or n < 32 else 50.0
         rows.append(
             {"series": s, "n": n, "goodput_mbps": good, "completion_ms": n * 0.1, "timeouts": 0,
-             "notifications": 0, "max_notice_queue": 0}
+             "notifications": 0, "max_notice_queue": 0, "round_goodput_min_mbps": good / 2,
+             "round_goodput_max_mbps": good}
         )  # fmt: skip
     return pdn.pd.DataFrame(rows)
 

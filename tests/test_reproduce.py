@@ -11,7 +11,12 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     r = cli("reproduce", "pdn-goodput", "--out", str(tmp_path), "--seed", "5")
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(tmp_path / "pdn-goodput.csv")
-    assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
+    assert list(df.columns) == [
+        "series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications",
+        "round_goodput_min_mbps", "round_goodput_max_mbps",
+    ]  # fmt: skip
+    assert (df["round_goodput_min_mbps"] <= df["goodput_mbps"] + 1e-6).all()
+    assert (df["goodput_mbps"] <= df["round_goodput_max_mbps"] + 1e-6).all()
     assert set(df["series"]) == set(pdn.SERIES)
     paper = {"newreno", "delay400", "delay800", "pdn"}
     assert set(pdn.SERIES) == paper | {"pdn-rtt", "rto1ms", "linux", "dctcp"}

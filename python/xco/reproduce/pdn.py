@@ -20,6 +20,9 @@ says setting by setting where each value comes from).
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
 from importlib import resources
 from typing import Any
@@ -94,12 +97,28 @@ def mss_bytes(sc: dict[str, Any], pdn: bool) -> int:
     return mtu - 40 - options - (20 if pdn else 0)
 
 
+def round_goodputs_mbps(raw: dict[str, Any], servers: int) -> list[float]:
+    """Each finished round's goodput, Mbit/s: the N SRUs over that round's time
+    (the incast app's samples are round times in ms)."""
+    sru = scenario.size_bytes(json.loads(raw["meta"])["scenario"]["apps"][0]["sru"], "apps[0].sru")
+    times_ms = [
+        float(r["value"])
+        for r in csv.DictReader(io.StringIO(raw["samples"]))
+        if r["app"] == "0" and r["kind"] == "incast" and float(r["value"]) > 0
+    ]
+    return [servers * sru * 8 / (t / 1e3) / 1e6 for t in times_ms]
+
+
 def _measure(raw: dict[str, Any]) -> dict[str, Any]:
     m = app_metrics(raw)
     # the PDN rows follow the apps in apps.csv (absent without PDN)
     p = app_metrics(raw, app=1)
+    rounds = round_goodputs_mbps(raw, int(m["servers"]))
     return {
         "goodput_mbps": m["goodput_mbps"],
+        # the spread the mean hides: the slowest and the fastest round (the mean lies between)
+        "round_goodput_min_mbps": min(rounds, default=math.nan),
+        "round_goodput_max_mbps": max(rounds, default=math.nan),
         "completion_ms": m["completion_ms_mean"],
         "timeouts": int(m["timeouts"]),
         "notifications": int(p.get("notifications_made", 0)),
@@ -390,14 +409,14 @@ def _run(opts: Options, rid: str) -> Outcome:
     shown = df.assign(series=df["series"].map(SERIES_LABEL))
     both = pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
     # one sweep serves three ids; each writes only its own files (rid.csv, .png, .txt, .meta.json)
-    csv = opts.out / f"{rid}.csv"
+    csv_path = opts.out / f"{rid}.csv"
     if rid == "pdn-theory":
-        both.to_csv(csv, index=False)
+        both.to_csv(csv_path, index=False)
     else:
-        df[["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]].to_csv(
-            csv, index=False
-        )
-    files = [csv]
+        cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
+        cols += ["round_goodput_min_mbps", "round_goodput_max_mbps"] if rid == "pdn-goodput" else []
+        df[cols].to_csv(csv_path, index=False)
+    files = [csv_path]
     if rid == "pdn-goodput":
         png = plot.lines(
             shown,
@@ -411,6 +430,7 @@ def _run(opts: Options, rid: str) -> Outcome:
             note=_note("pdn-goodput", opts),
             hline=(ideal, "payload line rate"),
             order=order,
+            band=("round_goodput_min_mbps", "round_goodput_max_mbps", "band: slowest to fastest round"),
         )
     elif rid == "pdn-completion":
         png = plot.lines(
