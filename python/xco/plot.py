@@ -344,13 +344,20 @@ def panels(
         ax.grid(True, alpha=0.3)
     axes[0].set_title(title)
     axes[-1].set_xlabel(xlabel)
-    # one legend for all panels: the series once, and each panel's reference line
+    legend_below(fig, axes, note=note)
+    return save(fig, path)
+
+
+def legend_below(fig, axes: list, *, note: str = "") -> None:
+    """One legend below all ``axes`` of ``fig`` (each label once, the first axes' first) and
+    ``note`` under it, as :func:`below` places them; any legend drawn on an axes is removed."""
     seen: dict[str, object] = {}
     for ax in axes:
         for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(name, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
     below(fig, list(seen.values()), list(seen), note=note)
-    return save(fig, path)
 
 
 def _rotation(groups: list) -> int:
