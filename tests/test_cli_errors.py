@@ -10,7 +10,7 @@ hosts = 2
 kind = "transfer"
 src = "h0"
 dst = "h1"
-bytes = 100000
+bytes = "100KB"
 """
 
 CASES = [
@@ -19,6 +19,31 @@ CASES = [
     (GOOD.replace('"star"', '"hypercube"'), "topology.kind"),
     (GOOD.replace('dst = "h1"', 'dst = "h7"'), "apps[0].dst"),
     ("this is = not toml [", "invalid scenario"),
+    # a rate or size without a unit: never read as bit/s or bytes (host_rate = 1000 ran at 1 kbit/s)
+    (
+        GOOD.replace("hosts = 2", "hosts = 2\nhost_rate = 1000"),
+        "topology.host_rate: a bare number (1000) has no unit",
+    ),
+    (GOOD.replace('bytes = "100KB"', "bytes = 100000"), "apps[0].bytes: a bare number (100000) has no unit"),
+    # a bin so short it rounds to nothing: an error with the range, never a silent "off"
+    (GOOD + "[output]\ntimeseries_bin_us = 1e-9\n", "output.timeseries_bin_us: must be 0 (no time series)"),
+]
+
+EXPLICIT = """
+[topology]
+kind = "explicit"
+nodes = [{ name = "h0", kind = "host" }, { name = "NAME", kind = "host" }, { name = "s", kind = "switch" }]
+links = [{ a = "h0", b = "s", rate = "1Gbps" }, { a = "NAME", b = "s", rate = "1Gbps" }]
+[[apps]]
+kind = "transfer"
+src = "h0"
+dst = "NAME"
+bytes = "100KB"
+"""
+
+CASES += [
+    (EXPLICIT.replace("NAME", bad), "topology.nodes[1].name: node name")
+    for bad in ("", "a b", "s1,x", "a..b")
 ]
 
 
@@ -39,6 +64,15 @@ def test_missing_file_and_unknown_reproduction_exit_2(tmp_path, cli):
     assert r.returncode == 2 and "not found" in r.stderr and "Traceback" not in r.stderr
     r = cli("reproduce", "no-such-experiment", "--out", str(tmp_path))
     assert r.returncode == 2 and "pdn-goodput" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_unknown_reproduction_lists_every_id(tmp_path, cli):
+    listed = [line.split()[0] for line in cli("list").stdout.splitlines()[1:] if line.strip()]
+    assert len(listed) > 30
+    r = cli("reproduce", "no-such-experiment", "--out", str(tmp_path))
+    assert r.returncode == 2
+    missing = [rid for rid in listed if rid not in r.stderr]
+    assert not missing, f"the error leaves out {missing}: {r.stderr}"
 
 
 def test_good_scenario_checks_ok(tmp_path, cli):

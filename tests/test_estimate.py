@@ -72,5 +72,5 @@ def test_max_output_cuts_the_time_series_with_one_warning(tmp_path, cli):
     assert 60_000 < size <= 64 * 1024
     meta = json.loads((out / "meta.json").read_text())
     assert meta["output_cut"][0]["file"] == "timeseries.csv" and meta["output_cut"][0]["limit_bytes"] == 65536
-    r = cli("sim", "run", str(REPO / "scenarios/short-flows.toml"), "--out", str(out), "--max-output", "100")
+    r = cli("sim", "run", str(REPO / "scenarios/short-flows.toml"), "--out", str(out), "--max-output", "100B")
     assert r.returncode == 2 and "at least 1KiB" in r.stderr

@@ -11,14 +11,20 @@ def test_pdn_goodput_writes_csv_png_and_summary(tmp_path, cli):
     r = cli("reproduce", "pdn-goodput", "--out", str(tmp_path), "--seed", "5")
     assert r.returncode == 0, r.stderr
     df = pd.read_csv(tmp_path / "pdn-goodput.csv")
-    assert list(df.columns) == ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
+    assert list(df.columns) == [
+        "series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications",
+        "round_goodput_min_mbps", "round_goodput_max_mbps",
+    ]  # fmt: skip
+    assert (df["round_goodput_min_mbps"] <= df["goodput_mbps"] + 1e-6).all()
+    assert (df["goodput_mbps"] <= df["round_goodput_max_mbps"] + 1e-6).all()
     assert set(df["series"]) == set(pdn.SERIES)
     paper = {"newreno", "delay400", "delay800", "pdn"}
     assert set(pdn.SERIES) == paper | {"pdn-rtt", "rto1ms", "linux", "dctcp"}
     assert sorted(set(df["n"])) == pdn.QUICK_N
     png = (tmp_path / "pdn-goodput.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-    assert (tmp_path / "pdn-completion.png").exists()
+    # one sweep serves pdn-goodput, pdn-completion and pdn-theory, but each id writes only its own files
+    assert not (tmp_path / "pdn-completion.png").exists() and not (tmp_path / "pdn-theory.csv").exists()
     meta = json.loads((tmp_path / "pdn-goodput.meta.json").read_text())
     assert meta["seed"] == 5 and "scenario_toml" not in meta
     # the record of what ran: every point with the keys it overrides

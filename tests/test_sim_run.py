@@ -108,6 +108,7 @@ def test_cli_writes_tables_and_is_byte_identical(tmp_path, cli):
             "hosts.csv",
             "meta.json",
             "sa-sb.pcap",
+            "xco-outputs.txt",
         ]
     )
     for f in files:

@@ -30,7 +30,7 @@ kind = "incast"
 client = "h0"
 servers = ["h1", "h2", "h3", "h4"]
 sru = "20KB"
-request = 64
+request = "64B"
 rounds = ROUNDS
 start_delay_max_us = 50   # the seed draws each server's start delay
 [output]

@@ -52,16 +52,39 @@ def _check_jobs(jobs: int | None) -> None:
 
 
 def _check_out(out: str) -> Path:
-    """``out`` as an output directory: it may not exist yet, but must not be a file."""
+    """``out`` as an output directory, checked before any work: it may not exist
+    yet, but must not be a file, and it (or the nearest directory above it, in
+    which it will be made) must take a new file."""
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise UsageError(f"--out {out!r} is a file, not a directory")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"--out {out!r}: {str(parent)!r} is a file, not a directory")
-            break
+    where = p
+    if not p.exists():
+        for parent in p.absolute().parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise UsageError(f"--out {out!r}: {str(parent)!r} is a file, not a directory")
+                where = parent
+                break
+    if not _writable(where):
+        what = "is not writable" if where == p else f"cannot be made: {str(where)!r} is not writable"
+        raise UsageError(f"--out {out!r} {what}; give a directory you can write to")
     return p
+
+
+def _writable(directory: Path) -> bool:
+    """True if a file can be made in ``directory`` (tried: a probe file made and removed at once)."""
+    import tempfile
+
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".xco-probe-", dir=directory)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
 
 
 def _catalogue_epilog() -> str:
@@ -106,10 +129,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         profile=profile or (r.profiles[0] if r.profiles else None),
     )
     t0 = time.perf_counter()
+    reproduce.remove_previous(opts.out, r.id)
     try:
         outcome = r.run(opts)
     except KeyboardInterrupt as e:
         return _reproduce_interrupted(r.id, opts, e)
+    reproduce.record_files(opts.out, r.id, outcome.files)
     print(outcome.summary)
     print()
     print(f"wrote {len(outcome.files)} files to {opts.out}/ in {time.perf_counter() - t0:.1f} s:")
@@ -146,12 +171,10 @@ def _reproduce_interrupted(rid: str, opts, e: KeyboardInterrupt) -> int:
     else:
         # a reproduction that writes only at its end: the record says it was stopped
         opts.out.mkdir(parents=True, exist_ok=True)
-        note = (
-            "interrupted before it finished writing: files of this id may be missing, partial"
-            " or from an earlier run"
-        )
+        note = "interrupted before it finished writing: files of this id may be missing or partial"
         files = [reproduce.write_meta(opts, rid, {"interrupted": True, "note": note})]
         done = "no partial table"
+    reproduce.record_files(opts.out, rid, files)
     shown = ", ".join(str(f) for f in files)
     print(
         f"xco: {rid} interrupted ({interrupt.signal_name()}): {done}; wrote {shown} "
@@ -171,6 +194,49 @@ def _read_scenario(path: str) -> str:
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise UsageError(f"scenario file {path!r} is not UTF-8 text (byte {e.start}, line {line})") from None
+
+
+def _with_sets(text: str, sets: list[str] | None) -> str:
+    """``text`` with every ``--set KEY=VALUE`` applied (KEY a dotted path such as
+    ``topology.hosts_a`` or ``apps[0].rounds``; VALUE read as TOML, else as a
+    string); unchanged, byte for byte, without any."""
+    if not sets:
+        return text
+    from . import scenario
+    from .campaign.grid import GridError, set_path
+
+    try:
+        doc = scenario.parse(text)
+    except ValueError:
+        return text  # not TOML: the simulator's reader names the line
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"--set {item!r}: write KEY=VALUE, e.g. --set topology.hosts_a=32")
+        try:
+            value = scenario.parse(f"v = {raw}")["v"]
+        except ValueError:
+            value = raw.strip()  # 10Gbps, h0..h9: a string without quotes
+        try:
+            set_path(doc, key, value)
+        except GridError as e:
+            raise UsageError(f"--set {key}: {e.problem}") from None
+    return scenario.to_text(doc)
+
+
+def _set_key_error(e: Exception, sets: list[str] | None) -> None:
+    """Raise a UsageError naming the ``--set`` key that scenario error ``e`` is about,
+    when it says the key is unknown (the scenario text it names lines in is generated)."""
+    field = getattr(e, "field", "") or ""
+    problem = getattr(e, "problem", "") or ""
+    if not field or not problem.startswith("unknown field"):
+        return
+    for item in sets or []:
+        key = item.partition("=")[0].strip()
+        if key == field or key.startswith((field + ".", field + "[")):
+            why = problem.split(" (line ")[0]
+            raise UsageError(f"--set {key}: not a scenario key ({field}: {why})") from None
 
 
 def _size_arg(value: str, flag: str) -> int:
@@ -193,10 +259,11 @@ def _show_progress(args: argparse.Namespace) -> bool:
 def _cmd_sim_run(args: argparse.Namespace) -> int:
     from . import interrupt, memory, sim
     from .progress import RunProgress
+    from .scenario import ScenarioError
 
     _check_seed(args.seed)
     out = _check_out(args.out)
-    text = _read_scenario(args.scenario)
+    text = _with_sets(_read_scenario(args.scenario), args.set)
     max_output = _size_arg(args.max_output, "--max-output") if args.max_output is not None else None
     if max_output is not None and max_output < 1024:
         raise UsageError(f"--max-output must be at least 1KiB, got {args.max_output!r}")
@@ -208,6 +275,9 @@ def _cmd_sim_run(args: argparse.Namespace) -> int:
         raw = sim.run_raw(
             text, seed=args.seed, progress=progress, max_file_bytes=max_output, max_memory_bytes=limit
         )
+    except ScenarioError as e:
+        _set_key_error(e, args.set)
+        raise
     except interrupt.Interrupted as e:
         return _sim_run_interrupted(args, e, out)
     except sim.MemoryLimitError as e:
@@ -220,6 +290,8 @@ def _cmd_sim_run(args: argparse.Namespace) -> int:
         f"{args.scenario}: seed {raw['seed']}, simulated {raw['sim_end_s']:.6f} s ({raw['stop_reason']}), "
         f"{raw['events']:,} events in {wall:.2f} s"
     )
+    for item in args.set or []:
+        print(f"  --set {item}")
     for (app, kind), figures in _app_figures(raw["apps"]):
         print(f"  app {app} ({kind}): {figures}")
     print(f"wrote {', '.join(files)} to {out}/")
@@ -264,13 +336,19 @@ def _sim_run_interrupted(args: argparse.Namespace, e, out: Path) -> int:
 
 def _cmd_sim_check(args: argparse.Namespace) -> int:
     from . import memory, sim
+    from .scenario import ScenarioError
 
     _check_seed(args.seed)
-    est = sim.estimate(_read_scenario(args.scenario), seed=args.seed)
+    text = _with_sets(_read_scenario(args.scenario), args.set)
+    try:
+        est = sim.estimate(text, seed=args.seed)
+    except ScenarioError as e:
+        _set_key_error(e, args.set)
+        raise
     base = memory.rss_bytes()
     avail = memory.available_bytes()
     total = est["bytes"] + base
-    print(f"{args.scenario}: ok")
+    print(f"{args.scenario}: ok" + "".join(f" (--set {item})" for item in args.set or []))
     print(est["text"].rstrip("\n"))
     what = "before a run (Python and its libraries, measured now)"
     print(f"  {'this process':<22} {memory.human(base):>10}  {what}")
@@ -310,6 +388,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .campaign.grid import GridError
 
     _check_jobs(args.jobs)
+    _check_out(args.out)
     if args.seeds is not None and args.seeds < 1:
         raise UsageError(f"--seeds must be a whole number of at least 1, got {args.seeds}")
     where = args.grid or f"{args.out}/campaign.json"
@@ -487,6 +566,17 @@ def _reproduce_options(sp: argparse.ArgumentParser) -> None:
     )
 
 
+def _set_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override one scenario key, e.g. --set topology.hosts_a=32 --set apps[0].rounds=5 "
+        '--set topology.host_rate=10Gbps; VALUE is read as TOML (5, 1.5, true, [1, 2], "text"), '
+        "anything else as a string; repeatable",
+    )
+
+
 def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
     """The CLI's parser; ``catalogue`` False leaves the experiment list out of
     ``xco reproduce --help`` (it imports every reproduction and matplotlib)."""
@@ -541,6 +631,7 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--out", required=True, help="output directory")
     sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    _set_option(sp)
     sp.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -572,6 +663,7 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
     )
     sp.add_argument("scenario", help="scenario file (TOML)")
     sp.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    _set_option(sp)
     sp.set_defaults(func=_cmd_sim_check)
 
     sp = sub.add_parser(

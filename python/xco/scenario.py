@@ -101,14 +101,22 @@ def with_changes(base: dict[str, Any], **sections: dict[str, Any]) -> dict[str, 
     return out
 
 
+def _as_written(value: str | float) -> str:
+    """``value`` as a scenario file would hold it: a bare number becomes its text,
+    which the reader refuses (a rate or size needs a unit) instead of guessing one."""
+    return value if isinstance(value, str) else str(value)
+
+
 def size_bytes(value: str | float, field: str = "size") -> int:
-    """A size as scenarios read it (``"10KB"`` is 10,000 bytes), in bytes."""
-    return _native.size_bytes(value, field)
+    """A size as scenarios read it (``"10KB"`` is 10,000 bytes), in bytes; a bare
+    number (``10000``) is a :class:`ScenarioError` naming ``field``."""
+    return _native.size_bytes(_as_written(value), field)
 
 
 def rate_bps(value: str | float, field: str = "rate") -> int:
-    """A rate as scenarios read it (``"1Gbps"``), in bits per second."""
-    return _native.rate_bps(value, field)
+    """A rate as scenarios read it (``"1Gbps"``), in bits per second; a bare
+    number is a :class:`ScenarioError` naming ``field``."""
+    return _native.rate_bps(_as_written(value), field)
 
 
 def validate(scenario: ScenarioLike) -> None:

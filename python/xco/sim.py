@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from . import _native, memory
+from ._lazy import pd
 from .interrupt import Interrupted
 from .progress import RunProgress
 from .scenario import ScenarioLike, check_seed, to_text
@@ -95,11 +94,40 @@ class Result:
         return out
 
 
+MANIFEST = "xco-outputs.txt"
+"""The file in an output directory that lists what the run wrote there (itself included)."""
+
+
+def previous_outputs(out: Path) -> list[Path]:
+    """The files an earlier run wrote into ``out``, as its :data:`MANIFEST` lists
+    them: plain names of regular files that still exist (never a path elsewhere,
+    never a directory or a link, never a file the manifest does not name)."""
+    manifest = out / MANIFEST
+    if not manifest.is_file():
+        return []
+    found = []
+    for line in manifest.read_text(encoding="utf-8", errors="replace").splitlines():
+        name = line.strip()
+        if not name or name.startswith("#") or name in (".", "..") or "/" in name or "\\" in name:
+            continue
+        p = out / name
+        if p.is_file() and not p.is_symlink():
+            found.append(p)
+    return found
+
+
 def write_raw(raw: dict[str, Any], out: str | Path) -> list[str]:
     """Write a :func:`run_raw` result's tables, ``meta.json`` and pcaps into
-    directory ``out``; returns the file names, in the order written."""
+    directory ``out``; returns the file names, in the order written.
+
+    A directory an earlier run wrote into is first cleared of exactly the files
+    that run listed in its :data:`MANIFEST` (so no pcap or table of the earlier
+    run is left to be mistaken for this one's); nothing else in it is touched.
+    The manifest of this run is written last."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for p in previous_outputs(out):
+        p.unlink()
     names = []
     for name in TABLES:
         (out / f"{name}.csv").write_text(raw[name])
@@ -113,6 +141,9 @@ def write_raw(raw: dict[str, Any], out: str | Path) -> list[str]:
     for name, data in raw["pcaps"]:
         (out / name).write_bytes(data)
         names.append(name)
+    names.append(MANIFEST)
+    head = "# the files one `xco sim run` wrote here; the next run into this directory removes these first\n"
+    (out / MANIFEST).write_text(head + "".join(f"{n}\n" for n in names))
     return names
 
 

@@ -23,8 +23,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from tqdm import tqdm
-
 from . import _native, sim
 from .interrupt import Interrupted
 
@@ -81,6 +79,8 @@ def run(
             row["_wall_s"] = time.monotonic() - start
             row["_label"] = shown
         return row
+
+    from tqdm import tqdm  # here, not at import: `xco list` and `xco sim check` need no progress bar
 
     rows: list[dict[str, Any] | None] = [None] * len(points)
     show = sys.stderr.isatty() if progress is None else progress

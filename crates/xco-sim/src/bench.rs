@@ -79,7 +79,7 @@ impl BenchQueue {
         match self {
             BenchQueue::DropTail => String::new(),
             BenchQueue::Red => format!(
-                "queue = {{ kind = \"red\", min_th = {}, max_th = {} }}\n",
+                "queue = {{ kind = \"red\", min_th = \"{}B\", max_th = \"{}B\" }}\n",
                 buffer_bytes / 6,
                 buffer_bytes / 2
             ),
@@ -129,7 +129,7 @@ kind = "incast"
 client = "b0"
 servers = "a*"
 sru = "10KB"
-request = 100
+request = "100B"
 rounds = {rounds}
 [output]
 timeseries_bin_us = 0
@@ -198,8 +198,8 @@ kind = "fat_tree"
 k = {k}
 host_rate = "100Gbps"
 link_delay_us = 1
-switch_buffer = {buf}
-host_buffer = {buf}
+switch_buffer = "{buf}B"
+host_buffer = "{buf}B"
 {q}[tcp]
 rto_min_ms = 1
 handshake = false

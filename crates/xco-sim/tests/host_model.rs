@@ -111,7 +111,7 @@ fn a_small_send_buffer_still_lets_one_message_through_at_a_time() {
     // the charged bytes are below the size, so one message at a time goes
     let sim = run(&udp_over_1g(
         "3Gbps",
-        "[host]\ntxqueuelen = 1000\nblocking_udp = true\nudp_sndbuf = 4608\n",
+        "[host]\ntxqueuelen = 1000\nblocking_udp = true\nudp_sndbuf = \"4608B\"\n",
     ));
     let f = flow(&sim, "udp");
     assert_eq!(f.wire_packets_dropped, 0);
@@ -277,7 +277,7 @@ fn the_nic_queue_counts_packets_not_bytes_with_txqueuelen() {
     let scen = |host: &str| {
         format!(
             "[run]\nduration_ms = 20\n[topology]\nkind = \"star\"\nhosts = 2\nhost_rate = \"1Gbps\"\n\
-             {host}\n[[apps]]\nkind = \"udp\"\nsrc = \"h0\"\ndst = \"h1\"\nrate = \"3Gbps\"\nmessage = 100\n"
+             {host}\n[[apps]]\nkind = \"udp\"\nsrc = \"h0\"\ndst = \"h1\"\nrate = \"3Gbps\"\nmessage = \"100B\"\n"
         )
     };
     let nic_stats = |sim: &Sim| {

@@ -3,23 +3,24 @@
 
 use xco_sim::run_scenario;
 
-/// An explicit topology whose switch is named `s1,x` (a comma in a name).
-const COMMA_SWITCH: &str = r#"
+/// An explicit topology whose names use every character a node name may
+/// hold besides letters and digits (`_`, `.`, `-`).
+const ODD_NAMES: &str = r#"
 [topology]
 kind = "explicit"
 nodes = [
-  { name = "h0", kind = "host" },
-  { name = "h\"1", kind = "host" },
-  { name = "s1,x", kind = "switch" },
+  { name = "h_0", kind = "host" },
+  { name = "h-1.x", kind = "host" },
+  { name = "s.1-x", kind = "switch" },
 ]
 links = [
-  { a = "h0", b = "s1,x", rate = "1Gbps" },
-  { a = "h\"1", b = "s1,x", rate = "1Gbps" },
+  { a = "h_0", b = "s.1-x", rate = "1Gbps" },
+  { a = "h-1.x", b = "s.1-x", rate = "1Gbps" },
 ]
 [[apps]]
 kind = "transfer"
-src = "h0"
-dst = "h\"1"
+src = "h_0"
+dst = "h-1.x"
 bytes = "100KB"
 [output]
 timeseries_bin_us = 100
@@ -43,17 +44,27 @@ fn records(table: &str) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 #[test]
-fn a_node_named_with_a_comma_keeps_every_column_in_place() {
-    let o = run_scenario(COMMA_SWITCH, None).unwrap();
+fn node_names_read_back_unchanged_in_every_column_and_the_path() {
+    let o = run_scenario(ODD_NAMES, None).unwrap();
     let (header, ports) = records(&o.ports_csv);
     let from = header.iter().position(|c| c == "from").unwrap();
-    assert!(ports.iter().any(|r| r[from] == "s1,x"), "{ports:?}");
+    assert!(ports.iter().any(|r| r[from] == "s.1-x"), "{ports:?}");
     let (header, flows) = records(&o.flows_csv);
     let dst = header.iter().position(|c| c == "dst").unwrap();
-    assert!(flows.iter().any(|r| r[dst] == "h\"1"), "{flows:?}");
+    let path = header.iter().position(|c| c == "path").unwrap();
+    let data = flows
+        .iter()
+        .find(|r| r[dst] == "h-1.x")
+        .expect("the transfer's row");
+    let hops: Vec<&str> = data[path].split_whitespace().collect();
+    assert_eq!(
+        hops,
+        ["h_0", "s.1-x", "h-1.x"],
+        "the path column splits into the node names"
+    );
     let (_, series) = records(&o.timeseries_csv);
     assert!(
-        series.iter().any(|r| r[3] == "h0->s1,x"),
+        series.iter().any(|r| r[3] == "h_0->s.1-x"),
         "a port row names its link"
     );
     records(&o.apps_csv);
@@ -246,7 +257,7 @@ kind = "udp"
 src = "a0"
 dst = "b0"
 rate = "10Mbps"
-message = 3000
+message = "3000B"
 [[apps]]
 kind = "ping"
 src = "b0"

@@ -195,12 +195,12 @@ fn bad_queue_settings_name_their_key() {
             "not a port",
         ),
         (
-            "[[topology.queues]]\nkind = \"red\"\nport = \"sa->a0\"\nmin_th = 1\nmax_th = 2\ncolour = 1",
+            "[[topology.queues]]\nkind = \"red\"\nport = \"sa->a0\"\nmin_th = \"1B\"\nmax_th = \"2B\"\ncolour = 1",
             "topology.queues[0].colour",
             "unknown field",
         ),
         (
-            "[[topology.queues]]\nkind = \"sfq\"\nport = \"sa->a0\"\n[[topology.queues]]\nkind = \"red\"\nport = \"sa->a0\"\nmin_th = 1\nmax_th = 2",
+            "[[topology.queues]]\nkind = \"sfq\"\nport = \"sa->a0\"\n[[topology.queues]]\nkind = \"red\"\nport = \"sa->a0\"\nmin_th = \"1B\"\nmax_th = \"2B\"",
             "topology.queues[1]",
             "already has its discipline from topology.queues[0]",
         ),

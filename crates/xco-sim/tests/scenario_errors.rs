@@ -17,7 +17,7 @@ hosts = 2
 kind = "transfer"
 src = "h0"
 dst = "h1"
-bytes = 1000
+bytes = "1000B"
 "#;
 
 #[test]
@@ -29,7 +29,7 @@ fn the_reference_scenario_is_valid() {
 fn unknown_field_is_named() {
     let e = err(&OK.replace("hosts = 2", "hosts = 2\nhostz = 3"));
     assert!(e.contains("hostz"), "{e}");
-    let e = err(&OK.replace("bytes = 1000", "bytes = 1000\ncolour = \"red\""));
+    let e = err(&OK.replace("bytes = \"1000B\"", "bytes = \"1000B\"\ncolour = \"red\""));
     assert!(e.contains("colour"), "{e}");
 }
 
@@ -55,12 +55,13 @@ fn other_mistakes_are_named() {
     let cases = [
         (OK.replace("dst = \"h1\"", "dst = \"h9\""), "apps[0].dst"),
         (
-            OK.replace("bytes = 1000", "bytes = 1000\nrounds = 3"),
+            OK.replace("bytes = \"1000B\"", "bytes = \"1000B\"\nrounds = 3"),
             "apps[0].rounds",
         ),
-        (OK.replace("bytes = 1000", ""), "apps[0].bytes"),
+        (OK.replace("bytes = \"1000B\"", ""), "apps[0].bytes"),
         (
-            OK.replace("\"transfer\"", "\"bulk\"").replace("bytes = 1000", ""),
+            OK.replace("\"transfer\"", "\"bulk\"")
+                .replace("bytes = \"1000B\"", ""),
             "run.duration_ms",
         ),
         (
@@ -85,7 +86,7 @@ fn other_mistakes_are_named() {
 /// `OK` with `extra` lines added to section `[section]` (created first if missing).
 fn with(section: &str, extra: &str) -> String {
     if section == "apps" {
-        return OK.replace("bytes = 1000", &format!("bytes = 1000\n{extra}"));
+        return OK.replace("bytes = \"1000B\"", &format!("bytes = \"1000B\"\n{extra}"));
     }
     if OK.contains(&format!("[{section}]")) {
         return OK.replace(&format!("[{section}]"), &format!("[{section}]\n{extra}"));
@@ -95,7 +96,7 @@ fn with(section: &str, extra: &str) -> String {
 
 #[test]
 fn units_are_case_sensitive_and_a_size_refuses_bits_and_rates() {
-    let e = err(&OK.replace("bytes = 1000", "bytes = \"64Kb\""));
+    let e = err(&OK.replace("bytes = \"1000B\"", "bytes = \"64Kb\""));
     assert!(
         e.starts_with("apps[0].bytes: \"64Kb\" is bits; a size takes bytes"),
         "{e}"
@@ -126,15 +127,26 @@ fn every_field_that_could_hang_or_exhaust_memory_is_bounded() {
             with("output", "timeseries_bin_us = 1e-6"),
             "output.timeseries_bin_us",
         ),
+        // so small it would round to no time at all: an error, never "off"
+        (
+            with("output", "timeseries_bin_us = 1e-9"),
+            "output.timeseries_bin_us",
+        ),
+        (
+            with("output", "timeseries_bin_us = -5"),
+            "output.timeseries_bin_us",
+        ),
         (with("apps", "start_ms = 1e300"), "apps[0].start_ms"),
         (
             OK.replace("kind = \"transfer\"", "kind = \"udp\"")
-                .replace("bytes = 1000", "count = 5\nrate = 1e30"),
+                .replace("bytes = \"1000B\"", "count = 5\nrate = \"1e30bps\""),
             "apps[0].rate",
         ),
         (
-            OK.replace("kind = \"transfer\"", "kind = \"udp\"")
-                .replace("bytes = 1000", "count = 5\nrate = \"10Gbps\"\nmessage = 1"),
+            OK.replace("kind = \"transfer\"", "kind = \"udp\"").replace(
+                "bytes = \"1000B\"",
+                "count = 5\nrate = \"10Gbps\"\nmessage = \"1B\"",
+            ),
             "apps[0].rate",
         ),
         (with("run", "duration_ms = 1e30"), "run.duration_ms"),
@@ -146,12 +158,12 @@ fn every_field_that_could_hang_or_exhaust_memory_is_bounded() {
         ),
         (with("tcp", "rto_max_ms = 1e12"), "tcp.rto_max_ms"),
         (
-            with("apps", "bytes = 1e30").replace("bytes = 1000\n", ""),
+            with("apps", "bytes = \"1e30B\"").replace("bytes = \"1000B\"\n", ""),
             "apps[0].bytes",
         ),
         (
             OK.replace("kind = \"transfer\"", "kind = \"ping\"")
-                .replace("bytes = 1000", "interval_us = 1")
+                .replace("bytes = \"1000B\"", "interval_us = 1")
                 .replace("[topology]", "[run]\nduration_ms = 3600000\n[topology]"),
             "apps[0].interval_us",
         ),
@@ -178,7 +190,7 @@ sru = "10KB"
 rounds = 3
 "#;
     build(incast, None).expect("rounds is a field of an incast");
-    let e = err(&OK.replace("bytes = 1000", "bytes = 1000\nrounds = 3"));
+    let e = err(&OK.replace("bytes = \"1000B\"", "bytes = \"1000B\"\nrounds = 3"));
     assert!(e.starts_with("apps[0].rounds:"), "{e}");
     let e = err(&incast.replace("rounds = 3", "rounds = 3\ninterval_us = 5"));
     assert!(e.starts_with("apps[0].interval_us:"), "{e}");
@@ -186,7 +198,7 @@ rounds = 3
 
 #[test]
 fn a_reading_error_names_the_key_path() {
-    let e = err(&OK.replace("bytes = 1000", "bytes = 1000\ncount = \"many\""));
+    let e = err(&OK.replace("bytes = \"1000B\"", "bytes = \"1000B\"\ncount = \"many\""));
     assert!(e.starts_with("apps[0].count:"), "{e}");
     let e = err(&OK.replace("hosts = 2", "hosts = \"two\""));
     assert!(e.starts_with("topology.hosts:"), "{e}");
@@ -209,7 +221,7 @@ sru = "1KB"
 kind = "transfer"
 src = "h*"
 dst = "h0"
-bytes = 1000
+bytes = "1000B"
 "#
     .replace("src = \"h*\"", "src = [\"h5\", \"h99999\"]");
     let built = build(&text, None).expect("a 100k-host star is valid");
@@ -295,7 +307,7 @@ fn an_unknown_routing_mode_lists_every_mode() {
 #[test]
 fn a_fat_tree_k_outside_2_to_96_or_odd_is_named() {
     let ft = |k: i64| {
-        format!("[topology]\nkind = \"fat_tree\"\nk = {k}\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = 1000\n")
+        format!("[topology]\nkind = \"fat_tree\"\nk = {k}\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = \"1000B\"\n")
     };
     for k in [0, 7, 98] {
         let e = err(&ft(k));
@@ -306,6 +318,56 @@ fn a_fat_tree_k_outside_2_to_96_or_odd_is_named() {
             "{e}"
         );
     }
-    let e = err("[topology]\nkind = \"star\"\nhosts = 250001\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = 1000\n");
+    let e = err("[topology]\nkind = \"star\"\nhosts = 250001\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = \"1000B\"\n");
     assert!(e.starts_with("topology.hosts:") && e.contains("250000"), "{e}");
+}
+
+#[test]
+fn a_node_name_must_be_an_identifier() {
+    // each would break a column: the path column joins names with spaces,
+    // selectors read `..` and `*`, links read `->`, CSV cells a comma
+    for bad in ["", "a b", "s1,x", "h\\\"1", "1h", "a..b", "h*", "a->b", " h0"] {
+        let text = format!(
+            "[topology]\nkind = \"explicit\"\n[[topology.nodes]]\nname = \"h0\"\nkind = \"host\"\n\
+             [[topology.nodes]]\nname = \"{bad}\"\nkind = \"host\"\n"
+        );
+        let e = err(&text);
+        assert!(
+            e.starts_with("topology.nodes[1].name:") && e.contains("not an identifier"),
+            "{bad:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_rate_or_size_without_a_unit_is_an_error_naming_the_field() {
+    let cases = [
+        (with("topology", "host_rate = 1000"), "topology.host_rate"),
+        (with("topology", "host_rate = 1e9"), "topology.host_rate"),
+        (with("topology", "host_rate = \"1000\""), "topology.host_rate"),
+        (
+            with("topology", "switch_buffer = 300000"),
+            "topology.switch_buffer",
+        ),
+        (OK.replace("bytes = \"1000B\"", "bytes = 1000"), "apps[0].bytes"),
+        (
+            OK.replace("kind = \"transfer\"", "kind = \"udp\"")
+                .replace("bytes = \"1000B\"", "count = 5\nrate = 100000000"),
+            "apps[0].rate",
+        ),
+    ];
+    for (text, field) in cases {
+        let e = err(&text);
+        assert!(
+            e.starts_with(&format!("{field}: a bare number")) && e.contains("has no unit"),
+            "want {field}, got: {e}"
+        );
+    }
+    // a key that names its unit takes a bare number in that unit
+    build(&with("output", "max_file_bytes = 4096"), None).unwrap();
+    build(
+        &OK.replace("[[apps]]", "[host]\ntsq_limit_bytes = 0\n[[apps]]"),
+        None,
+    )
+    .unwrap();
 }

@@ -196,7 +196,7 @@ kind = "incast"
 client = "b0"
 servers = "a*"
 sru = "10KB"
-request = 64
+request = "64B"
 rounds = {rounds}
 [output]
 timeseries_bin_us = 0

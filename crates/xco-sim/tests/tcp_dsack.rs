@@ -66,7 +66,7 @@ struct Run {
 fn setup(rounds: &[u64]) -> Run {
     let text = "[topology]\nkind = \"two_switch\"\nhosts_a = 1\nhosts_b = 1\nlink_delay_us = 100\n\
                 [tcp]\nprofile = \"linux\"\n\
-                [[apps]]\nkind = \"incast\"\nclient = \"b0\"\nservers = \"a0\"\nsru = SRU\nrequest = 64\nrounds = 12\n\
+                [[apps]]\nkind = \"incast\"\nclient = \"b0\"\nservers = \"a0\"\nsru = \"SRUB\"\nrequest = \"64B\"\nrounds = 12\n\
                 [output]\ntimeseries_bin_us = 0\n";
     let mss = build(text.replace("SRU", "1000").as_str(), None)
         .unwrap()

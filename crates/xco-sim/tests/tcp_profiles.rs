@@ -107,7 +107,7 @@ impl ArrivalHook for CountAcks {
 fn acks_for_20_segments(tcp: &str) -> u64 {
     let text = format!(
         "[topology]\nkind = \"star\"\nhosts = 2\n[[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\n\
-         dst = \"h1\"\nbytes = 28960\n[tcp]\nhandshake = false\n{tcp}\n[output]\ntimeseries_bin_us = 0\n"
+         dst = \"h1\"\nbytes = \"28960B\"\n[tcp]\nhandshake = false\n{tcp}\n[output]\ntimeseries_bin_us = 0\n"
     );
     let mut sim = build(&text, None).unwrap().sim;
     let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));

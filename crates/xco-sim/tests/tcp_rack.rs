@@ -102,7 +102,7 @@ fn lose(tcp: &str, k: u64, copies: usize, segments: u64) -> (u64, u64, Dur, Dur)
     let bytes = segments * 1448;
     let text = format!(
         "[topology]\nkind = \"star\"\nhosts = 2\nlink_delay_us = 10\nswitch_buffer = \"1MB\"\n\
-         [[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = {bytes}\n\
+         [[apps]]\nkind = \"transfer\"\nsrc = \"h0\"\ndst = \"h1\"\nbytes = \"{bytes}B\"\n\
          [tcp]\n{tcp}\n[output]\ntimeseries_bin_us = 0\n"
     );
     let mut sim = build(&text, None).unwrap().sim;

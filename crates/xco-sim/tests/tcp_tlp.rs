@@ -66,7 +66,7 @@ switch_buffer = "1MB"
 kind = "transfer"
 src = "h0"
 dst = "h1"
-bytes = 144800
+bytes = "144800B"
 [tcp]
 {tcp}
 [output]

@@ -21,7 +21,7 @@ edge_buffer = "100KB"
 kind = "transfer"
 src = "h0"
 dst = "h23"
-bytes = 100000
+bytes = "100KB"
 "#
     )
 }
@@ -82,7 +82,7 @@ fn tree3_bad_input_is_named() {
     assert!(e.starts_with("topology.host_rate:"), "{e}");
     let e = err(&tree3("tor_uplink_rate = 0"));
     assert!(e.starts_with("topology.tor_uplink_rate:"), "{e}");
-    let e = err(&tree3("").replace("edge_buffer = \"100KB\"", "edge_buffer = 0"));
+    let e = err(&tree3("").replace("edge_buffer = \"100KB\"", "edge_buffer = \"0B\""));
     assert!(
         e.starts_with("topology.edge_buffer:") && e.contains("positive"),
         "{e}"

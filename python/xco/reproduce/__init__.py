@@ -10,6 +10,12 @@ labels, seed, the keys it overrides (``{"topology.hosts_a": 8,
 "apps[0].rounds": 20}``) and the exact scenario text the simulator ran
 (``scenario``), so a point can be run again from the record alone.
 
+A reproduction writes only files named after its own id, and ``xco
+reproduce`` lists them under ``files`` in ``DIR/<id>.meta.json``: a later run
+of the same id into the same directory first removes exactly those
+(:func:`remove_previous`), so no file of the earlier run is left beside the
+new ones; files of other ids, or of nobody, are never touched.
+
 An interrupted sweep (Ctrl-C, SIGTERM) writes what finished with
 :func:`write_partial`: the finished points' rows as ``DIR/<id>.csv`` and a
 ``DIR/<id>.meta.json`` that says ``"interrupted": true`` and how many points
@@ -146,6 +152,46 @@ def write_partial(
     extra = {"interrupted": True, "points_finished": done, "points_total": total}
     files.append(write_meta(opts, rid, extra, base=base, points=points))
     return files
+
+
+def previous_files(out: Path, rid: str) -> list[Path]:
+    """The files an earlier ``xco reproduce rid`` wrote into ``out``, as the
+    ``files`` of its ``<id>.meta.json`` lists them: plain names that start with
+    the id, of regular files that still exist (never a path elsewhere, a link
+    or a directory)."""
+    meta = out / f"{rid}.meta.json"
+    if not meta.is_file():
+        return []
+    try:
+        listed = json.loads(meta.read_text(encoding="utf-8")).get("files", [])
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        return []
+    found = []
+    for name in listed if isinstance(listed, list) else []:
+        if not isinstance(name, str) or not name.startswith(rid) or "/" in name or "\\" in name:
+            continue
+        p = out / name
+        if p.is_file() and not p.is_symlink():
+            found.append(p)
+    return found
+
+
+def remove_previous(out: Path, rid: str) -> list[Path]:
+    """Remove the files :func:`previous_files` names; returns them."""
+    files = previous_files(out, rid)
+    for p in files:
+        p.unlink()
+    return files
+
+
+def record_files(out: Path, rid: str, files: list[Path]) -> None:
+    """List ``files`` (this run's, inside ``out``) under ``files`` in ``DIR/<id>.meta.json``."""
+    meta = out / f"{rid}.meta.json"
+    if not meta.is_file():
+        return
+    record = json.loads(meta.read_text(encoding="utf-8"))
+    record["files"] = sorted({Path(f).name for f in files} | {meta.name})
+    meta.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def get(rid: str) -> Reproduction:

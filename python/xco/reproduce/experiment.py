@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-import pandas as pd
-
 from .. import scenario, sweep
+from .._lazy import pd
 from ..interrupt import Interrupted
 from ..sim import app_metrics  # noqa: F401  (re-exported for the experiments)
 from . import Options, Outcome, point_record, write_meta, write_partial

@@ -33,9 +33,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import pandas as pd
-
 from .. import plot
+from .._lazy import pd
 from ..sim import run_raw
 from . import Options, Outcome, Reproduction, register
 from .outcast import Setup, _finish, _note, _save, duration_ms, scenario, verdict_of

@@ -20,13 +20,15 @@ says setting by setting where each value comes from).
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
 from importlib import resources
 from typing import Any
 
-import pandas as pd
-
 from .. import plot, scenario, sweep
+from .._lazy import pd
 from ..interrupt import Interrupted
 from ..sim import app_metrics
 from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
@@ -95,12 +97,28 @@ def mss_bytes(sc: dict[str, Any], pdn: bool) -> int:
     return mtu - 40 - options - (20 if pdn else 0)
 
 
+def round_goodputs_mbps(raw: dict[str, Any], servers: int) -> list[float]:
+    """Each finished round's goodput, Mbit/s: the N SRUs over that round's time
+    (the incast app's samples are round times in ms)."""
+    sru = scenario.size_bytes(json.loads(raw["meta"])["scenario"]["apps"][0]["sru"], "apps[0].sru")
+    times_ms = [
+        float(r["value"])
+        for r in csv.DictReader(io.StringIO(raw["samples"]))
+        if r["app"] == "0" and r["kind"] == "incast" and float(r["value"]) > 0
+    ]
+    return [servers * sru * 8 / (t / 1e3) / 1e6 for t in times_ms]
+
+
 def _measure(raw: dict[str, Any]) -> dict[str, Any]:
     m = app_metrics(raw)
     # the PDN rows follow the apps in apps.csv (absent without PDN)
     p = app_metrics(raw, app=1)
+    rounds = round_goodputs_mbps(raw, int(m["servers"]))
     return {
         "goodput_mbps": m["goodput_mbps"],
+        # the spread the mean hides: the slowest and the fastest round (the mean lies between)
+        "round_goodput_min_mbps": min(rounds, default=math.nan),
+        "round_goodput_max_mbps": max(rounds, default=math.nan),
         "completion_ms": m["completion_ms_mean"],
         "timeouts": int(m["timeouts"]),
         "notifications": int(p.get("notifications_made", 0)),
@@ -389,18 +407,18 @@ def _run(opts: Options, rid: str) -> Outcome:
     )
     order = [SERIES_LABEL[s] for s in SERIES]
     shown = df.assign(series=df["series"].map(SERIES_LABEL))
-    files = []
-    cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
-    for cur in ("pdn-goodput", "pdn-completion"):
-        csv = opts.out / f"{cur}.csv"
-        df[cols].to_csv(csv, index=False)
-        files.append(csv)
     both = pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
-    csv = opts.out / "pdn-theory.csv"
-    both.to_csv(csv, index=False)
-    files.append(csv)
-    files.append(
-        plot.lines(
+    # one sweep serves three ids; each writes only its own files (rid.csv, .png, .txt, .meta.json)
+    csv_path = opts.out / f"{rid}.csv"
+    if rid == "pdn-theory":
+        both.to_csv(csv_path, index=False)
+    else:
+        cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
+        cols += ["round_goodput_min_mbps", "round_goodput_max_mbps"] if rid == "pdn-goodput" else []
+        df[cols].to_csv(csv_path, index=False)
+    files = [csv_path]
+    if rid == "pdn-goodput":
+        png = plot.lines(
             shown,
             "n",
             "goodput_mbps",
@@ -412,10 +430,10 @@ def _run(opts: Options, rid: str) -> Outcome:
             note=_note("pdn-goodput", opts),
             hline=(ideal, "payload line rate"),
             order=order,
+            band=("round_goodput_min_mbps", "round_goodput_max_mbps", "band: slowest to fastest round"),
         )
-    )
-    files.append(
-        plot.lines(
+    elif rid == "pdn-completion":
+        png = plot.lines(
             shown,
             "n",
             "completion_ms",
@@ -428,9 +446,8 @@ def _run(opts: Options, rid: str) -> Outcome:
             logy=True,
             order=order,
         )
-    )
-    files.append(
-        plot.lines(
+    else:
+        png = plot.lines(
             both.assign(series=both["series"].map(SERIES_LABEL)),
             "n",
             "completion_ms",
@@ -442,33 +459,31 @@ def _run(opts: Options, rid: str) -> Outcome:
             note=_note("pdn-theory", opts),
             order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
         )
-    )
-    text = summary(df, opts)
-    theory_text = "\n".join(
-        [
-            *settings_text(opts),
-            "",
-            f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
-            *(
-                f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
-                for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
-            ),
-            "",
-            *verdict_theory(pd.concat([df, theory])),
-        ]
-    )
+    files.append(png)
+    if rid == "pdn-theory":
+        text = "\n".join(
+            [
+                *settings_text(opts),
+                "",
+                f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
+                *(
+                    f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
+                    for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
+                ),
+                "",
+                *verdict_theory(pd.concat([df, theory])),
+            ]
+        )
+    else:
+        text = summary(df, opts)
     base = base_scenario(opts.profile)
     records = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
-    for cur, body in (("pdn-goodput", text), ("pdn-completion", text), ("pdn-theory", theory_text)):
-        (opts.out / f"{cur}.txt").write_text(body + "\n")
-        files.append(opts.out / f"{cur}.txt")
-        files.append(
-            write_meta(
-                opts, cur, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records
-            )
-        )
-    summary_text = text if rid != "pdn-theory" else theory_text
-    return Outcome(files=files, summary=summary_text)
+    (opts.out / f"{rid}.txt").write_text(text + "\n")
+    files.append(opts.out / f"{rid}.txt")
+    files.append(
+        write_meta(opts, rid, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records)
+    )
+    return Outcome(files=files, summary=text)
 
 
 def _run_queue(opts: Options) -> Outcome:

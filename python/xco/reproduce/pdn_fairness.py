@@ -16,9 +16,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import pandas as pd
-
 from .. import plot, scenario
+from .._lazy import pd
 from ..sim import run_raw
 from . import Options, Outcome, Reproduction, register, write_meta
 from .pdn import PROFILES, base_scenario, settings_text

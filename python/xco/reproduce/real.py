@@ -16,9 +16,8 @@ import os
 import tempfile
 from pathlib import Path
 
-import pandas as pd
-
 from .. import plot, scenario
+from .._lazy import pd, plt
 from ..testbed import daemons, iperf, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta
 from .xco_paper import pivot_text, scenario_text
@@ -218,7 +217,6 @@ def _real_udp(opts: Options) -> Outcome:
 
 
 def _real_vs_sim(opts: Options) -> Outcome:
-    import matplotlib.pyplot as plt
 
     opts.out.mkdir(parents=True, exist_ok=True)
     ks, secs = _ks(opts.full), _seconds(opts.full)

@@ -44,9 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .. import scenario
+from .._lazy import pd, plt
 from ..testbed import daemons, fanin, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta
 
@@ -189,7 +188,7 @@ def sim_scenario(n: int, rounds: int, response_bytes: int, tcp_profile: str, see
         "tcp": tcp,
         "apps": [{
             "kind": "incast", "client": "h0", "servers": [f"h{i}" for i in range(1, n + 1)],
-            "sru": f"{response_bytes}B", "request": 8, "rounds": rounds, "reuse_connections": True,
+            "sru": f"{response_bytes}B", "request": "8B", "rounds": rounds, "reuse_connections": True,
         }],
         "output": {"timeseries_bin_us": 0},
     }  # fmt: skip
@@ -232,7 +231,6 @@ def collapse_n(d: pd.DataFrame) -> int | None:
 
 
 def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120, sharey=True)
     for ax, src, label in (

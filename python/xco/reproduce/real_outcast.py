@@ -32,9 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .. import plot
+from .._lazy import pd
 from ..sim import run_raw
 from ..testbed import daemons, iperf, netns, topo
 from . import Options, Outcome, Reproduction, register, write_meta

@@ -24,10 +24,8 @@ from __future__ import annotations
 import io
 import math
 
-import numpy as np
-import pandas as pd
-
 from .. import plot, scenario, sweep
+from .._lazy import np, pd, plt
 from ..interrupt import Interrupted
 from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
 from .claims import FAILS, HOLDS, PARTLY, Check, all_any, at_least
@@ -210,16 +208,14 @@ def latency_checks(df: pd.DataFrame) -> list[Check]:
 
 
 def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
-    import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.9))
     plot.draw_lines(a, df, "queries", "latency_ms_mean", "series", labels=NAMES, order=LAT_SERIES)
     a.set_yscale("log")
     plot.plain_log(a)
     a.set_xlabel("queries per request (objects)")
     a.set_ylabel("mean request latency (ms, log)")
     a.set_title("request latency")
-    a.legend(fontsize=8)
     for s in LAT_SERIES:
         if s in cdf:
             probs, ms = cdf[s]
@@ -228,10 +224,8 @@ def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
     b.set_xlabel(f"query latency within a request of {qmax} queries (ms, log)")
     b.set_ylabel("fraction of queries")
     b.set_title("query-latency CDF")
-    b.legend(fontsize=8)
     fig.suptitle("sicc-latency: web fan-in, 3,000 servers, 1:4 tree, 100 KB edge buffer")
-    fig.text(0.01, 0.01, note("sicc-latency", opts), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    plot.legend_below(fig, [a, b], note=note("sicc-latency", opts))
     return plot.save(fig, opts.out / "sicc-latency.png")
 
 
@@ -336,9 +330,8 @@ def interrack_checks(df: pd.DataFrame) -> list[Check]:
 
 
 def interrack_draw(df: pd.DataFrame, opts: Options):
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, ax = plot.figure()
     plot.draw_lines(
         ax, df, "downlink_mbps", "inter_rack_packets_mean", "series", labels=NAMES, order=IR_SERIES
     )
@@ -348,14 +341,9 @@ def interrack_draw(df: pd.DataFrame, opts: Options):
     ax.set_xlabel("edge downlink rate (Mbit/s)")
     ax.set_ylabel("inter-rack packets per request (log)")
     ax.set_title(f"sicc-interrack: {IR_QUERIES} queries per request, 3,000 servers")
-    ax.legend(fontsize=8)
-    fig.text(
-        0.01,
-        0.01,
-        note("sicc-interrack", opts).replace("sicc-interrack.toml", "sicc-latency.toml"),
-        fontsize=7,
+    plot.legend_below(
+        fig, [ax], note=note("sicc-interrack", opts).replace("sicc-interrack.toml", "sicc-latency.toml")
     )
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return plot.save(fig, opts.out / "sicc-interrack.png")
 
 
@@ -477,7 +465,6 @@ def ablation_checks(df: pd.DataFrame, full: str, ablated: str, part: str) -> lis
 
 
 def ablation_draw(df: pd.DataFrame, rid: str, order: list[str], opts: Options):
-    import matplotlib.pyplot as plt
 
     setups = list(dict.fromkeys(df["setup"]))
     fig, axes = plt.subplots(1, len(setups), figsize=(5.5 * len(setups), 4.2), squeeze=False)
@@ -492,10 +479,8 @@ def ablation_draw(df: pd.DataFrame, rid: str, order: list[str], opts: Options):
             else "every server of a rack a front-end"
         )
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=8)
     fig.suptitle(f"{rid}: 3,000 servers, 1:4 tree, 100 KB edge buffer")
-    fig.text(0.01, 0.01, note(rid, opts).replace(f"{rid}.toml", "sicc-latency.toml"), fontsize=7)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    plot.legend_below(fig, list(axes[0]), note=note(rid, opts).replace(f"{rid}.toml", "sicc-latency.toml"))
     return plot.save(fig, opts.out / f"{rid}.png")
 
 
@@ -593,7 +578,6 @@ TT_REPS_QUICK, TT_REPS_FULL = (4, 4), (8, 8)
 
 
 def run_treetime(opts: Options) -> Outcome:
-    import matplotlib.pyplot as plt
 
     from .. import _native
 

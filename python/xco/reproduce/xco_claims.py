@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pandas as pd
-
+from .._lazy import pd
 from .claims import FAILS, HOLDS, PARTLY, Check, all_any, at_least, at_most, text
 
 

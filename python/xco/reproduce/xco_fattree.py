@@ -15,9 +15,8 @@ from __future__ import annotations
 import dataclasses
 import random
 
-import pandas as pd
-
 from .. import plot, scenario
+from .._lazy import pd
 from . import Options, Reproduction, register
 from . import xco_claims as claims
 from .experiment import (

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib.pyplot as plt
-import pandas as pd
-
 from .. import plot, scenario
+from .._lazy import pd, plt
 from . import Options, Reproduction, register
 from . import xco_claims as claims
 from .experiment import (

@@ -5,9 +5,10 @@
 //! disciplines of `topology.queue` and `[[topology.queues]]` (`queues.rs`).
 
 use super::apps::AppSpec;
+use super::limits::{MAX_SIM_TIME_MS, MIN_BIN_US};
 use super::queues::Queues;
-use super::units::{Hosts, Quantity};
-use serde::de::IgnoredAny;
+use super::units::{bytes_in_name, Hosts, Quantity};
+use serde::de::{self, Deserializer, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -68,6 +69,8 @@ pub struct HostSpec {
     /// TCP Small Queues: the most one TCP socket keeps in its host, the cap
     /// of its `max(2 frames, ~1 ms at its pacing rate)` limit (Linux's
     /// `net.ipv4.tcp_limit_output_bytes`, 1 MiB); default unset or 0: off.
+    /// A bare number is bytes (the key names its unit).
+    #[serde(default, deserialize_with = "bytes_in_name")]
     pub tsq_limit_bytes: Option<Quantity>,
 }
 
@@ -237,7 +240,8 @@ pub struct TopologySpec {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeEntry {
-    /// Unique name.
+    /// Unique name, an identifier (see [`identifier`]).
+    #[serde(deserialize_with = "identifier")]
     pub name: String,
     /// `host` or `switch`.
     pub kind: NodeKindSpec,
@@ -332,7 +336,9 @@ pub struct TcpHostsSpec {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
-    /// Time-series bin, us (default 1000; 0 turns the time series off).
+    /// Time-series bin, us (default 1000; 0 turns the time series off);
+    /// anything else below [`MIN_BIN_US`] is an error, never a silent "off".
+    #[serde(default, deserialize_with = "bin_us")]
     pub timeseries_bin_us: Option<f64>,
     /// `switches` (default), `all` or `none`.
     pub timeseries_ports: Option<TimeseriesPorts>,
@@ -346,7 +352,9 @@ pub struct OutputSpec {
     pub queue_timeline: Vec<String>,
     /// Rows each queue timeline keeps at most (default 100,000).
     pub queue_timeline_max_rows: Option<u32>,
-    /// The largest `timeseries.csv` and pcap file a run writes (default 1 GiB).
+    /// The largest `timeseries.csv` and pcap file a run writes (default 1 GiB;
+    /// a bare number is bytes, the key names its unit).
+    #[serde(default, deserialize_with = "bytes_in_name")]
     pub max_file_bytes: Option<Quantity>,
 }
 
@@ -431,4 +439,37 @@ pub enum ControlChannel {
     Inband,
     /// A separate network with `control_latency_us`.
     Outofband,
+}
+
+/// Read a node name: an identifier, `[A-Za-z_][A-Za-z0-9_.-]*` without
+/// `..`, so that it reads unchanged in the `path` column (names joined by
+/// spaces), in host selectors (`a0..a31`, `a*`), in `"from->to"` links and
+/// in pcap file names.
+fn identifier<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if first_ok && rest_ok && !name.contains("..") {
+        return Ok(name);
+    }
+    Err(de::Error::custom(format!(
+        "node name {name:?} is not an identifier: a letter or _ first, then letters, digits, _, . or - \
+         (no spaces, no \"..\"), e.g. \"h0\" or \"tor_1\""
+    )))
+}
+
+/// Read `output.timeseries_bin_us`: 0 (off) or from [`MIN_BIN_US`] to one
+/// simulated hour.
+fn bin_us<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    let max_us = MAX_SIM_TIME_MS * 1e3;
+    match v {
+        Some(x) if !(x == 0.0 || (x.is_finite() && (MIN_BIN_US..=max_us).contains(&x))) => {
+            Err(de::Error::custom(format!(
+                "must be 0 (no time series) or from {MIN_BIN_US} to {max_us} us, got {x:?}"
+            )))
+        }
+        v => Ok(v),
+    }
 }

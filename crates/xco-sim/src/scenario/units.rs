@@ -1,5 +1,11 @@
-//! Units in scenario files: rates ("1Gbps", "100 Mbit/s", 1e9), byte sizes
-//! ("300KB", "9KiB", 300000) and host selectors ("a0..a31", "b*", lists).
+//! Units in scenario files: rates ("1Gbps", "100 Mbit/s"), byte sizes
+//! ("300KB", "9KiB") and host selectors ("a0..a31", "b*", lists).
+//!
+//! A rate or a size must carry its unit: a bare number (`host_rate = 1000`,
+//! `sru = "10000"`) is an error that names the field, never read silently
+//! as bits per second or bytes. Only a key whose name carries its unit
+//! (`tsq_limit_bytes`, `max_file_bytes`) takes a bare number, read in that
+//! unit ([`bytes_in_name`]).
 //!
 //! Units are case-sensitive, as in SI and IEC: `b` is a bit and `B` a byte,
 //! `M` mega and `m` (milli) is no unit of ours. A rate takes bits per second
@@ -9,18 +15,76 @@
 
 use super::limits::{MAX_BYTES, MAX_RATE_BPS};
 use super::ScenarioError;
-use serde::{Deserialize, Serialize};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::HashMap;
+use std::fmt;
 
-/// A rate or size as written: a number or a string with a unit.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(untagged)]
+/// A rate or size: a number with a unit as written, a bare number as
+/// written (refused when read), or a number the program itself gives.
+#[derive(Clone, Debug)]
 pub enum Quantity {
-    /// A plain number (bits per second, or bytes).
+    /// A number from the program, not a file (a default): bits per second, or bytes.
     Num(f64),
-    /// A number with a unit.
+    /// A number with a unit, as written.
     Text(String),
+    /// A number written without a unit: an error when read as a rate or size.
+    Bare(f64),
 }
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Quantity, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Quantity;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number with a unit, such as \"1Gbps\" or \"300KB\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Quantity, E> {
+                Ok(Quantity::Text(s.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Quantity, E> {
+                Ok(Quantity::Bare(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Quantity, E> {
+                Ok(Quantity::Bare(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Quantity, E> {
+                Ok(Quantity::Bare(v as f64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Quantity {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Quantity::Num(v) | Quantity::Bare(v) => s.serialize_f64(*v),
+            Quantity::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// Read an optional size whose key names its unit (`tsq_limit_bytes`): a
+/// bare number there is bytes (for `#[serde(deserialize_with)]`).
+pub fn bytes_in_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Quantity>, D::Error> {
+    Ok(Option::<Quantity>::deserialize(d)?.map(|q| match q {
+        Quantity::Bare(v) => Quantity::Num(v),
+        q => q,
+    }))
+}
+
+/// The error for a bare number in a rate or size field.
+fn bare(field: &str, v: f64, what: &str, example: &str, units: &str) -> ScenarioError {
+    ScenarioError::field(
+        field,
+        format!("a bare number ({v}) has no unit; write the {what} with one, e.g. {example} ({units})"),
+    )
+}
+
+const RATE_UNITS: &str = "bps, Kbps, Mbps, Gbps, Tbps; B/s, MB/s, ... for bytes per second";
+const SIZE_UNITS: &str = "B, KB, MB, GB, KiB, MiB, GiB";
 
 /// Split `"2.5 Gbps"` into `(2.5, "Gbps")`; the unit keeps its case, spaces go.
 fn split_number(s: &str) -> Option<(f64, String)> {
@@ -43,9 +107,6 @@ fn rate_multiplier(unit: &str) -> Option<f64> {
         "T" => Some(1e12),
         _ => None,
     };
-    if unit.is_empty() {
-        return Some(1.0);
-    }
     for suffix in ["bps", "bit/s", "b/s"] {
         if let Some(p) = unit.strip_suffix(suffix) {
             return bits(p);
@@ -66,7 +127,7 @@ fn rate_multiplier(unit: &str) -> Option<f64> {
 /// Bytes per unit of a size, or `None` for an unknown unit.
 fn size_multiplier(unit: &str) -> Option<f64> {
     Some(match unit {
-        "" | "B" | "bytes" => 1.0,
+        "B" | "bytes" => 1.0,
         "kB" | "KB" => 1e3,
         "MB" => 1e6,
         "GB" => 1e9,
@@ -84,12 +145,16 @@ pub fn rate_bps(q: &Quantity, field: &str) -> Result<u64, ScenarioError> {
     let bad = |why: String| ScenarioError::field(field, why);
     let v = match q {
         Quantity::Num(v) => *v,
+        Quantity::Bare(v) => return Err(bare(field, *v, "rate", "\"1000Mbps\" or \"1Gbps\"", RATE_UNITS)),
         Quantity::Text(s) => {
             let (v, unit) = split_number(s).ok_or_else(|| {
                 bad(format!(
                     "cannot read {s:?} as a rate; write e.g. \"1Gbps\" or \"100Mbps\""
                 ))
             })?;
+            if unit.is_empty() {
+                return Err(bare(field, v, "rate", "\"1000Mbps\" or \"1Gbps\"", RATE_UNITS));
+            }
             let Some(mult) = rate_multiplier(&unit) else {
                 let hint = if size_multiplier(&unit).is_some() || bit_size(&unit) {
                     format!(
@@ -145,16 +210,20 @@ pub fn bytes(q: &Quantity, field: &str) -> Result<u64, ScenarioError> {
     let bad = |why: String| ScenarioError::field(field, why);
     let v = match q {
         Quantity::Num(v) => *v,
+        Quantity::Bare(v) => return Err(bare(field, *v, "size", "\"300KB\" or \"1500B\"", SIZE_UNITS)),
         Quantity::Text(s) => {
             let (v, unit) = split_number(s).ok_or_else(|| {
                 bad(format!(
-                    "cannot read {s:?} as a size; write e.g. \"300KB\" or 300000"
+                    "cannot read {s:?} as a size; write e.g. \"300KB\" or \"1500B\""
                 ))
             })?;
+            if unit.is_empty() {
+                return Err(bare(field, v, "size", "\"300KB\" or \"1500B\"", SIZE_UNITS));
+            }
             let Some(mult) = size_multiplier(&unit) else {
                 let why = if bit_size(&unit) {
                     format!("{s:?} is bits; a size takes bytes, e.g. \"8KB\" (B = byte, b = bit)")
-                } else if rate_multiplier(&unit).is_some() && !unit.is_empty() {
+                } else if rate_multiplier(&unit).is_some() {
                     format!("{s:?} is a rate; a size takes bytes, e.g. \"300KB\"")
                 } else if ["b", "bytes", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib"]
                     .contains(&unit.to_ascii_lowercase().as_str())
@@ -314,12 +383,12 @@ mod tests {
         assert_eq!(r("2.5G").unwrap(), 2_500_000_000);
         assert_eq!(r("10Gbit/s").unwrap(), 10_000_000_000);
         assert_eq!(r("1GB/s").unwrap(), 8_000_000_000, "B/s is bytes per second");
-        assert_eq!(r("1e9").unwrap(), 1_000_000_000);
+        assert_eq!(r("1e9bps").unwrap(), 1_000_000_000);
         assert!(r("-1Gbps").unwrap_err().to_string().contains("positive"));
         assert!(r("1 furlong").unwrap_err().to_string().contains("unit"));
         assert!(r("1gbps").unwrap_err().to_string().contains("case-sensitive"));
         assert!(r("1GB").unwrap_err().to_string().contains("a size, not a rate"));
-        assert!(r("1e30").unwrap_err().to_string().contains("at most"));
+        assert!(r("1e30bps").unwrap_err().to_string().contains("at most"));
         let b = |s: &str| bytes(&Quantity::Text(s.into()), "x");
         assert_eq!(b("300KB").unwrap(), 300_000);
         assert_eq!(b("9KiB").unwrap(), 9216);
@@ -330,6 +399,53 @@ mod tests {
         assert!(b("1GB/s").unwrap_err().to_string().contains("is a rate"));
         assert!(b("1gb").unwrap_err().to_string().contains("case-sensitive"));
         assert!(b("2TB").unwrap_err().to_string().contains("at most"));
+    }
+
+    #[derive(Deserialize)]
+    struct Read {
+        q: Quantity,
+        #[serde(default, deserialize_with = "bytes_in_name")]
+        limit_bytes: Option<Quantity>,
+    }
+
+    fn read(toml_text: &str) -> Read {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn a_bare_number_is_an_error_naming_the_field() {
+        for text in ["q = 1000", "q = 1e9", "q = \"1000\"", "q = \" 1e9 \""] {
+            let q = read(text).q;
+            let e = rate_bps(&q, "topology.host_rate").unwrap_err().to_string();
+            assert!(
+                e.starts_with("topology.host_rate: a bare number") && e.contains("Gbps"),
+                "{text}: {e}"
+            );
+            let e = bytes(&q, "apps[0].sru").unwrap_err().to_string();
+            assert!(
+                e.starts_with("apps[0].sru: a bare number") && e.contains("KB"),
+                "{text}: {e}"
+            );
+        }
+        // a zero has no unit either
+        assert!(bytes(&read("q = 0").q, "x").is_err());
+        // the program's own defaults are numbers
+        assert_eq!(rate_bps(&Quantity::Num(1e9), "x").unwrap(), 1_000_000_000);
+    }
+
+    #[test]
+    fn a_key_that_names_its_unit_takes_a_bare_number() {
+        let r = read("q = \"1Gbps\"\nlimit_bytes = 4096");
+        assert_eq!(
+            bytes(r.limit_bytes.as_ref().unwrap(), "limit_bytes").unwrap(),
+            4096
+        );
+        let r = read("q = \"1Gbps\"\nlimit_bytes = \"4KiB\"");
+        assert_eq!(
+            bytes(r.limit_bytes.as_ref().unwrap(), "limit_bytes").unwrap(),
+            4096
+        );
+        assert!(read("q = \"1Gbps\"").limit_bytes.is_none());
     }
 
     #[test]
