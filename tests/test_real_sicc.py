@@ -55,8 +55,9 @@ def test_bad_arguments_exit_2_and_an_unreachable_server_exits_3_with_a_message()
     r = subprocess.run([*base, "--servers", "127.0.0.1,127.0.0.2", "--racks", "a"], capture_output=True,
                        text=True, timeout=60)  # fmt: skip
     assert r.returncode == 2 and "--racks names 1 racks for 2 servers" in r.stderr, r.stderr
-    r = subprocess.run([*base, "--servers", "127.0.0.1,127.0.0.2,127.0.0.3", "--racks", "a,a,a", "--port", "9", "--connect-timeout-s",
-                        "0.5"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    r = subprocess.run([*base, "--servers", "127.0.0.1,127.0.0.2,127.0.0.3", "--racks", "a,a,a",
+                        "--port", "9", "--connect-timeout-s", "0.5"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 3 and "cannot connect to 127.0.0.1:9" in r.stderr, r.stderr
 
 
@@ -126,7 +127,8 @@ def test_verdicts_follow_the_figures():
         for q, (rs, ss) in zip([100, 1000], zip(real_sicc_ms, sim_sicc_ms, strict=True), strict=True):
             rows += [{"source": "real", "method": "one_all", "queries": q, "latency_ms": 10.0,
                       "inter_rack_packets": 100.0},
-                     {"source": "real", "method": "sicc", "queries": q, "latency_ms": rs, "inter_rack_packets": 50.0},
+                     {"source": "real", "method": "sicc", "queries": q, "latency_ms": rs,
+                      "inter_rack_packets": 50.0},
                      {"source": "sim", "method": "one_all", "queries": q, "latency_ms": 10.0,
                       "inter_rack_packets": 100.0},
                      {"source": "sim", "method": "sicc", "queries": q, "latency_ms": ss,

@@ -226,7 +226,9 @@ class Server:
             try:
                 s, _ = ls.accept()
             except TimeoutError:
-                raise Fault(f"server {self.me}: no front-end or rack mates {sorted(waiting)} in time") from None
+                raise Fault(
+                    f"server {self.me}: no front-end or rack mates {sorted(waiting)} in time"
+                ) from None
             s.settimeout(5)
             head = s.recv(HEAD.size + 2, socket.MSG_WAITALL)
             if len(head) != HEAD.size + 2 or head[4] != T_HELLO:
@@ -343,7 +345,9 @@ def frontend(a, sizes, holders) -> int:
                     if o in arrived:
                         raise Fault(f"request {r}: object {o} arrived twice")
                     if len(body) - OBJ.size != sizes[o]:
-                        raise Fault(f"request {r}: object {o} has {len(body) - OBJ.size} bytes, not {sizes[o]}")
+                        raise Fault(
+                            f"request {r}: object {o} has {len(body) - OBJ.size} bytes, not {sizes[o]}"
+                        )
                     arrived[o] = (now - t0, c.peer)
                 if closed:
                     raise Fault(f"request {r}: server {c.peer} closed its connection (see its stderr)")
