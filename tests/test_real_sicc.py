@@ -13,6 +13,7 @@ import pytest
 from conftest import free_prefix, netns_names
 
 from xco import scenario
+from xco.report import parse
 from xco.reproduce import real_sicc
 from xco.testbed import netns, topo, webfanin
 
@@ -162,8 +163,8 @@ def test_reproduce_real_sicc_writes_both_sources_both_methods_and_verdicts(tmp_p
     for name in ("real-sicc.png", "real-sicc.svg", "real-sicc.txt", "real-sicc.meta.json"):
         assert (tmp_path / name).stat().st_size > 0, name
     text = (tmp_path / "real-sicc.txt").read_text()
-    verdicts = [line for line in text.splitlines() if "->" in line]
-    assert len(verdicts) >= 5, text
-    assert all(line.rstrip().endswith(("holds", "partly", "does not hold")) for line in verdicts), text
+    claims = parse(text)  # as `xco reproduce all`'s report reads them
+    assert [c.case for c in claims] == ["real hosts", "simulator"] * 2 + ["real vs simulator"], text
+    assert all(c.verdict in ("holds", "partly", "does not hold") and "rule:" in c.detail for c in claims)
     meta = json.loads((tmp_path / "real-sicc.meta.json").read_text())
     assert meta["seed"] == 1 and meta["real_not_built"] == ["speed control", "query redirection"]
