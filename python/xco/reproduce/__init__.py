@@ -210,6 +210,7 @@ from . import (  # noqa: E402,F401
     real,
     real_incast,
     real_outcast,
+    real_sicc,
     sicc,
     sicc_scale,
     sicc_tree,
