@@ -537,7 +537,7 @@ def _cmd_testbed_down(args: argparse.Namespace) -> int:
 
 
 def _cmd_testbed_run(args: argparse.Namespace) -> int:
-    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast", "real-outcast")
+    known = ("real-udp", "real-vs-sim", "real-overhead", "real-incast", "real-outcast", "real-sicc")
     if args.experiment not in known:
         raise UsageError(f"unknown experiment {args.experiment!r}; known: {', '.join(known)}")
     args.id = args.experiment
