@@ -779,11 +779,15 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_testbed_down)
     sp = tb_sub.add_parser(
         "run",
-        help="run an experiment on real hosts (real-udp, real-vs-sim, real-overhead)",
-        description="Build the experiment's testbed, run iperf3 with and without the XCo daemons, "
-        "tear it down, and write CSV, PNG and a summary.",
+        help="run an experiment on real hosts (real-udp, real-vs-sim, real-overhead, real-incast, "
+        "real-outcast, real-sicc)",
+        description="Build the experiment's testbed, run its real traffic (iperf3, the fan-in or web fan-in "
+        "apps; with and without the XCo daemons where the experiment compares them), tear it down, and "
+        "write CSV, PNG and a summary.",
     )
-    sp.add_argument("experiment", help="real-udp, real-vs-sim or real-overhead")
+    sp.add_argument(
+        "experiment", help="real-udp, real-vs-sim, real-overhead, real-incast, real-outcast or real-sicc"
+    )
     _reproduce_options(sp)
     sp.set_defaults(func=_cmd_testbed_run)
     return p
