@@ -128,14 +128,8 @@ def run_all(
     rows: list[Row] = []
     report = Report(out=out, full=full, seed=seed, rows=rows)
     ran_in: dict[str, Path] = {}  # id -> the directory its shared run wrote
-    seen: set[str] = set()
-    total = 0  # the runs to make: shared runs count once
-    for r in repros:
-        if section_of(r) == REAL[0] and (not real or not root):
-            continue
-        if not any(p in seen for p in r.shares_run_with):
-            total += 1
-        seen.add(r.id)
+    # runs to make: every runnable reproduction, less those a partner's run serves (found as it goes)
+    total = sum(1 for r in repros if not (section_of(r) == REAL[0] and (not real or not root)))
     t_start = time.monotonic()
     done_runs: list[float] = []
     n = 0
@@ -158,8 +152,12 @@ def run_all(
             row.status = "skipped"
             row.note = "needs root (network namespaces): run `sudo xco reproduce all`"
             continue
-        shared = next((p for p in r.shares_run_with if p in ran_in), None)
+        # a partner's run counts only if it wrote this one's summary too (else this one runs itself)
+        shared = next(
+            (p for p in r.shares_run_with if p in ran_in and (ran_in[p] / f"{r.id}.txt").is_file()), None
+        )
         if shared is not None:
+            total -= 1
             d = ran_in[shared]
             row.status, row.note, row.dir = "ran", f"in the run of {shared}", d
         else:
