@@ -46,10 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .. import plot
+from .._lazy import np, pd, plt
 from ..sim import run_raw
 from ..testbed import netns, topo, webfanin
 from . import Options, Outcome, Reproduction, register, write_meta
@@ -398,7 +396,6 @@ def summary(pts: pd.DataFrame, requests: int, seed: int) -> str:
 
 
 def draw(pts: pd.DataFrame, path: Path, note: str) -> Path:
-    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=120)
     colors = {"one_all": "tab:red", "sicc": "tab:blue"}

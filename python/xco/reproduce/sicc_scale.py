@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-import pandas as pd
-
 from .. import plot, sweep
+from .._lazy import np, pd, plt
 from . import Options, Outcome, Reproduction, point_record, register, write_meta
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
@@ -91,7 +89,6 @@ def checks(df: pd.DataFrame) -> list[Check]:
 
 
 def draw(df: pd.DataFrame, opts: Options):
-    import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.8, 4.2))
     markers, styles = ["o", "s", "^", "D"], ["-", "--", "-.", ":"]

@@ -12,9 +12,8 @@ request latency over SICC's at the two downlinks.
 
 from __future__ import annotations
 
-import pandas as pd
-
 from .. import plot, sweep
+from .._lazy import pd, plt
 from . import Options, Outcome, Reproduction, point_record, register, write_meta
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
@@ -82,7 +81,6 @@ def tree_checks(df: pd.DataFrame) -> list[Check]:
 
 
 def draw(df: pd.DataFrame, cdf: dict, opts: Options):
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, axes = plt.subplots(1, len(DOWNLINKS), figsize=(10, 4.2), squeeze=False)

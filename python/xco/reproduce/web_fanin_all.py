@@ -14,9 +14,8 @@ and SICC, on the scenario's TCP. Each point is the mean over its requests.
 
 from __future__ import annotations
 
-import pandas as pd
-
 from .. import plot, scenario, sweep
+from .._lazy import pd, plt
 from . import Options, Outcome, Reproduction, point_record, register, write_meta
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
@@ -109,7 +108,6 @@ STYLES = ["-", "--", "-.", ":"]
 
 
 def draw(df: pd.DataFrame, opts: Options):
-    import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [5, 3]})
     for i, s in enumerate(ORDER):
