@@ -53,8 +53,13 @@ def test_key_files_are_private_strong_and_the_host_s_own(tmp_path):
     master = tmp_path / "master.key"
     master.write_text("old\n")
     master.chmod(0o644)
-    assert _run("keygen", str(master)).returncode == 0
-    assert stat.S_IMODE(os.stat(master).st_mode) == 0o600, "keygen makes an existing file private"
+    r = _run("keygen", str(master))
+    assert r.returncode == 2 and "--force" in r.stderr and master.read_text() == "old\n", (
+        r
+    )  # never overwrites
+    assert stat.S_IMODE(os.stat(master).st_mode) == 0o644, "and never changes a file it refuses"
+    assert _run("keygen", "--force", str(master)).returncode == 0
+    assert stat.S_IMODE(os.stat(master).st_mode) == 0o600, "the replacement is private"
     assert len(master.read_text().strip()) == 64
     # an agent key file for h1, private too
     h1 = tmp_path / "h1.key"
@@ -80,3 +85,12 @@ def test_key_files_are_private_strong_and_the_host_s_own(tmp_path):
     short.chmod(0o600)
     r = _run("controller", "--topology", str(t), "--key", str(short))
     assert r.returncode == 2 and "128 bits; at least 256" in r.stderr, r
+
+
+def test_a_topology_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_path):
+    # /dev/zero never ends, a FIFO never answers: both are refused from what they are, at once
+    fifo = tmp_path / "topology.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):
+        r = _run("check", path)
+        assert r.returncode == 2 and "not a regular file" in r.stderr, r

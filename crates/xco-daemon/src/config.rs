@@ -256,10 +256,43 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
+/// The largest topology file read (a 100,000-host file is about 6 MB).
+pub const MAX_TOPOLOGY_BYTES: u64 = 16 << 20;
+
+/// Read a topology file: a regular file (never a device or FIFO, which would
+/// never end or never answer) of at most [`MAX_TOPOLOGY_BYTES`].
+fn read_bounded(path: &str) -> Result<String, ConfigError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |m: String| ConfigError(format!("{path}: {m}"));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| err(e.to_string()))?;
+    let meta = f.metadata().map_err(|e| err(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(err(
+            "not a regular file (a device, FIFO or directory); give the topology file".into(),
+        ));
+    }
+    if meta.len() > MAX_TOPOLOGY_BYTES {
+        return Err(err(format!(
+            "{} bytes; a topology file holds at most {MAX_TOPOLOGY_BYTES}",
+            meta.len()
+        )));
+    }
+    let mut text = String::new();
+    f.take(MAX_TOPOLOGY_BYTES)
+        .read_to_string(&mut text)
+        .map_err(|e| err(e.to_string()))?;
+    Ok(text)
+}
+
 impl Topology {
     /// Read and check the file at `path`.
     pub fn load(path: &str) -> Result<Topology, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{path}: {e}")))?;
+        let text = read_bounded(path)?;
         Topology::parse(&text).map_err(|e| ConfigError(format!("{path}: {}", e.0)))
     }
 

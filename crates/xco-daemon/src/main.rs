@@ -93,11 +93,16 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "info")]
         log_level: LogLevel,
     },
-    /// Write a new random 32-byte master secret (hex) to FILE (mode 0600,
-    /// also when FILE exists). Only the controller holds it.
+    /// Write a new random 32-byte master secret (hex) to FILE, a new regular
+    /// file of mode 0600 in a directory only its owner may write. Only the
+    /// controller holds it.
     Keygen {
-        /// Where to write it.
+        /// Where to write it (refused if it exists, unless --force).
         file: String,
+        /// Replace an existing key file (a new file is renamed over it; a
+        /// link, device or FIFO at FILE is still refused).
+        #[arg(long)]
+        force: bool,
     },
     /// Write host HOST's agent key file (its own MAC key and the controller's
     /// public key, mode 0600) to FILE, from the master secret. Copy it to
@@ -230,7 +235,7 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             agent::run(opts, gate, poller)
         }
-        Cmd::Keygen { file } => keys::keygen(&file),
+        Cmd::Keygen { file, force } => keys::keygen(&file, force),
         Cmd::AgentKey {
             key,
             topology,
@@ -251,7 +256,8 @@ fn run(cli: Cli) -> Result<(), String> {
                 host_key: xco_core::wire::host_key(&master, &host).to_vec(),
                 controller_public: controller.public_key(),
             };
-            keys::write_secret(&file, &f.render())
+            // derived from the master: writing it again gives the same file, so it is replaced
+            keys::write_secret(&file, &f.render(), true)
         }
         Cmd::Check { topology } => {
             let t = load(&topology)?;
