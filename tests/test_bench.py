@@ -39,7 +39,7 @@ def test_bench_workload_a_runs_the_reference_tcp_settings():
 
     text = _native.bench_pdn_scenario(8, 2)
     assert "timestamps = false" in text and "delayed_ack_timeout_ms = 200" in text
-    assert "request = 100" in text
+    assert 'request = "100B"' in text
 
 
 def test_bench_sched_reports_the_slot_budget(cli):

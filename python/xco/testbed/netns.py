@@ -487,6 +487,10 @@ def down(topo: TestbedTopology) -> list[str]:
             sh("ip", "link", "del", "dev", name, check=False)
             del rec.links[name]
             removed.append(name)
+    # a veth whose peer namespace went may vanish between the listing and its removal
+    links = _root_links()
+    for name in [x for x in rec.links if x not in links]:
+        del rec.links[name]
     if rec.namespaces or rec.links:
         rec.save()
     else:
