@@ -172,7 +172,8 @@ fn a_join_replayed_from_another_address_earns_it_a_challenge_only() {
 
 #[test]
 fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join() {
-    let mut c = controller(0x77);
+    // a controller of term 1 (one with a standby: its runs are ordered)
+    let mut c = controller(xco_core::wire::run_of(1, 0x77));
     let t = at(10);
     let mut a = joined(&mut c, 0, 1, t);
     let old_session = a.session();
@@ -207,10 +208,11 @@ fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join()
             msg: Message::Rejoin { host: 0, session },
         })
     };
-    a.handle_datagram(t4, Origin::Controller, &rejoin(0x88, 1, old_session));
+    let same_term = xco_core::wire::run_of(1, 0x88);
+    a.handle_datagram(t4, Origin::Controller, &rejoin(same_term, 1, old_session));
     assert_eq!(a.stats.joins, joins);
     assert_eq!(a.stats.stale_term, 1, "another run of the term obeyed");
-    let newer = xco_core::wire::run_of(1, 0x88);
+    let newer = xco_core::wire::run_of(2, 0x88);
     a.handle_datagram(
         t4 + Dur::from_ms(20),
         Origin::Controller,
@@ -229,7 +231,10 @@ fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join()
         Origin::Controller,
         &rejoin(0x77, 9, session),
     );
-    assert_eq!(a.stats.stale_term, 2, "the lower term refused");
+    assert_eq!(
+        a.stats.stale_term, 2,
+        "term 0 (a controller alone) refused after a term"
+    );
     assert_eq!(a.stats.joins, joins + 1, "the lower term's request costs no join");
 }
 

@@ -399,6 +399,10 @@ impl<P> AgentNode<P> {
     /// same term, was seen; `Some(true)`: a higher term, remembered.
     fn term_ok(&mut self, now: Time, repr: &Repr, datagram: &[u8]) -> Option<bool> {
         let term = term_of(repr.run);
+        if term == 0 && self.newest.is_none() {
+            // term 0: a controller without a standby (runs not ordered, as before terms)
+            return Some(false);
+        }
         match &self.newest {
             Some((t, run, _)) if term < *t || (term == *t && repr.run != *run) => {
                 #[cfg(feature = "mutations")]

@@ -7,6 +7,9 @@
 //!   highest term they have seen signed, and in it only the run they
 //!   adopted: a lower term, or another run of the same term, is refused.
 //!   The header is unchanged; what changed is that run ids are ordered.
+//!   Term 0 is a controller without a standby: its runs are not ordered
+//!   (each start is adopted through its challenge, as before terms), and an
+//!   agent that has seen a term above 0 refuses it.
 //! - **Peer heartbeat** (type 12): controller to controller, MAC'd
 //!   (HMAC-SHA256) with a peer key both derive from the master secret they
 //!   share ([`peer_key`]); agents cannot make one. Header: host

@@ -16,7 +16,7 @@
 //!   honest agent obeys the live controller's run, none fails open, and every
 //!   destination an agent holds traffic for gets a slice within the wait bound.
 //! - **terms**: no two controller runs' directives are obeyed in the same
-//!   term (each term, one run), and an agent never applies a directive of a
+//!   term (each term, one run; term 0 is a controller alone, no term), and an agent never applies a directive of a
 //!   term lower than one it adopted or applied (per incarnation).
 //! - **conserved**: every byte an agent was offered is held, released or
 //!   passed (also across its crashes: the kernel passes what a dead agent held).
@@ -160,8 +160,9 @@ impl Checker {
         }
         self.last_applied[host as usize] = Some((run, seq));
         let term = term_of(run);
+        // term 0: a controller without a standby, whose restarts are runs of no term
         match self.term_runs.get(&term) {
-            Some(&r) if r != run => self.fail(
+            Some(&r) if r != run && term > 0 => self.fail(
                 at,
                 format!("terms: h{host} obeyed run {run:x} in term {term}, whose directives run {r:x} gave"),
             ),

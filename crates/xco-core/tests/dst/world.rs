@@ -640,7 +640,12 @@ impl World {
         } else {
             self.disk_term[ci]
         };
-        let run = run_of(term, low);
+        // alone: term 0, runs not ordered (as the daemon without a standby)
+        let run = if self.s.standby {
+            run_of(term, low)
+        } else {
+            low as u64
+        };
         if self.trace {
             eprintln!(
                 "{t} controller {} starts, run {run:x}, active {active}",

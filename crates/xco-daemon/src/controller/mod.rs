@@ -13,10 +13,11 @@
 //! datagram can cause is throttled (at most one a second per kind, and per
 //! host for joins, with the count it stands for).
 //!
-//! All state is soft. Every start draws a run id: its term (high half) above
-//! the wall clock's seconds, so a restarted controller's terms are above
-//! its earlier ones unless the clock stepped back (then the agents refuse
-//! it, prove the newer term, and it takes one above), the low half random;
+//! All state is soft. Every start draws a run id, random (alone: term 0 in
+//! the high half; with a standby, a term above the wall clock's seconds, so
+//! a restarted controller's terms are above its earlier ones unless the
+//! clock stepped back: then the agents refuse it, prove the newer term, and
+//! it takes one above);
 //! agents adopt it from a signed challenge answering their join, so a
 //! restarted controller is obeyed one round trip after the agents' next
 //! report, and directives of an earlier run are never obeyed again.
@@ -213,7 +214,8 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         // a standby directs nothing until it takes over (then above every term it knows)
         _ if opts.standby => run_of(known, low),
         Some(p) => run_of(p.next_term(known), low),
-        None => run_of(known + 1, low),
+        // alone: term 0, runs not ordered (a restart is fenced, as before terms)
+        None => run_of(0, low),
     };
     let chan =
         Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
