@@ -165,8 +165,8 @@ def test_kill_9_of_the_primary_during_an_incast_hands_over_to_the_standby_and_lo
     assert took, alive.read_text()
     dead_terms = [int(e["run"], 16) >> 32 for e in _events(dead, "start")]
     dead_terms += [int(e["term"]) for e in _events(dead, "took_over")]
-    term = int(took[-1]["term"])
-    assert term > max(dead_terms), (took, dead_terms)
+    survivor_terms = {int(t["term"]) for t in took}
+    assert min(survivor_terms) > max(dead_terms), (took, dead_terms)
     false_takeovers = sum(len(_events(p, "took_over")) for p in logs.values()) - len(took)
     # every sender's agent obeys the standby's term at the end; the first change of run after
     # the kill is the coordination gap it saw (the figure to report)
@@ -175,7 +175,12 @@ def test_kill_9_of_the_primary_during_an_incast_hands_over_to_the_standby_and_lo
         log = x.dir / f"agent-{h}.log"
         changes = [c for c in _events(log, "run_changed") if float(c["ts"]) >= killed_wall]
         assert changes, f"{h} never obeyed the standby after the kill:\n{log.read_text()[-3000:]}"
-        assert int(changes[-1]["term"]) == term, changes
+        # after the kill it adopted terms of the survivor only (a survivor stalled on this
+        # loaded machine may stand by and take a newer term again: all are its own)
+        adopted = [
+            int(e["run"], 16) >> 32 for e in _events(log, "controller_run") if float(e["ts"]) >= killed_wall
+        ]
+        assert adopted and set(adopted) <= survivor_terms, (adopted, survivor_terms)
         gaps_ms[h] = int(changes[0]["gap_us"]) / 1e3
         stop = _events(log, "stop")
         fail_opens[h] = int(stop[-1]["fail_opens"]) if stop else -1
