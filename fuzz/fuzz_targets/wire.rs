@@ -5,13 +5,16 @@
 //! older version's re-encode in the current one). Directives' start field,
 //! the challenge round (challenge, confirm with the agent's address), the
 //! rejoin's session and the give-back's epoch (version 3) are covered by
-//! the `v3-*` seeds.
+//! the `v3-*` seeds; the controllers' peer beat and an agent's superseded
+//! proof (version 4) by the `v4-*` seeds: a beat that authenticates
+//! re-encodes to itself, a proof's inner datagram is checked as a
+//! controller datagram.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use xco_core::wire::{
-    host_key, packet::VERSION, AgentKeys, AgentSessions, ControllerKeys, ControllerSession, Packet, Repr,
-    Sender,
+    host_key, packet::VERSION, peer_key, AgentKeys, AgentSessions, ControllerKeys, ControllerSession, Packet,
+    PeerBeat, Repr, Sender,
 };
 
 const MASTER: &[u8] = b"fuzz master secret, 32 bytes long";
@@ -27,6 +30,16 @@ fuzz_target!(|data: &[u8]| {
         s.joining(7);
         let _ = s.accept(&r);
     }
+    let pk = peer_key(MASTER);
+    if let Ok(b) = PeerBeat::decode(&pk, data) {
+        assert_eq!(b.encode(&pk), data, "a peer beat re-encodes to itself");
+    }
+    if let Ok(s) = c.decode_superseded(data) {
+        let _ = c.verify_signed(&s.proof);
+        if s.host == 1 {
+            assert_eq!(a.encode_superseded(&s), data, "a proof re-encodes to itself");
+        }
+    }
     if let Ok(p) = Packet::new_checked(data) {
         if let Ok(r) = Repr::parse(&p) {
             if p.version() != VERSION {
@@ -36,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
             let again = match r.msg.sender() {
                 Sender::Controller => c.encode(&r),
                 Sender::Agent if r.host == 1 => a.encode(&r),
-                Sender::Agent => return,
+                Sender::Agent | Sender::Peer => return,
             };
             assert_eq!(&again[..again.len() - r.msg.sender().tag_len()], p.signed_part());
         }

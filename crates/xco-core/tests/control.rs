@@ -172,7 +172,8 @@ fn a_join_replayed_from_another_address_earns_it_a_challenge_only() {
 
 #[test]
 fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join() {
-    let mut c = controller(0x77);
+    // a controller of term 1 (one with a standby: its runs are ordered)
+    let mut c = controller(xco_core::wire::run_of(1, 0x77));
     let t = at(10);
     let mut a = joined(&mut c, 0, 1, t);
     let old_session = a.session();
@@ -195,23 +196,46 @@ fn a_replayed_directive_or_rejoin_about_an_old_session_costs_the_agent_no_join()
     }
     assert_eq!(a.stats.joins, joins, "replays made it join");
     assert_eq!(a.rejected.replay, replays + sent.len() as u64);
-    // a signed rejoin request (of any run) naming another session: nothing; naming its own:
-    // one join; the same request again: nothing
+    // a signed rejoin request of another run of the same term: refused (terms, wire
+    // version 4); of a higher term naming another session: the term rose, one join;
+    // naming the session it joined then: nothing more (it is joining); the same again later: nothing
     let k = keys();
-    let rejoin = |seq, session| {
+    let rejoin = |run, seq, session| {
         k.encode(&Repr {
             host: xco_core::wire::CONTROLLER_ID,
-            run: 0x88,
+            run,
             seq,
             msg: Message::Rejoin { host: 0, session },
         })
     };
-    a.handle_datagram(t4, Origin::Controller, &rejoin(1, old_session ^ 1));
+    let same_term = xco_core::wire::run_of(1, 0x88);
+    a.handle_datagram(t4, Origin::Controller, &rejoin(same_term, 1, old_session));
     assert_eq!(a.stats.joins, joins);
-    a.handle_datagram(t4 + Dur::from_ms(20), Origin::Controller, &rejoin(2, old_session));
-    assert_eq!(a.stats.joins, joins + 1);
-    a.handle_datagram(t4 + Dur::from_ms(40), Origin::Controller, &rejoin(3, old_session));
-    assert_eq!(a.stats.joins, joins + 1, "a request about a session that is over");
+    assert_eq!(a.stats.stale_term, 1, "another run of the term obeyed");
+    let newer = xco_core::wire::run_of(2, 0x88);
+    a.handle_datagram(
+        t4 + Dur::from_ms(20),
+        Origin::Controller,
+        &rejoin(newer, 2, old_session ^ 1),
+    );
+    assert_eq!(a.stats.joins, joins + 1, "a higher term: one join");
+    let session = a.session();
+    a.handle_datagram(
+        t4 + Dur::from_ms(40),
+        Origin::Controller,
+        &rejoin(newer, 3, session ^ 1),
+    );
+    assert_eq!(a.stats.joins, joins + 1, "the same term again: nothing");
+    a.handle_datagram(
+        t4 + Dur::from_ms(40),
+        Origin::Controller,
+        &rejoin(0x77, 9, session),
+    );
+    assert_eq!(
+        a.stats.stale_term, 2,
+        "term 0 (a controller alone) refused after a term"
+    );
+    assert_eq!(a.stats.joins, joins + 1, "the lower term's request costs no join");
 }
 
 #[test]
@@ -243,4 +267,32 @@ fn a_give_back_that_crossed_a_newer_directive_is_ignored() {
     // of the current epoch, it counts
     c.handle_datagram(now + Dur::from_us(20), 0, &gb(1_001, epoch));
     assert_eq!((c.stats.stale_givebacks, c.stats.msgs[4]), (1, before + 1));
+}
+
+#[test]
+fn two_controllers_that_hear_each_other_keep_one_term() {
+    use xco_core::control::{Peer, StandbyConfig};
+    use xco_core::wire::{peer_key, run_of};
+    let cfg = StandbyConfig::default();
+    let known = 1_795_733_241;
+    let p0 = Peer::new(0, 1u32, peer_key(MASTER), cfg.clone());
+    let p1 = Peer::new(1, 0u32, peer_key(MASTER), cfg.clone());
+    let mut nodes = [
+        controller(run_of(p0.next_term(known), 0xc5fc)).with_peer(p0, true),
+        controller(run_of(known, 0xb8ea)).with_peer(p1, false),
+    ];
+    let mut now = at(5);
+    for _ in 0..2000 {
+        now += Dur::from_us(50);
+        for i in 0..2 {
+            if nodes[i].poll_timeout().is_some_and(|t| t <= now) {
+                nodes[i].handle_timeout(now);
+            }
+            while let Some((to, d)) = nodes[i].poll_transmit(now) {
+                nodes[to as usize].handle_datagram(now, i as u32, &d);
+            }
+        }
+    }
+    assert!(nodes[0].is_active() && !nodes[1].is_active());
+    assert_eq!(nodes[0].stats.takeovers + nodes[1].stats.takeovers, 0);
 }

@@ -126,7 +126,7 @@ fn a_report_has_the_documented_bytes() {
         msg: Message::Report { dests: vec![1, 2] },
     });
     let want: &[u8] = &[
-        b'X', b'C', 3, 3, // magic, version, type = report
+        b'X', b'C', 4, 3, // magic, version, type = report
         0, 0, 0, 1, // host
         0, 0, 0, 0, 0, 0, 1, 2, // session
         0, 0, 0, 0, 0, 0, 0, 42, // seq
@@ -161,7 +161,7 @@ fn a_directive_carries_its_start_after_the_epoch() {
         }),
     });
     let want: &[u8] = &[
-        b'X', b'C', 3, 4, // magic, version 3, type = directive
+        b'X', b'C', 4, 4, // magic, version 4, type = directive
         0xff, 0xff, 0xff, 0xff, // the controller
         0, 0, 0, 0, 0, 0, 0, 1, // run
         0, 0, 0, 0, 0, 0, 0, 2, // seq
@@ -175,6 +175,11 @@ fn a_directive_carries_its_start_after_the_epoch() {
     ];
     assert_eq!(&d[..want.len()], want);
     assert_eq!(d.len(), want.len() + 64, "an Ed25519 signature follows");
+}
+
+/// A version-2 slice payload with a zero start field inserted after the epoch.
+fn p_start(v2: &[u8]) -> Vec<u8> {
+    [&v2[..12], &[0u8; 8][..], &v2[12..]].concat()
 }
 
 #[test]
@@ -227,10 +232,12 @@ fn a_version_2_directive_has_no_start_and_applies_on_receipt() {
         panic!()
     };
     assert_eq!(d.start_in, Dur::from_ms(7500));
-    // and versions outside 2..=3 are not read
+    // version 4 has the start field as version 3 (it added types 12 and 13 and terms)
+    assert!(agent(1).decode(&signed(4, &p_start(&slice))).is_ok());
+    // and versions outside 2..=4 are not read
     assert!(matches!(
-        agent(1).decode(&signed(4, &slice)),
-        Err(WireError::BadVersion(4))
+        agent(1).decode(&signed(5, &slice)),
+        Err(WireError::BadVersion(5))
     ));
 }
 
@@ -730,4 +737,101 @@ fn joining_the_same_run_again_keeps_its_replay_window() {
         Err(WireError::Replay { .. })
     ));
     assert_eq!(s.accept(&directive(7, 10)), Ok(Accepted::InRun));
+}
+
+#[test]
+fn a_peer_beat_has_the_documented_bytes_and_only_the_peer_key_makes_one() {
+    use xco_core::wire::{peer_key, run_of, PeerBeat};
+    let key = peer_key(MASTER);
+    let b = PeerBeat {
+        run: run_of(5, 0xabcd),
+        seq: 9,
+        term: 6,
+        active: true,
+    };
+    let d = b.encode(&key);
+    let want: &[u8] = &[
+        b'X', b'C', 4, 12, // magic, version 4, type = peer beat
+        0xff, 0xff, 0xff, 0xff, // a controller
+        0, 0, 0, 5, 0, 0, 0xab, 0xcd, // run: term 5 in the high half
+        0, 0, 0, 0, 0, 0, 0, 9, // seq
+        0, 9, // payload length
+        0, 0, 0, 0, 0, 0, 0, 6, // the highest term known
+        1, // directs
+    ];
+    assert_eq!(&d[..want.len()], want);
+    let tag = Hmac::<Sha256>::new_from_slice(&key)
+        .unwrap()
+        .chain_update(want)
+        .finalize();
+    assert_eq!(
+        &d[want.len()..],
+        &tag.into_bytes()[..],
+        "HMAC-SHA256 under the peer key"
+    );
+    assert_eq!(PeerBeat::decode(&key, &d), Ok(b));
+    // another key (a host's, or another master's) is refused; so is a beat at an agent
+    assert_eq!(
+        PeerBeat::decode(&peer_key(b"another master secret, 32 bytes!"), &d),
+        Err(WireError::BadTag)
+    );
+    assert_eq!(agent(1).decode(&d).err(), Some(WireError::Misdirected));
+    assert_eq!(controller().decode(&d).err(), Some(WireError::Misdirected));
+    // an active flag other than 0 or 1 is malformed
+    let mut bad = d.clone();
+    bad[34] = 2;
+    let t = Hmac::<Sha256>::new_from_slice(&key)
+        .unwrap()
+        .chain_update(&bad[..35])
+        .finalize();
+    bad[35..].copy_from_slice(&t.into_bytes());
+    assert!(matches!(
+        PeerBeat::decode(&key, &bad),
+        Err(WireError::BadPayload(_))
+    ));
+}
+
+#[test]
+fn a_superseded_proof_carries_a_signed_datagram_the_controller_checks() {
+    use xco_core::wire::{run_of, Superseded};
+    let c = controller();
+    let signed = c.encode(&hello(run_of(7, 1), 3, 2, 99));
+    let s = Superseded {
+        host: 2,
+        session: 0x55,
+        seq: 4,
+        proof: signed.clone(),
+    };
+    let d = agent(2).encode_superseded(&s);
+    assert_eq!(&d[..4], &[b'X', b'C', 4, 13]);
+    assert_eq!(c.decode_superseded(&d), Ok(s.clone()));
+    let inner = c.verify_signed(&signed).unwrap();
+    assert_eq!(inner.run, run_of(7, 1));
+    // host 3 cannot relay in host 2's name; a forged inner datagram fails the signature
+    let mut other = agent(3).encode_superseded(&Superseded { host: 3, ..s.clone() });
+    other[4..8].copy_from_slice(&2u32.to_be_bytes());
+    assert_eq!(c.decode_superseded(&other), Err(WireError::BadTag));
+    let mut forged = signed.clone();
+    let n = forged.len();
+    forged[n - 1] ^= 1;
+    assert_eq!(c.verify_signed(&forged).err(), Some(WireError::BadTag));
+    // the ordinary agent decoder does not take a proof for a message
+    assert_eq!(c.decode(&d).err(), Some(WireError::Misdirected));
+}
+
+#[test]
+fn the_fuzz_corpus_seeds_of_version_4_are_valid_authenticated_messages() {
+    // fuzz/corpus/wire/v4-*: a peer beat and a superseded proof under the fuzzer's keys
+    use xco_core::wire::{peer_key, run_of, PeerBeat};
+    const FUZZ_MASTER: &[u8] = b"fuzz master secret, 32 bytes long";
+    let c = ControllerKeys::new(FUZZ_MASTER, &["h0", "h1"]);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/wire");
+    let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    let b = PeerBeat::decode(&peer_key(FUZZ_MASTER), &read("v4-peer")).unwrap();
+    assert_eq!((b.run, b.seq, b.term, b.active), (run_of(5, 0xabcd), 9, 6, true));
+    let s = c.decode_superseded(&read("v4-superseded")).unwrap();
+    assert_eq!(s.host, 1);
+    let inner = c.verify_signed(&s.proof).unwrap();
+    assert_eq!(inner.run, run_of(7, 1));
+    assert!(matches!(inner.msg, Message::Rejoin { host: 1, session: 7 }));
 }

@@ -6,6 +6,9 @@
 //! ```toml
 //! [control]
 //! controller = "10.200.0.1:7400"   # the controller's UDP address (agents send here)
+//! standby = "10.200.0.2:7400"      # optional: a hot standby's (agents send to both)
+//! takeover_ms = 2.0                # optional: the standby takes over after this
+//!                                  # long without the primary's beat (default one slice)
 //! mode = "timeslice"               # timeslice | ratelimit | hybrid
 //! slice_ms = 2.0
 //!
@@ -76,6 +79,10 @@ xco_core::xco_settings_table! {
     pub struct Control {
         /// The controller's UDP address.
         pub controller: SocketAddr,
+        /// A hot standby controller's UDP address (agents send to both).
+        pub standby: Option<SocketAddr>,
+        /// The standby takes over after this long without the primary's beat, ms (default one slice).
+        pub takeover_ms: Option<f64>,
     }
 }
 
@@ -290,6 +297,21 @@ fn read_bounded(path: &str) -> Result<String, ConfigError> {
 }
 
 impl Topology {
+    /// The controllers agents send to: the primary, then the standby if any.
+    pub fn controllers(&self) -> Vec<SocketAddr> {
+        let c = &self.file.control;
+        std::iter::once(c.controller).chain(c.standby).collect()
+    }
+
+    /// How long a standby waits for the primary's beat before it takes over
+    /// (`takeover_ms`, default one slice).
+    pub fn takeover_after(&self) -> xco_core::Dur {
+        match self.file.control.takeover_ms {
+            Some(ms) => xco_core::Dur::from_ns((ms * 1e6) as u64),
+            None => self.settings.slice,
+        }
+    }
+
     /// Read and check the file at `path`.
     pub fn load(path: &str) -> Result<Topology, ConfigError> {
         let text = read_bounded(path)?;
@@ -308,18 +330,36 @@ impl Topology {
             ));
         }
         let c = &file.control;
-        if c.controller.port() == 0 {
+        let addrs = [
+            ("control.controller", Some(c.controller)),
+            ("control.standby", c.standby),
+        ];
+        for (key, a) in addrs {
+            let Some(a) = a else { continue };
+            if a.port() == 0 {
+                return err(format!("{key}: {a}: port 0 is not a port agents can send to"));
+            }
+            match a.ip() {
+                std::net::IpAddr::V4(ip) => check_unicast(key, ip)?,
+                ip if ip.is_unspecified() || ip.is_multicast() => {
+                    return err(format!("{key}: {ip} is not a host's unicast address"))
+                }
+                _ => {}
+            }
+        }
+        if c.standby.is_some_and(|s| s.ip() == c.controller.ip()) {
             return err(format!(
-                "control.controller: {}: port 0 is not a port agents can send to",
-                c.controller
+                "control.standby: {} has the controller's IP: agents tell the controllers apart by IP",
+                c.standby.expect("some")
             ));
         }
-        match c.controller.ip() {
-            std::net::IpAddr::V4(a) => check_unicast("control.controller", a)?,
-            a if a.is_unspecified() || a.is_multicast() => {
-                return err(format!("control.controller: {a} is not a host's unicast address"))
+        if let Some(t) = c.takeover_ms {
+            if !(t.is_finite() && (0.5..=10_000.0).contains(&t)) {
+                return err(format!("control.takeover_ms: {t} is not 0.5 to 10000 ms"));
             }
-            _ => {}
+            if c.standby.is_none() {
+                return err("control.takeover_ms: set without control.standby".to_string());
+            }
         }
         let settings = Settings::resolve(&c.settings_spec())
             .map_err(|e| ConfigError(format!("control.{}: {}", e.key, e.problem)))?;
@@ -674,6 +714,14 @@ rate_mbps = 100
             ),
             (set("slice_ms = \"fast\""), "line 3 (slice_ms = \"fast\")"),
             (set("colour = 1"), "line 3 (colour = 1): unknown field `colour`"),
+            (set("standby = \"10.200.0.1:7401\""), "control.standby"),
+            (set("standby = \"10.200.0.2:0\""), "control.standby"),
+            (set("standby = \"0.0.0.0:7400\""), "control.standby"),
+            (
+                set("standby = \"10.200.0.2:7400\"\ntakeover_ms = 0"),
+                "control.takeover_ms",
+            ),
+            (set("takeover_ms = 5"), "control.takeover_ms"),
         ];
         for (text, field) in cases {
             let e = Topology::parse(&text).unwrap_err().0;
@@ -682,5 +730,23 @@ rate_mbps = 100
         }
         // at the bounds: accepted
         Topology::parse(&set("slice_ms = 0.5\nbypass_bytes = 1279\nfail_open_ms = 1")).unwrap();
+    }
+
+    #[test]
+    fn a_standby_is_a_second_controller_the_agents_send_to() {
+        let t = Topology::parse(&STAR.replace(
+            "[control]\n",
+            "[control]\nstandby = \"10.200.0.2:7400\"\ntakeover_ms = 4\n",
+        ))
+        .unwrap();
+        let want: Vec<SocketAddr> = vec![
+            "10.200.0.1:7400".parse().unwrap(),
+            "10.200.0.2:7400".parse().unwrap(),
+        ];
+        assert_eq!(t.controllers(), want);
+        assert_eq!(t.takeover_after(), xco_core::Dur::from_ms(4));
+        let alone = Topology::parse(STAR).unwrap();
+        assert_eq!(alone.controllers().len(), 1);
+        assert_eq!(alone.takeover_after(), alone.settings.slice, "default: one slice");
     }
 }

@@ -1,4 +1,17 @@
-//! `xco-daemon`: the XCo controller and host agent (see the crate docs).
+//! `xco-daemon`: the XCo controller and host agent (see the crate docs), and
+//! `dst`, the control plane's simulation harness as a command.
+
+// the harness's files, shared with `cargo test -p xco-core --test dst`
+#[allow(dead_code)]
+#[path = "../../xco-core/tests/dst/check.rs"]
+mod check;
+mod dst;
+#[allow(dead_code)]
+#[path = "../../xco-core/tests/dst/net.rs"]
+mod net;
+#[allow(dead_code)]
+#[path = "../../xco-core/tests/dst/world.rs"]
+mod world;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -53,9 +66,14 @@ enum Cmd {
         /// The master secret (make one with `xco-daemon keygen FILE`; never leaves the controller).
         #[arg(long)]
         key: String,
-        /// UDP address to listen on [default: control.controller of the topology].
+        /// UDP address to listen on [default: control.controller of the
+        /// topology, control.standby with --standby].
         #[arg(long)]
         listen: Option<SocketAddr>,
+        /// Run as the hot standby (control.standby of the topology): watch the
+        /// agents, take over when the primary's beats stop for control.takeover_ms.
+        #[arg(long)]
+        standby: bool,
         /// Serve Prometheus metrics at http://ADDR/metrics (and health at /healthz).
         #[arg(long)]
         metrics: Option<SocketAddr>,
@@ -127,6 +145,31 @@ enum Cmd {
         /// Topology file.
         topology: String,
     },
+    /// Run the control plane's deterministic simulation harness: seeds of
+    /// faults, a hostile host and a hot standby, every invariant checked
+    /// (exit 1 if a seed breaks one; it prints the command that replays it).
+    ///
+    /// Examples: xco-daemon dst --seeds 100000 --start 10000; xco-daemon dst --replay 170
+    Dst {
+        /// Run this many seeds.
+        #[arg(long, conflicts_with = "replay")]
+        seeds: Option<u64>,
+        /// The first seed of --seeds.
+        #[arg(long, default_value_t = 0, requires = "seeds")]
+        start: u64,
+        /// Threads of --seeds.
+        #[arg(long, default_value_t = 2, requires = "seeds")]
+        threads: u64,
+        /// Run one seed with a trace of every message and fault (on standard error).
+        #[arg(long)]
+        replay: Option<u64>,
+        /// With --replay: the seed's network without faults.
+        #[arg(long, requires = "replay", conflicts_with = "scenario")]
+        calm: bool,
+        /// With --replay: a calm network with a standby and one fault: takeover, pause or split.
+        #[arg(long, requires = "replay")]
+        scenario: Option<String>,
+    },
 }
 
 /// The local address of the route to `controller` (the control network's side of this host).
@@ -142,22 +185,56 @@ fn control_address(controller: SocketAddr) -> Result<IpAddr, String> {
     Ok(probe.ip())
 }
 
-fn run(cli: Cli) -> Result<(), String> {
+fn run(cli: Cli) -> Result<u8, String> {
     let load = |p: &str| Topology::load(p).map_err(|e| e.to_string());
-    match cli.cmd {
+    let cmd = match cli.cmd {
+        Cmd::Dst {
+            seeds,
+            start,
+            threads,
+            replay,
+            calm,
+            scenario,
+        } => {
+            let cmd = match (seeds, replay) {
+                (Some(n), None) => dst::DstCmd::Sweep { start, n, threads },
+                (None, Some(seed)) => dst::DstCmd::Replay {
+                    seed,
+                    setup: if calm { Some("calm".into()) } else { scenario },
+                },
+                _ => return Err("dst: give --seeds N (and --start S) or --replay SEED".into()),
+            };
+            return dst::run(cmd);
+        }
+        cmd => cmd,
+    };
+    match cmd {
         Cmd::Controller {
             topology,
             key: k,
             listen,
+            standby,
             metrics,
             log_level,
         } => {
             let topo = load(&topology)?;
-            let listen = listen.unwrap_or(topo.file.control.controller);
+            let c = &topo.file.control;
+            let listen = match (listen, standby, c.standby) {
+                (Some(l), ..) => l,
+                (None, true, Some(s)) => s,
+                (None, true, None) => {
+                    return Err(format!("--standby: {topology} has no control.standby address"))
+                }
+                (None, false, _) => c.controller,
+            };
+            if standby && c.standby.is_none() {
+                return Err(format!("--standby: {topology} has no control.standby address"));
+            }
             controller::run(ControllerOpts {
                 topo,
                 master: keys::read_master(&k)?,
                 listen,
+                standby,
                 metrics,
                 log_level: log_level.into(),
             })
@@ -212,7 +289,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 &Intercept {
                     dests: &dests,
                     bypass_bytes: topo.settings.bypass.packet_bytes,
-                    controller: topo.file.control.controller,
+                    controllers: &topo.controllers(),
                 },
             )?;
             if gate.removed_stale {
@@ -272,7 +349,9 @@ fn run(cli: Cli) -> Result<(), String> {
             );
             Ok(())
         }
+        Cmd::Dst { .. } => unreachable!("handled above"),
     }
+    .map(|()| 0)
 }
 
 fn names(t: &Topology) -> String {
@@ -286,7 +365,7 @@ fn names(t: &Topology) -> String {
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("xco-daemon: error: {e}");
             ExitCode::from(2)

@@ -1,6 +1,7 @@
 """Starting the real XCo daemons (the Rust ``xco-daemon`` binary) on a testbed:
 the controller in the root namespace on the management bridge, one agent in
-every host namespace."""
+every host namespace; optionally a hot standby controller beside the primary
+(the topology's ``control.standby``, a second address on the management bridge)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import netns
 from .netns import Testbed, TestbedError
 
 REPO = Path(__file__).resolve().parents[3]
@@ -60,6 +62,12 @@ def agent_key(master: Path, topology: Path, host: str, path: Path) -> Path:
     return path
 
 
+def add_standby_address(tb: Testbed, ip: str) -> None:
+    """Give the management bridge the standby controller's address ``ip`` too (it goes with
+    the bridge when the testbed is taken down)."""
+    netns.sh("ip", "addr", "add", f"{ip}/{tb.topo.mgmt_net.prefixlen}", "dev", netns.mgmt_bridge(tb.prefix))
+
+
 class Xco:
     """The controller and agents of one testbed run (a context manager)."""
 
@@ -75,6 +83,7 @@ class Xco:
         self.agent_hosts = agents if agents is not None else [h.name for h in tb.topo.hosts]
         self.metrics = f"{tb.topo.controller_ip}:{metrics_port}"
         self.controller: subprocess.Popen | None = None
+        self.standby: subprocess.Popen | None = None
         self.agents: dict[str, subprocess.Popen] = {}
 
     def start_controller(self, wrap: list[str] | None = None) -> subprocess.Popen:
@@ -86,6 +95,17 @@ class Xco:
         n = sum(1 for p in self.dir.glob("controller*.log"))
         self.controller = self.tb.spawn(None, args, self.dir / f"controller{'' if n == 0 else n}.log")
         return self.controller
+
+    def start_standby(self, metrics: str | None = None) -> subprocess.Popen:
+        """Start the hot standby controller (``control.standby`` of the topology; same master
+        secret), its log ``standby.log`` (``standby1.log``... on restarts)."""
+        args = [
+            daemon_binary(), "controller", "--standby", "--topology", str(self.tb.topo.path),
+            "--key", str(self.key), *(["--metrics", metrics] if metrics else []),
+        ]  # fmt: skip
+        n = sum(1 for p in self.dir.glob("standby*.log"))
+        self.standby = self.tb.spawn(None, args, self.dir / f"standby{'' if n == 0 else n}.log")
+        return self.standby
 
     def key_of(self, host: str) -> Path:
         """Host ``host``'s agent key file (made on first use)."""
@@ -125,5 +145,6 @@ class Xco:
 
     def __exit__(self, *exc: object) -> None:
         self.stop_agents()
-        if self.controller is not None:
-            self.tb.stop(self.controller)
+        for p in (self.controller, self.standby):
+            if p is not None:
+                self.tb.stop(p)

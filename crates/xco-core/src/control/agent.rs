@@ -22,6 +22,16 @@
 //!   serves its packet path and its timers before the control socket, so
 //!   a flood of signed junk can cost coordination (the agent fails open) but
 //!   not the packets or the fail-open timer.
+//! - **Terms** (wire version 4, [`crate::wire::peer`]). The agent keeps the
+//!   highest term it has verified a controller's signature on, and that
+//!   datagram. A controller message of a lower term, or of another run of
+//!   that term, is refused and counted ([`AgentNodeStats::stale_term`]), and
+//!   the sender gets the newer term's datagram back as a
+//!   [`Superseded`] proof (at most every [`AgentConfig::proof_every`]), so a
+//!   stale controller stands down. A term above the run it obeys makes the
+//!   agent join once (the new term's answer is the only one it can adopt):
+//!   one join per genuine new term, no rejoin storm. Everything it sends
+//!   goes to both controllers (the driver's part): a standby watches.
 //! - **Obeying.** An accepted directive for this host goes to the
 //!   [`HostCoordinator`] (epochs checked there again); reports and
 //!   give-backs the coordinator asks for are MAC'd and sent; rejection
@@ -33,7 +43,8 @@ use crate::rng::Rng;
 use crate::sched::Directive;
 use crate::time::{Dur, Time};
 use crate::wire::{
-    Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts, Repr, Sender, WireError,
+    peer::MAX_PROOF_BYTES, term_of, Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts,
+    Repr, Sender, Superseded, WireError,
 };
 use std::collections::VecDeque;
 
@@ -52,6 +63,8 @@ pub struct AgentConfig {
     pub verify_burst: u64,
     /// This agent's control address ([`super::Address::to_wire`]), stated in its confirms.
     pub addr: [u8; crate::wire::ADDR_LEN],
+    /// A superseded proof goes out at most this often.
+    pub proof_every: Dur,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -66,6 +79,7 @@ impl Default for AgentConfig {
             verify_per_s: 5_000,
             verify_burst: 64,
             addr: [0; crate::wire::ADDR_LEN],
+            proof_every: Dur::from_ms(10),
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -75,7 +89,7 @@ impl Default for AgentConfig {
 /// Where a datagram came from, as the driver sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
-    /// The controller's configured address.
+    /// A controller's configured address (the primary's or the standby's).
     Controller,
     /// Any other address: dropped unread.
     Other,
@@ -138,6 +152,11 @@ pub struct AgentNodeStats {
     pub over_budget: u64,
     /// Joins sent.
     pub joins: u64,
+    /// Controller messages refused: of a lower term than the highest seen,
+    /// or of another run of that term.
+    pub stale_term: u64,
+    /// Superseded proofs sent.
+    pub proofs: u64,
 }
 
 /// A host's agent; `P` is the driver's packet handle.
@@ -158,6 +177,9 @@ pub struct AgentNode<P> {
     pub rejected: RejectCounts,
     rejections_sent: (RejectCounts, Option<Time>),
     verify: Budget,
+    /// The highest term seen signed: (term, run, the datagram).
+    newest: Option<(u64, u64, Vec<u8>)>,
+    proof_at: Option<Time>,
     out: VecDeque<Vec<u8>>,
     events: VecDeque<AgentEvent>,
     /// Counters.
@@ -170,6 +192,8 @@ impl<P> AgentNode<P> {
         let me = keys.host();
         AgentNode {
             verify: Budget::new(cfg.verify_per_s, cfg.verify_burst),
+            newest: None,
+            proof_at: None,
             cfg,
             me,
             coord,
@@ -196,6 +220,11 @@ impl<P> AgentNode<P> {
     /// The controller run obeyed, if any.
     pub fn run(&self) -> Option<u64> {
         self.session.run()
+    }
+
+    /// The highest term seen signed by a controller (0: none yet).
+    pub fn max_term(&self) -> u64 {
+        self.newest.as_ref().map_or(0, |n| n.0)
     }
 
     /// The session (nonce of the latest join).
@@ -273,12 +302,15 @@ impl<P> AgentNode<P> {
             if p.sender() != Sender::Controller {
                 return Err(WireError::Misdirected);
             }
-            Repr::parse(&p)
+            Repr::parse(&p).map(|_| p.version())
         });
-        if let Err(e) = parsed {
-            self.reject(e);
-            return false;
-        }
+        let version = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                self.reject(e);
+                return false;
+            }
+        };
         if !self.verify.take(now) {
             self.stats.over_budget += 1;
             self.events.push_back(AgentEvent::Dropped {
@@ -293,6 +325,25 @@ impl<P> AgentNode<P> {
                 return false;
             }
         };
+        // terms (version 4 on: older controllers' run ids are not ordered)
+        let term_rose = match version {
+            4.. => match self.term_ok(now, &repr, datagram) {
+                Some(rose) => rose,
+                None => return false,
+            },
+            _ => false,
+        };
+        let took = self.accept(now, repr);
+        // a higher term than the run obeyed: join it (once per new term), unless
+        // this very message made the agent join or adopt it
+        if term_rose && self.run().is_some_and(|r| term_of(r) < self.max_term()) && !self.session.is_joining()
+        {
+            self.join(now);
+        }
+        took
+    }
+
+    fn accept(&mut self, now: Time, repr: Repr) -> bool {
         let accepted = self.session.accept(&repr);
         #[cfg(feature = "mutations")]
         let accepted = match (accepted, self.cfg.mutation, &repr.msg) {
@@ -339,6 +390,51 @@ impl<P> AgentNode<P> {
                     Message::Directive(d) => self.directive(now, repr.run, repr.seq, d),
                     _ => false,
                 }
+            }
+        }
+    }
+
+    /// The term check of a verified controller message: `None` (refused,
+    /// counted, a proof sent back) if a higher term, or another run of the
+    /// same term, was seen; `Some(true)`: a higher term, remembered.
+    fn term_ok(&mut self, now: Time, repr: &Repr, datagram: &[u8]) -> Option<bool> {
+        let term = term_of(repr.run);
+        if term == 0 && self.newest.is_none() {
+            // term 0: a controller without a standby (runs not ordered, as before terms)
+            return Some(false);
+        }
+        match &self.newest {
+            Some((t, run, _)) if term < *t || (term == *t && repr.run != *run) => {
+                #[cfg(feature = "mutations")]
+                if self.cfg.mutation == Some(super::Mutation::AcceptLowerTerm) {
+                    return Some(false);
+                }
+                self.stats.stale_term += 1;
+                self.reject(WireError::Session {
+                    host: repr.host,
+                    run: repr.run,
+                });
+                let fits = self.newest.as_ref().is_some_and(|n| n.2.len() <= MAX_PROOF_BYTES);
+                if fits && self.proof_at.is_none_or(|p| now >= p + self.cfg.proof_every) {
+                    self.proof_at = Some(now);
+                    let proof = self.newest.as_ref().expect("seen").2.clone();
+                    self.seq += 1;
+                    let s = Superseded {
+                        host: self.me,
+                        session: self.nonce,
+                        seq: self.seq,
+                        proof,
+                    };
+                    self.out.push_back(self.keys.encode_superseded(&s));
+                    self.stats.sent += 1;
+                    self.stats.proofs += 1;
+                }
+                None
+            }
+            Some((t, ..)) if term == *t => Some(false),
+            _ => {
+                self.newest = Some((term, repr.run, datagram.to_vec()));
+                Some(true)
             }
         }
     }

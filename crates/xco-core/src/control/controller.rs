@@ -33,13 +33,22 @@
 //!   crashed controller) granted. Backlogs reported meanwhile are applied
 //!   when the fence ends. (Found by the harness: a restarted controller gave
 //!   a link away while an agent still sent on the old run's slice.)
+//! - **Terms** ([`crate::wire::peer`]): a run's high half is its term. A
+//!   controller that learns of a higher term (its peer's beat, an agent's
+//!   superseded proof), or of another run of its own term, stops directing:
+//!   it stands by if it has a peer ([`super::standby`]), else it takes a new
+//!   term above all it knows (a restarted controller that drew a term
+//!   already taken). Every new term is fenced.
 
 use super::budget::{Budget, PerSlot};
+use super::standby::{Peer, Seen};
 use super::Address;
 use crate::sched::{SchedStats, Scheduler};
 use crate::time::{Dur, Time};
 use crate::wire::{
-    AgentSessions, Checked, ControllerKeys, Message, RejectCounts, Repr, WireError, CONTROLLER_ID,
+    peer::{PEER_TYPE, SUPERSEDED_TYPE},
+    run_of, term_of, AgentSessions, Checked, ControllerKeys, Message, PeerBeat, RejectCounts, Repr,
+    WireError, CONTROLLER_ID,
 };
 use std::collections::VecDeque;
 
@@ -98,6 +107,19 @@ pub enum ControllerEvent<A> {
         /// Its source.
         from: A,
     },
+    /// This controller directs from now on, in a new term (a standby took
+    /// over, or a controller left a term another run holds).
+    TookOver {
+        /// The new term.
+        term: u64,
+        /// The new run.
+        run: u64,
+    },
+    /// This controller learned of a higher term and stopped directing.
+    SteppedDown {
+        /// The term it learned of.
+        term: u64,
+    },
     /// A host reports more rejections than before.
     AgentRejected {
         /// The host.
@@ -129,6 +151,21 @@ pub struct ControllerStats {
     pub timer_fires: u64,
     /// Rejection counts each agent last reported.
     pub agent_rejections: Vec<Option<RejectCounts>>,
+    /// Terms taken (a standby's takeovers, new terms after a taken one).
+    pub takeovers: u64,
+    /// Times this controller stopped directing (it learned of a higher term).
+    pub stepped_down: u64,
+    /// Superseded proofs checked (a signature each).
+    pub proofs: u64,
+    /// Superseded proofs not checked (over the per-host or the signing budget).
+    pub proofs_limited: u64,
+    /// Agents' datagrams a standby watched.
+    pub observed: u64,
+    /// Fences begun again: a controller of a lower term was still heard directing.
+    pub refenced: u64,
+    /// Times this controller stood by after running nothing for half the
+    /// standby's patience (it may have been superseded meanwhile).
+    pub stalled: u64,
 }
 
 /// Names of [`ControllerStats::msgs`], in order.
@@ -171,6 +208,21 @@ pub struct ControllerNode<A> {
     events: VecDeque<ControllerEvent<A>>,
     /// Counters.
     pub stats: ControllerStats,
+    /// Directs (holds the term of `run`); false: stands by.
+    active: bool,
+    /// The highest term known of.
+    max_term: u64,
+    /// The peer controller (hot standby), if any.
+    peer: Option<Peer<A>>,
+    peer_started: bool,
+    /// Per host, what this controller saw of it (the address and session of its latest confirm).
+    seen: Vec<Option<Seen<A>>>,
+    proofs: PerSlot,
+    /// A term taken from a peer that no host has joined yet: the fence
+    /// starts again at the first confirm (see [`ControllerNode::take_over`]).
+    unconfirmed: bool,
+    /// The instant of the last input (a datagram or a timer).
+    last_input: Option<Time>,
 }
 
 impl<A: Address> ControllerNode<A> {
@@ -203,7 +255,279 @@ impl<A: Address> ControllerNode<A> {
                 agent_rejections: vec![None; hosts],
                 ..Default::default()
             },
+            active: true,
+            max_term: term_of(run),
+            peer: None,
+            peer_started: false,
+            seen: vec![None; hosts],
+            proofs: PerSlot::new(hosts, Dur::from_ms(10)),
+            unconfirmed: false,
+            last_input: None,
         }
+    }
+
+    /// With a peer controller: beats to it, and `active` false: stand by
+    /// until it is silent (see [`super::standby`]; the run's term is the
+    /// highest this controller knows of).
+    pub fn with_peer(mut self, peer: Peer<A>, active: bool) -> ControllerNode<A> {
+        self.peer = Some(peer);
+        self.active = active;
+        self
+    }
+
+    /// The highest term the driver knows this controller held (a restarted
+    /// daemon's own record): its terms from now on are above it.
+    pub fn knowing_term(mut self, term: u64) -> ControllerNode<A> {
+        self.max_term = self.max_term.max(term);
+        self
+    }
+
+    /// True while this controller directs.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// The term of this controller's run.
+    pub fn term(&self) -> u64 {
+        term_of(self.run)
+    }
+
+    /// The highest term this controller knows of.
+    pub fn max_term(&self) -> u64 {
+        self.max_term
+    }
+
+    /// The peer, if any.
+    pub fn peer(&self) -> Option<&Peer<A>> {
+        self.peer.as_ref()
+    }
+
+    fn touch(&mut self, now: Time) {
+        let gap = self.last_input.map_or(Dur::ZERO, |t| now.saturating_since(t));
+        self.last_input = Some(now);
+        if let (true, Some(p)) = (self.active, &self.peer) {
+            // this controller ran nothing for half the peer's patience (a pause, a
+            // stall): the standby may have taken over meanwhile, and what it would
+            // grant first is stale. Stand by; the beats say who directs, and a dead
+            // peer is replaced after the silence, in a new, fenced term.
+            if gap.ps() * 2 >= p.cfg.takeover_after.ps() {
+                let term = self.max_term;
+                self.step_down(now, term);
+                self.stats.stalled += 1;
+            }
+        }
+        if !self.peer_started {
+            self.peer_started = true;
+            if let Some(p) = &mut self.peer {
+                p.heard_at = now;
+                p.beat_at = now;
+            }
+        }
+    }
+
+    /// A beat from the peer.
+    fn peer_beat(&mut self, now: Time, from: A, datagram: &[u8]) {
+        let Some(p) = self.peer.as_mut() else {
+            return self.reject(WireError::Misdirected, from);
+        };
+        let b = match PeerBeat::decode(&p.key, datagram) {
+            Ok(b) => b,
+            Err(e) => return self.reject(e, from),
+        };
+        if b.run == self.run || !p.accept(&b) {
+            return;
+        }
+        self.max_term = self.max_term.max(b.term);
+        if b.active {
+            p.heard_at = now;
+            p.backoff = 0;
+            let extra = p.cfg.beat_every;
+            if self.active && term_of(b.run) < term_of(self.run) {
+                // a lower term still directs (it has not heard of this one yet):
+                // its grants may run to a slice and the lead after its next beat
+                self.refence(now, extra);
+            }
+            self.newer(now, term_of(b.run), b.run);
+        }
+    }
+
+    /// An agent's proof of a newer term: checked within the budgets, then believed.
+    fn superseded(&mut self, now: Time, from: A, datagram: &[u8]) {
+        let s = match self.keys.decode_superseded(datagram) {
+            Ok(s) => s,
+            Err(e) => return self.reject(e, from),
+        };
+        if !self.proofs.allow(s.host as usize, now) || !self.signing.take(now) {
+            self.stats.proofs_limited += 1;
+            return;
+        }
+        self.stats.proofs += 1;
+        match self.keys.verify_signed(&s.proof) {
+            Ok(r) if r.host == CONTROLLER_ID => {
+                let was_active = self.active;
+                self.newer(now, term_of(r.run), r.run);
+                if was_active && !self.active {
+                    // the peer directs, and only the agents could tell: wait longer
+                    if let Some(p) = &mut self.peer {
+                        p.backoff += 1;
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => self.reject(e, from),
+        }
+    }
+
+    /// Run `run` of term `term` exists: a directing controller whose term it
+    /// beats stands by (or, without a peer, takes a new term); one whose own
+    /// term another run holds takes a new term.
+    fn newer(&mut self, now: Time, term: u64, run: u64) {
+        self.max_term = self.max_term.max(term);
+        let mine = (term_of(self.run), self.run);
+        if !self.active || term < mine.0 || run == self.run {
+            return;
+        }
+        if (term, run) > mine && self.peer.is_some() {
+            self.step_down(now, term);
+        } else {
+            self.take_over(now);
+        }
+    }
+
+    /// Evidence that a controller of a lower term still directs: grant
+    /// nothing until one slice plus the lead (plus `extra`) from now. Hosts
+    /// keep their sessions; the scheduler forgets what it granted and the
+    /// backlogs wait for the fence's end.
+    fn refence(&mut self, now: Time, extra: Dur) {
+        let until = now + self.fence + extra;
+        if self.fence_until.is_some_and(|t| t >= until) {
+            return;
+        }
+        #[cfg(feature = "mutations")]
+        if self.cfg.mutation == Some(super::Mutation::TakeoverWithoutFence) {
+            return;
+        }
+        self.fence_until = Some(until);
+        for h in 0..self.addrs.len() as u32 {
+            if self.sched.joined(h) {
+                self.sched.handle_leave(now, h);
+                self.sched.handle_join(now, h);
+            }
+        }
+        while self.sched.poll_directive().is_some() {}
+        self.stats.refenced += 1;
+    }
+
+    /// Forget every host and every directive not sent yet.
+    fn drop_all(&mut self, now: Time) {
+        for h in 0..self.addrs.len() as u32 {
+            if self.sched.joined(h) {
+                self.sched.handle_leave(now, h);
+            }
+            self.sessions.forget(h);
+            self.addrs[h as usize] = None;
+            self.joined[h as usize] = false;
+            self.fenced_backlog[h as usize] = None;
+            self.sent_epoch[h as usize] = 0;
+        }
+        while self.sched.poll_directive().is_some() {}
+        self.out.clear();
+    }
+
+    fn step_down(&mut self, now: Time, term: u64) {
+        self.drop_all(now);
+        self.active = false;
+        self.fence_until = None;
+        self.stats.stepped_down += 1;
+        if let Some(p) = &mut self.peer {
+            // the newer term's controller was alive just now
+            p.heard_at = now;
+        }
+        self.events.push_back(ControllerEvent::SteppedDown { term });
+    }
+
+    /// Direct from now on in a term above every term known: a new run,
+    /// fenced; every host seen is asked to join it.
+    fn take_over(&mut self, now: Time) {
+        self.drop_all(now);
+        self.max_term = match &self.peer {
+            Some(p) => p.next_term(self.max_term),
+            None => self.max_term + 1,
+        };
+        self.run = run_of(self.max_term, self.run as u32);
+        self.active = true;
+        self.sessions = AgentSessions::new(self.addrs.len(), self.run);
+        self.seq = 0;
+        self.recent_joins
+            .iter_mut()
+            .for_each(|r| *r = [(0, Time::ZERO); 4]);
+        #[allow(unused_mut)]
+        let mut fence = self.fence;
+        #[cfg(feature = "mutations")]
+        if self.cfg.mutation == Some(super::Mutation::TakeoverWithoutFence) {
+            fence = Dur::ZERO;
+        }
+        self.fence_until = Some(now + fence);
+        // a controller of the old term that cannot hear this one (the
+        // controllers cut off from each other) directs until a host that
+        // joined this term refuses it and proves the term: so the fence
+        // starts again at the first confirm, with one beat for the proof's trip
+        self.unconfirmed = self.peer.is_some();
+        self.stats.takeovers += 1;
+        self.events.push_back(ControllerEvent::TookOver {
+            term: self.max_term,
+            run: self.run,
+        });
+        for h in 0..self.seen.len() {
+            if let Some(s) = self.seen[h] {
+                self.rejoins.allow(h, now);
+                self.send(
+                    s.addr,
+                    Message::Rejoin {
+                        host: h as u32,
+                        session: s.session,
+                    },
+                );
+            }
+        }
+    }
+
+    /// A standby watches the hosts' confirms: their addresses and sessions.
+    fn observe(&mut self, datagram: &[u8]) {
+        let Ok(repr) = self.keys.decode(datagram) else {
+            return;
+        };
+        self.stats.observed += 1;
+        if let Message::Confirm { run, challenge, addr } = repr.msg {
+            let h = repr.host as usize;
+            if let Some(a) = A::from_wire(&addr) {
+                if self.seen[h].is_none_or(|s| s.older_than(run, challenge)) {
+                    self.seen[h] = Some(Seen {
+                        addr: a,
+                        session: repr.run,
+                        confirmed: (run, challenge),
+                    });
+                }
+            }
+        }
+    }
+
+    fn beat(&mut self, now: Time) {
+        let (run, term, active) = (self.run, self.max_term, self.active);
+        let Some(p) = self.peer.as_mut() else { return };
+        if now < p.beat_at {
+            return;
+        }
+        p.beat_at = now + p.cfg.beat_every;
+        p.seq += 1;
+        let b = PeerBeat {
+            run,
+            seq: p.seq,
+            term,
+            active,
+        };
+        self.out.push_back((p.addr, b.encode(&p.key)));
+        self.stats.sent += 1;
     }
 
     /// Settings.
@@ -252,6 +576,15 @@ impl<A: Address> ControllerNode<A> {
     /// A datagram from `from` arrived at `now`.
     pub fn handle_datagram(&mut self, now: Time, from: A, datagram: &[u8]) {
         self.input_at = now;
+        self.touch(now);
+        match datagram.get(3) {
+            Some(&PEER_TYPE) => return self.peer_beat(now, from, datagram),
+            Some(&SUPERSEDED_TYPE) => return self.superseded(now, from, datagram),
+            _ => {}
+        }
+        if !self.active {
+            return self.observe(datagram);
+        }
         let repr = match self.keys.decode(datagram) {
             Ok(r) => r,
             Err(e) => return self.reject(e, from),
@@ -306,10 +639,10 @@ impl<A: Address> ControllerNode<A> {
             }
             (Checked::Confirmed, msg) => {
                 self.stats.msgs[6] += 1;
-                let Message::Confirm { addr, .. } = msg else {
+                let Message::Confirm { addr, .. } = &msg else {
                     unreachable!("only a confirm is confirmed")
                 };
-                let Some(to) = A::from_wire(&addr) else {
+                let Some(to) = A::from_wire(addr) else {
                     // its own MAC'd words: a host that cannot say where it is gets nothing
                     return self.reject(WireError::BadPayload("confirm address"), from);
                 };
@@ -320,8 +653,19 @@ impl<A: Address> ControllerNode<A> {
                     to
                 };
                 let from = to;
+                if let Message::Confirm { run, challenge, .. } = msg {
+                    self.seen[h as usize] = Some(Seen {
+                        addr: to,
+                        session: repr.run,
+                        confirmed: (run, challenge),
+                    });
+                }
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
+                if std::mem::take(&mut self.unconfirmed) {
+                    let beat = self.peer.as_ref().map_or(Dur::ZERO, |p| p.cfg.beat_every);
+                    self.refence(now, beat);
+                }
                 self.sched.handle_join(now, h);
                 self.events.push_back(ControllerEvent::Joined { host: h, from });
             }
@@ -413,6 +757,16 @@ impl<A: Address> ControllerNode<A> {
     pub fn handle_timeout(&mut self, now: Time) {
         self.input_at = now;
         self.stats.timer_fires += 1;
+        self.touch(now);
+        self.beat(now);
+        if !self.active {
+            if self.peer.as_ref().is_some_and(|p| now >= p.takeover_at()) {
+                self.take_over(now);
+                self.beat(now);
+            } else {
+                return;
+            }
+        }
         if !self.fenced(now) {
             for h in 0..self.fenced_backlog.len() {
                 if let Some(dests) = self.fenced_backlog[h].take() {
@@ -440,6 +794,24 @@ impl<A: Address> ControllerNode<A> {
 
     /// The next instant [`ControllerNode::handle_timeout`] is due.
     pub fn poll_timeout(&self) -> Option<Time> {
+        let peer = self.peer.as_ref().map(|p| {
+            if self.active {
+                p.beat_at
+            } else {
+                p.beat_at.min(p.takeover_at())
+            }
+        });
+        if !self.active {
+            return peer;
+        }
+        let own = self.own_timeout();
+        match (own, peer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn own_timeout(&self) -> Option<Time> {
         let fence = match self.fence_until {
             Some(t) if self.fenced_backlog.iter().any(Option::is_some) => Some(t),
             _ => None,
@@ -457,6 +829,9 @@ impl<A: Address> ControllerNode<A> {
     pub fn poll_transmit(&mut self, now: Time) -> Option<(A, Vec<u8>)> {
         if let Some(x) = self.out.pop_front() {
             return Some(x);
+        }
+        if !self.active {
+            return None;
         }
         while let Some(d) = self.sched.poll_directive() {
             let Some(to) = self.addr(d.host) else {

@@ -32,12 +32,16 @@
 //!   challenge, and directives go to the address the host states in that
 //!   MAC'd confirm — never to the source of any datagram;
 //! - a replayed datagram of any kind makes no node join again;
+//! - an agent obeys only the highest term it has seen signed, and in it
+//!   only the run it adopted; a controller that learns of a higher term
+//!   stops directing ([`standby`]);
 //! - signature checks an outsider can cause are bounded by a budget
 //!   ([`budget`]), and so are the challenges the controller signs.
 
 pub mod agent;
 pub mod budget;
 pub mod controller;
+pub mod standby;
 
 use crate::wire::ADDR_LEN;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -92,6 +96,7 @@ impl Address for u32 {
 pub use agent::{AgentConfig, AgentEvent, AgentNode, Origin};
 pub use budget::{Budget, PerSlot};
 pub use controller::{ControllerConfig, ControllerEvent, ControllerNode, ControllerStats};
+pub use standby::{Peer, StandbyConfig};
 
 /// Protocol bugs planted on purpose, to show the harness finds them
 /// (feature `mutations`, for tests only; release builds have none).
@@ -110,4 +115,9 @@ pub enum Mutation {
     /// from its confirm (a captured join, report or confirm replayed from
     /// elsewhere moves the host's directives).
     AddressFromAnySource,
+    /// The agent obeys a directive of a lower term than one it has seen
+    /// (a stale primary is obeyed).
+    AcceptLowerTerm,
+    /// A standby that takes over grants at once, without the fence.
+    TakeoverWithoutFence,
 }

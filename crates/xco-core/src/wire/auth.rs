@@ -15,6 +15,7 @@
 //! Sequence numbers and sessions are checked by [`super::session`].
 
 use super::packet::{Packet, Sender};
+use super::peer::{Superseded, SUPERSEDED_TYPE};
 use super::repr::{Repr, CONTROLLER_ID};
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use hmac::{Hmac, Mac};
@@ -172,10 +173,43 @@ impl ControllerKeys {
         encode_with(repr, |b| self.signing.sign(b).to_bytes().to_vec())
     }
 
+    /// Check, authenticate (with the sending host's key) and parse an agent's
+    /// superseded proof (type 13; the proof inside is not checked here: see
+    /// [`ControllerKeys::verify_signed`]).
+    pub fn decode_superseded(&self, datagram: &[u8]) -> Result<Superseded, WireError> {
+        let p = Packet::new_checked(datagram)?;
+        if p.msg_type() != SUPERSEDED_TYPE {
+            return Err(WireError::Misdirected);
+        }
+        let mac = self
+            .hosts
+            .get(p.host() as usize)
+            .ok_or(WireError::UnknownSender(p.host()))?;
+        let mut mac = mac.clone();
+        mac.update(p.signed_part());
+        mac.verify_slice(p.tag()).map_err(|_| WireError::BadTag)?;
+        Superseded::parse(&p)
+    }
+
+    /// Check, verify (this key's own signature, as an agent would) and parse
+    /// a controller datagram: one controller checks what the other signed.
+    pub fn verify_signed(&self, datagram: &[u8]) -> Result<Repr, WireError> {
+        let p = Packet::new_checked(datagram)?;
+        if p.sender() != Sender::Controller {
+            return Err(WireError::Misdirected);
+        }
+        let sig = Signature::from_slice(p.tag()).map_err(|_| WireError::BadTag)?;
+        self.signing
+            .verifying_key()
+            .verify_strict(p.signed_part(), &sig)
+            .map_err(|_| WireError::BadTag)?;
+        Repr::parse(&p)
+    }
+
     /// Check, authenticate (with the sending host's key) and parse an agent's datagram.
     pub fn decode(&self, datagram: &[u8]) -> Result<Repr, WireError> {
         let p = Packet::new_checked(datagram)?;
-        if p.sender() != Sender::Agent {
+        if p.sender() != Sender::Agent || p.msg_type() == SUPERSEDED_TYPE {
             return Err(WireError::Misdirected);
         }
         let mac = self
@@ -231,6 +265,18 @@ impl AgentKeys {
             m.update(b);
             m.finalize().into_bytes().to_vec()
         })
+    }
+
+    /// Encode and MAC a superseded proof of this host.
+    ///
+    /// Panics if `s` is not this host's, or its proof is over [`super::peer::MAX_PROOF_BYTES`].
+    pub fn encode_superseded(&self, s: &Superseded) -> Vec<u8> {
+        assert_eq!(s.host, self.host, "an agent authenticates only its own messages");
+        let mut b = s.emit_untagged();
+        let mut m = self.mac.clone();
+        m.update(&b);
+        b.extend_from_slice(&m.finalize().into_bytes());
+        b
     }
 
     /// Check, verify (the controller's signature) and parse a controller datagram.

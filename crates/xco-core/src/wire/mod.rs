@@ -9,6 +9,9 @@
 //!   `buffer_len` and `emit`.
 //! - [`auth`] — the controller signs (Ed25519), agents MAC with their own
 //!   keys (HMAC-SHA256), both derived from the controller's master secret.
+//! - [`peer`] — terms (the high half of a run id), the controllers'
+//!   heartbeat to each other and an agent's proof of a newer term (version 4,
+//!   hot standby).
 //! - [`session`] — controller run ids adopted through a signed challenge
 //!   (or hello), agent sessions started by a confirm, per-session replay
 //!   windows; nothing from a wall clock.
@@ -21,6 +24,11 @@
 //!  | "XC"|ver=3|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
 //!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
 //! ```
+//!
+//! Version 4 adds types 12 (peer heartbeat, MAC'd with the controllers'
+//! peer key) and 13 (superseded proof, an agent's MAC around a controller's
+//! signed datagram), and orders run ids: a run's high 32 bits are its term
+//! ([`peer`]). Versions 2 and 3 are still read.
 //!
 //! `len` is the payload length. The tag covers everything before it: a
 //! 64-byte Ed25519 signature on controller messages (types 4, 7, 8, 10; host
@@ -46,10 +54,12 @@
 
 pub mod auth;
 pub mod packet;
+pub mod peer;
 pub mod repr;
 pub mod session;
 
 pub use auth::{host_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
 pub use packet::{Packet, Sender};
+pub use peer::{peer_key, run_of, term_of, PeerBeat, Superseded};
 pub use repr::{Message, RejectCounts, Repr, ADDR_LEN, CONTROLLER_ID};
 pub use session::{Accepted, AgentSessions, Checked, ControllerSession};

@@ -29,9 +29,10 @@ pub mod field {
 
 /// The magic bytes.
 pub const MAGIC: [u8; 2] = *b"XC";
-/// The protocol version this code sends (3: directives carry their start;
-/// 2: controller signatures, sessions).
-pub const VERSION: u8 = 3;
+/// The protocol version this code sends (4: terms, peer heartbeats and
+/// superseded proofs; 3: directives carry their start; 2: controller
+/// signatures, sessions).
+pub const VERSION: u8 = 4;
 /// The oldest version this code still reads: a version-2 directive has no
 /// start and applies on receipt.
 pub const MIN_VERSION: u8 = 2;
@@ -43,8 +44,11 @@ pub const HEADER_LEN: usize = field::PAYLOAD;
 pub enum Sender {
     /// Directive, hello, rejoin, challenge: an Ed25519 signature of the controller.
     Controller,
-    /// Join, leave, heartbeat, report, give-back, rejections, confirm: the host's HMAC.
+    /// Join, leave, heartbeat, report, give-back, rejections, confirm,
+    /// superseded: the host's HMAC.
     Agent,
+    /// A controller's heartbeat to its peer: HMAC under the peer key.
+    Peer,
 }
 
 impl Sender {
@@ -52,7 +56,8 @@ impl Sender {
     pub fn of_type(t: u8) -> Option<Sender> {
         match t {
             4 | 7 | 8 | 10 => Some(Sender::Controller),
-            1 | 2 | 3 | 5 | 6 | 9 | 11 => Some(Sender::Agent),
+            1 | 2 | 3 | 5 | 6 | 9 | 11 | 13 => Some(Sender::Agent),
+            12 => Some(Sender::Peer),
             _ => None,
         }
     }
@@ -61,7 +66,7 @@ impl Sender {
     pub fn tag_len(self) -> usize {
         match self {
             Sender::Controller => field::SIG_LEN,
-            Sender::Agent => field::MAC_LEN,
+            Sender::Agent | Sender::Peer => field::MAC_LEN,
         }
     }
 }

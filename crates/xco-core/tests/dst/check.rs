@@ -15,12 +15,16 @@
 //! - **resumes**: once faults stopped for the resume bound, every live
 //!   honest agent obeys the live controller's run, none fails open, and every
 //!   destination an agent holds traffic for gets a slice within the wait bound.
+//! - **terms**: no two controller runs' directives are obeyed in the same
+//!   term (each term, one run; term 0 is a controller alone, no term), and an agent never applies a directive of a
+//!   term lower than one it adopted or applied (per incarnation).
 //! - **conserved**: every byte an agent was offered is held, released or
 //!   passed (also across its crashes: the kernel passes what a dead agent held).
 
 use std::collections::HashMap;
 use xco_core::routing::LinkId;
 use xco_core::sched::{BfsPaths, PathProvider};
+use xco_core::wire::term_of;
 use xco_core::{Dur, Time};
 
 /// A broken invariant.
@@ -62,9 +66,18 @@ pub struct Checker {
     /// not held to the cross-run rule while faults last.
     pub resumed: Vec<Vec<Time>>,
     pub late_window: Dur,
-    /// The schedule: per host, the slices granted (start, until, dest) in
-    /// the controller's time, newest last.
-    admitted: Vec<Vec<(Time, Time, u32)>>,
+    /// The schedule of each controller: per host, the slices granted
+    /// (start, until, dest) in that controller's time, newest last.
+    admitted: [Vec<Vec<(Time, Time, u32)>>; 2],
+    /// Per term, the run whose directives were obeyed in it.
+    term_runs: HashMap<u64, u64>,
+    /// Per agent (this incarnation), the highest term it adopted or applied.
+    agent_term: Vec<u64>,
+    /// A directing controller crashed at this instant, holding this term: the
+    /// gap ends at the first directive of a newer term applied.
+    crashed_at: Option<(Time, u64)>,
+    /// Gaps measured (crash to the first directive of a newer term).
+    pub gaps: Vec<Dur>,
     /// Per host, per destination: held but not served since.
     waiting: Vec<HashMap<u32, Time>>,
     /// Longest wait allowed once coordination resumed.
@@ -90,7 +103,11 @@ impl Checker {
             gates_from: Time::ZERO,
             resumed: vec![Vec::new(); hosts],
             late_window: Dur::ZERO,
-            admitted: vec![Vec::new(); hosts],
+            admitted: [vec![Vec::new(); hosts], vec![Vec::new(); hosts]],
+            term_runs: HashMap::new(),
+            agent_term: vec![0; hosts],
+            crashed_at: None,
+            gaps: Vec::new(),
             paths,
             link_bps,
             host_bps,
@@ -142,7 +159,50 @@ impl Checker {
             }
         }
         self.last_applied[host as usize] = Some((run, seq));
+        let term = term_of(run);
+        // term 0: a controller without a standby, whose restarts are runs of no term
+        match self.term_runs.get(&term) {
+            Some(&r) if r != run && term > 0 => self.fail(
+                at,
+                format!("terms: h{host} obeyed run {run:x} in term {term}, whose directives run {r:x} gave"),
+            ),
+            _ => {
+                self.term_runs.insert(term, run);
+            }
+        }
+        self.adopted(at, host, run);
+        if let Some((t, crashed)) = self.crashed_at {
+            if term > crashed {
+                self.gaps.push(at.saturating_since(t));
+                self.crashed_at = None;
+            }
+        }
     }
+
+    /// Agent `host` adopted (or applied a directive of) run `run`.
+    pub fn adopted(&mut self, at: Time, host: u32, run: u64) {
+        let term = term_of(run);
+        let seen = &mut self.agent_term[host as usize];
+        if term < *seen {
+            let seen = *seen;
+            self.fail(
+                at,
+                format!("terms: h{host} obeyed run {run:x} of term {term} after term {seen}"),
+            );
+        } else {
+            *seen = term;
+        }
+    }
+
+    /// Controller `ci` crashed at `at`, directing in `term` (`None`: it stood by).
+    pub fn ctl_crashed(&mut self, _ci: usize, at: Time, term: Option<u64>) {
+        if let Some(term) = term {
+            self.crashed_at = Some((at, term));
+        }
+    }
+
+    /// A controller took a new term at `at`.
+    pub fn took_over(&mut self, _at: Time) {}
 
     /// Agent `host`'s gate at `at` is `open` (or closed / failed open: `None`).
     pub fn gate(&mut self, at: Time, host: u32, open: Option<Open>) {
@@ -230,15 +290,15 @@ impl Checker {
         }
     }
 
-    /// A controller (re)started: its schedule begins empty.
-    pub fn new_schedule(&mut self) {
-        self.admitted.iter_mut().for_each(Vec::clear);
+    /// Controller `ci` (re)started or took a new term: its schedule begins empty.
+    pub fn new_schedule(&mut self, ci: usize) {
+        self.admitted[ci].iter_mut().for_each(Vec::clear);
     }
 
     /// The controller granted `host` a slice to `dest` over [start, until)
     /// of its own clock (`dest` `None`: nothing from `start`).
-    pub fn granted(&mut self, host: u32, start: Time, until: Time, dest: Option<u32>) {
-        let a = &mut self.admitted[host as usize];
+    pub fn granted(&mut self, ci: usize, host: u32, start: Time, until: Time, dest: Option<u32>) {
+        let a = &mut self.admitted[ci][host as usize];
         if a.len() > 8 {
             a.remove(0);
         }
@@ -251,8 +311,8 @@ impl Checker {
 
     /// `host` gave its slice to `dest` back at controller time `now`: its
     /// grants to `dest` end there (also one decided ahead that continues it).
-    pub fn gave_back(&mut self, host: u32, dest: u32, now: Time) {
-        for g in &mut self.admitted[host as usize] {
+    pub fn gave_back(&mut self, ci: usize, host: u32, dest: u32, now: Time) {
+        for g in &mut self.admitted[ci][host as usize] {
             if g.2 == dest {
                 g.1 = g.1.min(now.max(g.0));
             }
@@ -263,11 +323,11 @@ impl Checker {
     /// through every link fits it, a grant counting until one allowance
     /// before its end (a late controller grants the slots it overslept
     /// shortened to nothing, and they end as the next ones begin).
-    pub fn schedule(&mut self, at: Time, now: Time) {
+    pub fn schedule(&mut self, ci: usize, at: Time, now: Time) {
         let mut load = vec![0u64; self.link_bps.len()];
         let mut links = Vec::new();
         let mut who = Vec::new();
-        for (h, a) in self.admitted.iter().enumerate() {
+        for (h, a) in self.admitted[ci].iter().enumerate() {
             // the newest grant started by now replaces the ones before
             let Some(&(start, until, dest)) = a.iter().rev().find(|g| g.0 <= now) else {
                 continue;
@@ -323,6 +383,7 @@ impl Checker {
     /// Agent `host` crashed: its gate is gone (the kernel passes its traffic).
     pub fn crashed(&mut self, at: Time, host: u32) {
         self.gate(at, host, None);
+        self.agent_term[host as usize] = 0;
         self.waiting[host as usize].clear();
     }
 }

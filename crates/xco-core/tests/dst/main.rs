@@ -76,10 +76,16 @@ fn every_seed_keeps_every_invariant() {
         "dst: {n} seeds in {secs:.1} s ({:.0} seeds/s, 2 threads)",
         n as f64 / secs
     );
+    let seeds: Vec<&str> = fails
+        .iter()
+        .take(20)
+        .map(|f| f.split(':').next().unwrap_or(""))
+        .collect();
     assert!(
         fails.is_empty(),
-        "{} of {n} seeds failed; the first:\n{}",
+        "{} of {n} seeds failed ({}); the first:\n{}",
         fails.len(),
+        seeds.join(", "),
         fails[0]
     );
 }
@@ -91,10 +97,10 @@ fn replay() {
     };
     // XCO_DST_CALM=1: the seed's network without faults (the scenario tests' base)
     #[allow(unused_mut)]
-    let mut s = if std::env::var("XCO_DST_CALM").is_ok() {
-        Setup::calm(seed)
-    } else {
-        Setup::draw(seed)
+    let mut s = match std::env::var("XCO_DST_SCENARIO").as_deref() {
+        Ok(x) => Setup::scenario(x, seed).unwrap_or_else(|e| panic!("XCO_DST_SCENARIO: {e}")),
+        Err(_) if std::env::var("XCO_DST_CALM").is_ok() => Setup::calm(seed),
+        Err(_) => Setup::draw(seed),
     };
     #[cfg(feature = "mutations")]
     {
@@ -160,6 +166,71 @@ fn calm_runs_never_fail_open_and_every_host_joins_once() {
     }
 }
 
+// --- hot standby: each fault alone on a calm network ------------------------------------
+
+/// The longest a standby may take, from the primary's death to the first
+/// directive of its term at an agent: the silence it waits for, the fence
+/// (from the first confirm: a slice, the lead and one beat), and six one-way
+/// delays (rejoin, join, challenge, confirm, report, directive), plus what
+/// clock drift adds over them.
+fn takeover_bound(s: &Setup) -> xco_core::Dur {
+    let cfg = xco_core::control::StandbyConfig::default();
+    let t = cfg.takeover_after + world::SLICE + world::LEAD + cfg.beat_every;
+    let delays = xco_core::Dur::from_ps(s.net.delay_max.ps() * 6);
+    t + delays + xco_core::Dur::from_ps((t + delays).ps() / 1000)
+}
+
+#[test]
+fn a_standby_takes_over_from_a_dead_primary_within_its_bound() {
+    let mut gaps = Vec::new();
+    for seed in 0..40 {
+        let s = Setup::scenario("takeover", seed).unwrap();
+        let bound = takeover_bound(&s);
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.takeovers, 1, "seed {seed}: {sum:?}");
+        assert_eq!(
+            sum.takeover_gaps.len(),
+            1,
+            "seed {seed}: no agent obeyed the standby: {sum:?}"
+        );
+        let gap = sum.takeover_gaps[0];
+        assert!(
+            gap <= bound,
+            "seed {seed}: {gap} from the crash to the standby's first directive, bound {bound}"
+        );
+        assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
+        gaps.push(gap.ps() as f64 / 1e9);
+    }
+    gaps.sort_by(f64::total_cmp);
+    eprintln!(
+        "standby takeover, crash to the first directive of the new term: min {:.2} ms, median {:.2} ms, max {:.2} ms (40 calm seeds, 2-ms slices)",
+        gaps[0],
+        gaps[gaps.len() / 2],
+        gaps[gaps.len() - 1]
+    );
+}
+
+#[test]
+fn a_primary_paused_past_the_takeover_returns_stale_and_stands_down() {
+    for seed in 0..40 {
+        let s = Setup::scenario("pause", seed).unwrap();
+        // run() fails if both direct at the end, or an agent obeys the stale one
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.takeovers, 1, "seed {seed}: {sum:?}");
+    }
+}
+
+#[test]
+fn a_partition_between_the_controllers_never_makes_two_of_them_obeyed() {
+    // the split-brain case: the standby hears no beat and takes over while the
+    // primary still reaches every agent
+    for seed in 0..40 {
+        let s = Setup::scenario("split", seed).unwrap();
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(sum.takeovers >= 1, "seed {seed}: {sum:?}");
+    }
+}
+
 #[cfg(feature = "mutations")]
 mod mutations {
     use super::*;
@@ -171,6 +242,8 @@ mod mutations {
             "skip-replay-check" => Mutation::SkipReplayCheck,
             "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
             "address-from-any-source" => Mutation::AddressFromAnySource,
+            "accept-lower-term" => Mutation::AcceptLowerTerm,
+            "takeover-without-fence" => Mutation::TakeoverWithoutFence,
             _ => panic!("unknown mutation {m}"),
         }
     }
@@ -207,6 +280,16 @@ mod mutations {
     #[test]
     fn dropping_the_fail_open_timer_under_load_is_found() {
         found("no-fail-open-under-load", 2000);
+    }
+
+    #[test]
+    fn obeying_a_lower_term_is_found() {
+        found("accept-lower-term", 2000);
+    }
+
+    #[test]
+    fn taking_over_without_the_fence_is_found() {
+        found("takeover-without-fence", 2000);
     }
 
     #[test]

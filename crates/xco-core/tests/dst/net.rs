@@ -10,10 +10,18 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use xco_core::{Dur, Rng, Time};
 
-/// A node's address: agents are their host id, the controller [`CTL`].
+/// A node's address: agents are their host id, the controller [`CTL`], its
+/// standby [`CTL2`].
 pub type Addr = u32;
-/// The controller's address.
+/// The controller's address (the primary when there is a standby).
 pub const CTL: Addr = u32::MAX - 1;
+/// The standby controller's address.
+pub const CTL2: Addr = u32::MAX - 2;
+
+/// True for a controller's address.
+pub fn is_ctl(a: Addr) -> bool {
+    a == CTL || a == CTL2
+}
 
 /// A node's monotonic clock: `offset + t * (1 + drift_ppm / 1e6)` at true time `t`.
 #[derive(Clone, Copy, Debug)]
@@ -113,6 +121,9 @@ pub struct NetFaults {
     pub delay_max: Dur,
     /// (node, from, to): the node's datagrams, both ways, are lost in [from, to).
     pub partitions: Vec<(Addr, Time, Time)>,
+    /// (from, to): datagrams between the two controllers are lost in [from, to)
+    /// (each still reaches the agents: the split-brain case).
+    pub peer_cuts: Vec<(Time, Time)>,
 }
 
 impl NetFaults {
@@ -125,6 +136,9 @@ impl NetFaults {
     /// (none: lost; two: duplicated). Loss and duplication only before `quiet`.
     pub fn arrivals(&self, rng: &mut Rng, t: Time, from: Addr, to: Addr, quiet: Time) -> Vec<Time> {
         if self.cut(from, t) || self.cut(to, t) {
+            return Vec::new();
+        }
+        if is_ctl(from) && is_ctl(to) && self.peer_cuts.iter().any(|&(f, u)| f <= t && t < u) {
             return Vec::new();
         }
         let faulty = t < quiet;

@@ -4,13 +4,14 @@
 //! every step. The run stops at the first violation.
 
 use crate::check::{Checker, Open, Violation};
-use crate::net::{Addr, Clock, NetFaults, Queue, CTL};
+use crate::net::{is_ctl, Addr, Clock, NetFaults, Queue, CTL, CTL2};
 use xco_core::control::{
     Address, AgentConfig, AgentEvent, AgentNode, ControllerConfig, ControllerEvent, ControllerNode, Origin,
+    Peer, StandbyConfig,
 };
 use xco_core::coord::{CoordConfig, Egress, Gate, HostCoordinator, Offer, RateBurst};
 use xco_core::sched::{BfsPaths, Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
-use xco_core::wire::{host_key, AgentKeys, ControllerKeys, Message, Packet, Repr};
+use xco_core::wire::{host_key, peer_key, run_of, AgentKeys, ControllerKeys, Message, Packet, Repr};
 use xco_core::{Dur, Rng, Time};
 
 const MASTER: &[u8] = b"dst master secret, 32 bytes long";
@@ -46,8 +47,13 @@ pub struct Setup {
     pub clocks: Vec<Clock>,
     /// (node, from, to): the node runs nothing (SIGSTOP) and catches up after.
     pub pauses: Vec<(Addr, Time, Time)>,
-    /// (at, down): the controller crashes and a new one starts `down` later.
+    /// (at, down): the controller (the one directing, with a standby) crashes
+    /// and a new one starts `down` later.
     pub ctl_crashes: Vec<(Time, Dur)>,
+    /// A standby controller beside the primary.
+    pub standby: bool,
+    /// The controller directing then dies for good (kill -9; a standby takes over).
+    pub primary_dies: Option<Time>,
     /// (host, at, down).
     pub agent_crashes: Vec<(u32, Time, Dur)>,
     /// The hostile host acts about this often.
@@ -98,8 +104,9 @@ impl Setup {
             delay_min: Dur::from_us(r.range_inclusive(5, 50)),
             delay_max: Dur::from_us(r.range_inclusive(60, 400)),
             partitions,
+            peer_cuts: Vec::new(),
         };
-        let clocks = (0..=hosts)
+        let mut clocks: Vec<Clock> = (0..=hosts)
             .map(|_| Clock {
                 offset_ps: r.below(1 << 50),
                 drift_ppm: r.range_inclusive(0, 1000) as i64 - 500,
@@ -131,9 +138,41 @@ impl Setup {
                 )
             })
             .collect();
+        // the hot standby, drawn last: a seed without one is the setup it was before
+        let mut net = net;
+        let standby = r.below(2) == 0;
+        let mut primary_dies = None;
+        clocks.push(Clock {
+            offset_ps: r.below(1 << 50),
+            drift_ppm: r.range_inclusive(0, 1000) as i64 - 500,
+        });
+        if standby {
+            // partitions between the controllers (each still reaches the agents)
+            for _ in 0..r.below(3) {
+                let from = t(&mut r, 3, 50);
+                net.peer_cuts.push((
+                    from,
+                    (from + Dur::from_us(r.range_inclusive(500, 20_000))).min(QUIET),
+                ));
+            }
+            // a pause of the standby
+            if r.below(3) == 0 {
+                let from = t(&mut r, 2, 50);
+                pauses.push((
+                    CTL2,
+                    from,
+                    (from + Dur::from_us(r.range_inclusive(100, 20_000))).min(QUIET),
+                ));
+            }
+            if r.below(3) == 0 {
+                primary_dies = Some(t(&mut r, 3, 50));
+            }
+        }
         Setup {
             seed,
             hosts,
+            standby,
+            primary_dies,
             cables,
             switches,
             host_bps: g,
@@ -156,10 +195,29 @@ impl Setup {
         s.net.loss_ppm = 0;
         s.net.dup_ppm = 0;
         s.net.partitions.clear();
+        s.net.peer_cuts.clear();
+        s.primary_dies = None;
         s.pauses.clear();
         s.ctl_crashes.clear();
         s.agent_crashes.clear();
         s
+    }
+
+    /// A calm network with a standby beside the primary and one fault:
+    /// `takeover` (the primary dies, kill -9, at 30 ms), `pause` (the primary
+    /// is paused, SIGSTOP, 20 to 30 ms, and returns stale), `split` (the
+    /// controllers cannot hear each other 20 to 35 ms; both reach the agents).
+    pub fn scenario(name: &str, seed: u64) -> Result<Setup, String> {
+        let mut s = Setup::calm(seed);
+        s.standby = true;
+        let at = |ms| Time::ZERO + Dur::from_ms(ms);
+        match name {
+            "takeover" => s.primary_dies = Some(at(30)),
+            "pause" => s.pauses = vec![(CTL, at(20), at(30))],
+            "split" => s.net.peer_cuts = vec![(at(20), at(35))],
+            _ => return Err(format!("'{name}' is not a scenario: takeover, pause or split")),
+        }
+        Ok(s)
     }
 
     fn topology(&self) -> (SchedTopology, BfsPaths, Vec<u64>) {
@@ -194,18 +252,45 @@ pub struct Summary {
     /// Datagrams the agents dropped over their signature budget.
     pub over_budget: u64,
     pub controller_runs: u64,
+    /// Terms taken after the first (standby takeovers, new terms).
+    pub takeovers: u64,
+    /// Per primary death: true time from the crash to the first directive of a
+    /// newer term applied by any agent.
+    pub takeover_gaps: Vec<Dur>,
 }
 
 enum Ev {
-    Deliver { from: Addr, to: Addr, bytes: Vec<u8> },
-    Timer { node: Addr, gen: u64 },
-    Traffic { host: u32 },
-    CtlCrash { down: Dur },
-    CtlStart,
-    AgentCrash { host: u32, down: Dur },
-    AgentStart { host: u32 },
+    Deliver {
+        from: Addr,
+        to: Addr,
+        bytes: Vec<u8>,
+    },
+    Timer {
+        node: Addr,
+        gen: u64,
+    },
+    Traffic {
+        host: u32,
+    },
+    /// The controller directing crashes (`down` `None`: for good).
+    CtlCrash {
+        down: Option<Dur>,
+    },
+    CtlStart {
+        ci: usize,
+    },
+    AgentCrash {
+        host: u32,
+        down: Dur,
+    },
+    AgentStart {
+        host: u32,
+    },
     Hostile,
-    Flood { victim: u32, left: u32 },
+    Flood {
+        victim: u32,
+        left: u32,
+    },
 }
 
 struct Agent {
@@ -261,7 +346,11 @@ pub struct World {
     s: Setup,
     q: Queue<Ev>,
     rng: Rng,
-    ctl: Option<Ctl>,
+    /// The controllers: the primary ([`CTL`]) and the standby ([`CTL2`]).
+    ctls: [Option<Ctl>; 2],
+    /// Per controller, the highest term its incarnations knew (what a
+    /// restarted daemon keeps: its terms are above it).
+    disk_term: [u64; 2],
     agents: Vec<Option<Agent>>,
     bytes: Vec<Bytes>,
     check: Checker,
@@ -285,7 +374,7 @@ impl World {
         let mut check = Checker::new(hosts, paths, caps, s.host_bps, allowance, FAIL_OPEN);
         check.gates_from = QUIET + SLICE + LEAD + s.net.delay_max;
         for &(n, _, until) in &s.pauses {
-            if n != CTL {
+            if !is_ctl(n) {
                 check.resumed[n as usize].push(until);
             }
         }
@@ -295,7 +384,8 @@ impl World {
         World {
             q: Queue::new(),
             rng,
-            ctl: None,
+            ctls: [None, None],
+            disk_term: [0, 0],
             agents: (0..hosts).map(|_| None).collect(),
             bytes: vec![Bytes::default(); hosts],
             check,
@@ -323,7 +413,27 @@ impl World {
     }
 
     fn clock(&self, a: Addr) -> Clock {
-        self.s.clocks[if a == CTL { self.s.hosts } else { a as usize }]
+        self.s.clocks[match a {
+            CTL => self.s.hosts,
+            CTL2 => self.s.hosts + 1,
+            a => a as usize,
+        }]
+    }
+
+    /// The controllers agents send to.
+    fn ctl_addrs(&self) -> &'static [Addr] {
+        if self.s.standby {
+            &[CTL, CTL2]
+        } else {
+            &[CTL]
+        }
+    }
+
+    /// The live controller that directs with the highest term, if any.
+    fn active_ctl(&self) -> Option<usize> {
+        (0..2)
+            .filter(|&i| self.ctls[i].as_ref().is_some_and(|c| c.node.is_active()))
+            .max_by_key(|&i| self.ctls[i].as_ref().map(|c| c.node.term()))
     }
 
     fn paused_until(&self, a: Addr, t: Time) -> Option<Time> {
@@ -335,15 +445,22 @@ impl World {
     }
 
     /// Run to the end or the first violation.
+    #[allow(clippy::result_large_err)] // once per run
     pub fn run(mut self) -> Result<Summary, (Violation, Summary)> {
-        self.start_controller(Time::ZERO);
+        self.start_controller(0, Time::ZERO);
+        if self.s.standby {
+            self.start_controller(1, Time::ZERO);
+        }
+        if let Some(at) = self.s.primary_dies {
+            self.q.push(at, Ev::CtlCrash { down: None });
+        }
         for h in 0..self.s.hosts as u32 {
             self.start_agent(h, Time::ZERO);
             let first = Dur::from_us(self.rng.below(3000));
             self.q.push(Time::ZERO + first, Ev::Traffic { host: h });
         }
         for &(at, down) in &self.s.ctl_crashes.clone() {
-            self.q.push(at, Ev::CtlCrash { down });
+            self.q.push(at, Ev::CtlCrash { down: Some(down) });
         }
         for &(h, at, down) in &self.s.agent_crashes.clone() {
             self.q.push(at, Ev::AgentCrash { host: h, down });
@@ -374,6 +491,7 @@ impl World {
             }
         }
         self.finish(END);
+        self.summary.takeover_gaps = std::mem::take(&mut self.check.gaps);
         match self.check.found.take() {
             Some(v) => Err((v, self.summary)),
             None => Ok(self.summary),
@@ -386,20 +504,21 @@ impl World {
                 if self.trace {
                     eprintln!("{t} deliver {} -> {} {}", name(from), name(to), describe(&bytes));
                 }
-                if to == CTL {
-                    let Some(c) = self.ctl.as_mut() else { return };
-                    let now = self.s.clocks[self.s.hosts].local(t);
+                if is_ctl(to) {
+                    let ci = (to == CTL2) as usize;
+                    let now = self.clock(to).local(t);
+                    let Some(c) = self.ctls[ci].as_mut() else { return };
                     let gave_back = c.node.stats.msgs[4];
                     c.node.handle_datagram(now, from, &bytes);
                     if c.node.stats.msgs[4] > gave_back {
                         let r = header(&bytes).expect("accepted");
                         if let Message::GiveBack { dest, .. } = r.msg {
-                            self.check.gave_back(r.host, dest, now);
+                            self.check.gave_back(ci, r.host, dest, now);
                         }
                     }
-                    self.after_ctl(t);
+                    self.after_ctl(ci, t);
                 } else if self.agents[to as usize].is_some() {
-                    let origin = if from == CTL {
+                    let origin = if is_ctl(from) {
                         Origin::Controller
                     } else {
                         Origin::Other
@@ -410,15 +529,16 @@ impl World {
                 }
             }
             Ev::Timer { node, gen } => {
-                if node == CTL {
-                    let Some(c) = self.ctl.as_mut() else { return };
+                if is_ctl(node) {
+                    let ci = (node == CTL2) as usize;
+                    let now = self.clock(node).local(t);
+                    let Some(c) = self.ctls[ci].as_mut() else { return };
                     if c.gen != gen {
                         return;
                     }
                     c.armed = Time::NEVER;
-                    let now = self.s.clocks[self.s.hosts].local(t);
                     c.node.handle_timeout(now);
-                    self.after_ctl(t);
+                    self.after_ctl(ci, t);
                 } else {
                     match &mut self.agents[node as usize] {
                         Some(a) if a.gen == gen => a.armed = Time::NEVER,
@@ -434,15 +554,23 @@ impl World {
                 self.q.push(t + next, Ev::Traffic { host });
             }
             Ev::CtlCrash { down } => {
+                // the one directing (with a standby), else the primary
+                let ci = self.active_ctl().unwrap_or(0);
                 if self.trace {
-                    eprintln!("{t} controller crashes for {down}");
+                    eprintln!("{t} controller {} crashes for {down:?}", name(CTL - ci as u32));
                 }
-                self.ctl = None;
-                self.q.push(t + down, Ev::CtlStart);
+                if let Some(c) = self.ctls[ci].take() {
+                    self.disk_term[ci] = self.disk_term[ci].max(c.node.max_term());
+                    self.check
+                        .ctl_crashed(ci, t, c.node.is_active().then(|| c.node.term()));
+                }
+                if let Some(down) = down {
+                    self.q.push(t + down, Ev::CtlStart { ci });
+                }
             }
-            Ev::CtlStart => {
-                if self.ctl.is_none() {
-                    self.start_controller(t);
+            Ev::CtlStart { ci } => {
+                if self.ctls[ci].is_none() {
+                    self.start_controller(ci, t);
                 }
             }
             Ev::AgentCrash { host, down } => {
@@ -494,13 +622,38 @@ impl World {
         }
     }
 
-    fn start_controller(&mut self, t: Time) {
-        let run = self.rng.next_u64();
+    fn start_controller(&mut self, ci: usize, t: Time) {
+        let low = self.rng.next_u64() as u32;
+        let addr = [CTL, CTL2][ci];
+        // a controller's terms rise across its restarts (the daemon keeps its
+        // highest); with a peer, the primary's first start directs, every
+        // other start stands by until the peer is silent
+        let first = self.summary.controller_runs < 1 + self.s.standby as u64;
+        let active = !self.s.standby || (ci == 0 && first);
+        let term = if active {
+            let t = self.disk_term[ci] + 1;
+            if self.s.standby && t % 2 != ci as u64 {
+                t + 1
+            } else {
+                t
+            }
+        } else {
+            self.disk_term[ci]
+        };
+        // alone: term 0, runs not ordered (as the daemon without a standby)
+        let run = if self.s.standby {
+            run_of(term, low)
+        } else {
+            low as u64
+        };
         if self.trace {
-            eprintln!("{t} controller starts, run {run:x}");
+            eprintln!(
+                "{t} controller {} starts, run {run:x}, active {active}",
+                name(addr)
+            );
         }
         self.summary.controller_runs += 1;
-        self.check.new_schedule();
+        self.check.new_schedule(ci);
         let (topo, ..) = self.s.topology();
         let sched = Scheduler::new(
             topo,
@@ -518,12 +671,18 @@ impl World {
         {
             cfg.mutation = self.s.mutation;
         }
-        self.ctl = Some(Ctl {
-            node: ControllerNode::new(cfg, sched, self.keys(), run),
+        let mut node = ControllerNode::new(cfg, sched, self.keys(), run);
+        if self.s.standby {
+            let other = [CTL2, CTL][ci];
+            let peer = Peer::new(ci as u64, other, peer_key(MASTER), StandbyConfig::default());
+            node = node.with_peer(peer, active);
+        }
+        self.ctls[ci] = Some(Ctl {
+            node,
             gen: 0,
             armed: Time::NEVER,
         });
-        self.after_ctl(t);
+        self.after_ctl(ci, t);
     }
 
     fn start_agent(&mut self, h: u32, t: Time) {
@@ -564,9 +723,10 @@ impl World {
     }
 
     /// Move the controller's output to the network and re-arm its timer.
-    fn after_ctl(&mut self, t: Time) {
-        let clock = self.s.clocks[self.s.hosts];
-        let Some(c) = self.ctl.as_mut() else { return };
+    fn after_ctl(&mut self, ci: usize, t: Time) {
+        let me = [CTL, CTL2][ci];
+        let clock = self.clock(me);
+        let Some(c) = self.ctls[ci].as_mut() else { return };
         let now = clock.local(t);
         if c.node.poll_timeout().is_some_and(|d| d <= now) {
             c.node.handle_timeout(now);
@@ -575,14 +735,26 @@ impl World {
         while let Some(x) = c.node.poll_transmit(now) {
             out.push(x);
         }
+        let mut took_over = false;
         while let Some(e) = c.node.poll_event() {
             if self.trace {
-                eprintln!("{t} ctl {e:?}");
+                eprintln!("{t} {} {e:?}", name(me));
             }
-            if let ControllerEvent::TimedOut { host, .. } | ControllerEvent::Left { host } = e {
-                // the scheduler forgot the host: so does the schedule
-                self.check.granted(host, now, now, None);
+            match e {
+                ControllerEvent::TimedOut { host, .. } | ControllerEvent::Left { host } => {
+                    // the scheduler forgot the host: so does the schedule
+                    self.check.granted(ci, host, now, now, None);
+                }
+                ControllerEvent::TookOver { .. } => took_over = true,
+                // the controller forgot every host: its schedule begins anew
+                ControllerEvent::SteppedDown { .. } => self.check.new_schedule(ci),
+                _ => {}
             }
+        }
+        if took_over {
+            self.check.new_schedule(ci);
+            self.check.took_over(t);
+            self.summary.takeovers += 1;
         }
         let at = c
             .node
@@ -592,13 +764,7 @@ impl World {
             c.gen += 1;
             c.armed = at;
             if at != Time::NEVER {
-                self.q.push(
-                    at,
-                    Ev::Timer {
-                        node: CTL,
-                        gen: c.gen,
-                    },
-                );
+                self.q.push(at, Ev::Timer { node: me, gen: c.gen });
             }
         }
         for (to, d) in out {
@@ -606,20 +772,24 @@ impl World {
                 if let Message::Directive(dir) = &r.msg {
                     if self.trace {
                         eprintln!(
-                            "{t} ctl@{now} sends h{} epoch {} start_in {} {:?}",
-                            dir.host, dir.epoch, dir.start_in, dir.kind
+                            "{t} {}@{now} sends h{} epoch {} start_in {} {:?}",
+                            name(me),
+                            dir.host,
+                            dir.epoch,
+                            dir.start_in,
+                            dir.kind
                         );
                     }
                     self.check.sent(t, r.run, r.seq, dir.host, to);
                     if let DirectiveKind::Slice { dest, len, .. } = dir.kind {
                         let start = now + dir.start_in;
-                        self.check.granted(dir.host, start, start + len, dest);
+                        self.check.granted(ci, dir.host, start, start + len, dest);
                     }
                 }
             }
-            self.send(t, CTL, to, d);
+            self.send(t, me, to, d);
         }
-        self.check.schedule(t, now);
+        self.check.schedule(ci, t, now);
     }
 
     /// Run `f` on agent `h` at true time `t`, then pump, move its output,
@@ -653,6 +823,7 @@ impl World {
         let obeyed = a.node.run();
         for e in &events {
             match e {
+                AgentEvent::NewRun { run } => self.check.adopted(t, h, *run),
                 AgentEvent::Applied { run, seq, directive } => {
                     a.last_directive = now;
                     a.last_run = *run;
@@ -713,7 +884,9 @@ impl World {
             self.check.waits(t, h, &held, open_to, QUIET + RESUME);
         }
         for d in out {
-            self.send(t, h, CTL, d);
+            for &c in self.ctl_addrs() {
+                self.send(t, h, c, d.clone());
+            }
         }
     }
 
@@ -771,7 +944,10 @@ impl World {
     }
 
     fn forged_directive(&mut self, victim: u32, seq: u64) -> Vec<u8> {
-        let run = self.ctl.as_ref().map_or(1, |c| c.node.run());
+        let run = self
+            .active_ctl()
+            .and_then(|i| self.ctls[i].as_ref())
+            .map_or(1, |c| c.node.run());
         self.forger.encode(&Repr {
             host: xco_core::wire::CONTROLLER_ID,
             run,
@@ -802,12 +978,12 @@ impl World {
                 let to = if self.rng.below(2) == 0 {
                     to
                 } else {
-                    [CTL, victim][self.rng.below(2) as usize]
+                    [CTL, victim, CTL2][self.rng.below(2 + self.s.standby as u64) as usize]
                 };
-                let from = if to == CTL {
+                let from = if is_ctl(to) {
                     [from, me][self.rng.below(2) as usize]
                 } else {
-                    CTL
+                    [CTL, CTL2][self.rng.below(1 + self.s.standby as u64) as usize]
                 };
                 self.send(t, from, to, d);
             }
@@ -853,7 +1029,19 @@ impl World {
 
     /// End-of-run checks: resumed coordination and conserved bytes.
     fn finish(&mut self, t: Time) {
-        let run = self.ctl.as_ref().map(|c| c.node.run());
+        let active: Vec<usize> = (0..2)
+            .filter(|&i| self.ctls[i].as_ref().is_some_and(|c| c.node.is_active()))
+            .collect();
+        if active.len() != 1 {
+            self.check.fail(
+                t,
+                format!("resumes: {} controllers direct at the end", active.len()),
+            );
+        }
+        let run = self
+            .active_ctl()
+            .and_then(|i| self.ctls[i].as_ref())
+            .map(|c| c.node.run());
         for h in 0..self.s.hosts as u32 {
             let Some(a) = &self.agents[h as usize] else {
                 continue;
@@ -886,14 +1074,17 @@ fn header(d: &[u8]) -> Option<Repr> {
 }
 
 fn name(a: Addr) -> String {
-    if a == CTL {
-        "ctl".into()
-    } else {
-        format!("h{a}")
+    match a {
+        CTL => "ctl".into(),
+        CTL2 => "ctl2".into(),
+        a => format!("h{a}"),
     }
 }
 
 fn describe(d: &[u8]) -> String {
+    if let Ok(b) = xco_core::wire::PeerBeat::decode(&peer_key(MASTER), d) {
+        return format!("{b:?}");
+    }
     match header(d) {
         Some(r) => format!("{:?} run={:x} seq={}", r.msg, r.run, r.seq),
         None => format!("{} bytes, malformed", d.len()),

@@ -174,6 +174,26 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         &one(u64::from(a.node.run().is_some())),
     );
     p.metric(
+        "xco_agent_stale_term_total",
+        "counter",
+        "Controller messages refused: of a lower term than the highest seen, or another run of it.",
+        &one(a.node.stats.stale_term),
+    );
+    p.metric(
+        "xco_agent_controller_term",
+        "gauge",
+        "The highest controller term seen signed.",
+        &one(a.node.max_term()),
+    );
+    if let Some((_, gap_us)) = a.last_run_change {
+        p.metric(
+            "xco_agent_run_change_gap_microseconds",
+            "gauge",
+            "At the latest change of controller run: time from the last directive of the previous run to the first of the new.",
+            &one(gap_us),
+        );
+    }
+    p.metric(
         "xco_agent_control_dropped_total",
         "counter",
         "Control datagrams dropped unread: not from the controller's address, or over the signature budget.",

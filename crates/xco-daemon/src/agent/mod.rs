@@ -124,8 +124,13 @@ struct Agent<G: PacketGate> {
     node: AgentNode<Held<G::Packet>>,
     gate: G,
     chan: Channel,
-    controller: SocketAddr,
+    /// The controllers: everything goes to each (a standby watches).
+    controllers: Vec<SocketAddr>,
     clock: Clock,
+    /// The run of the last directive applied, and when.
+    last_directive: Option<(u64, Instant)>,
+    /// The latest change of run: (term, gap since the previous run's last directive, µs).
+    pub last_run_change: Option<(u64, u64)>,
     log: Logger,
     throttles: Throttles,
     stats: AgentStats,
@@ -170,7 +175,9 @@ impl<G: PacketGate> Agent<G> {
         while let Some(d) = self.node.poll_transmit(now) {
             // a report is the only agent message of type 3
             reported |= d.get(3) == Some(&3);
-            self.chan.send(self.controller, &d);
+            for c in &self.controllers {
+                self.chan.send(*c, &d);
+            }
         }
         while let Some(e) = self.node.poll_event() {
             self.log_event(e);
@@ -232,7 +239,28 @@ impl<G: PacketGate> Agent<G> {
                         .info("coordination_resumed", &[("epoch", &epoch), ("count", &n)]);
                 }
             }
-            AgentEvent::Joining { .. } | AgentEvent::Applied { .. } => {}
+            AgentEvent::Applied { run, .. } => {
+                // the first directive of another run (a takeover or a restart): at
+                // most one line per run, and runs change only by a signed join answer
+                if let Some((last, at)) = self.last_directive {
+                    if last != run {
+                        let gap_us = now.duration_since(at).as_micros() as u64;
+                        let term = xco_core::wire::term_of(run);
+                        self.last_run_change = Some((term, gap_us));
+                        self.log.info(
+                            "run_changed",
+                            &[
+                                ("run", &format!("{run:016x}")),
+                                ("term", &term),
+                                ("previous_run", &format!("{last:016x}")),
+                                ("gap_us", &gap_us),
+                            ],
+                        );
+                    }
+                }
+                self.last_directive = Some((run, now));
+            }
+            AgentEvent::Joining { .. } => {}
         }
     }
 
@@ -320,7 +348,7 @@ impl<G: PacketGate> Agent<G> {
             let Some((from, d)) = self.chan.recv() else {
                 return;
             };
-            let origin = if from.ip() == self.controller.ip() {
+            let origin = if self.controllers.iter().any(|c| c.ip() == from.ip()) {
                 Origin::Controller
             } else {
                 Origin::Other
@@ -378,6 +406,8 @@ impl<G: PacketGate> Agent<G> {
                 ("rejected_session", &c.session),
                 ("dropped_foreign", &self.node.stats.foreign),
                 ("dropped_over_budget", &self.node.stats.over_budget),
+                ("stale_term", &self.node.stats.stale_term),
+                ("proofs_sent", &self.node.stats.proofs),
                 (
                     "first_release_p50_us",
                     &format!("{:.1}", quantile_us(&self.first_release_ns, 0.5)),
@@ -410,8 +440,7 @@ impl<G: PacketGate> Agent<G> {
 /// Run an agent over `gate` until SIGTERM/SIGINT.
 pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Result<(), String> {
     let log = Logger::new("agent", opts.log_level);
-    let c = &opts.topo.file.control;
-    let controller = c.controller;
+    let controllers = opts.topo.controllers();
     let chan =
         Channel::bind(opts.bind).map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
     poller
@@ -446,8 +475,10 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         node: AgentNode::new(node_cfg, core, opts.keys, rng),
         gate,
         chan,
-        controller,
+        controllers: controllers.clone(),
         clock,
+        last_directive: None,
+        last_run_change: None,
         log: log.clone(),
         throttles: Throttles {
             rejected: Throttle::new(second),
@@ -469,7 +500,14 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
         &[
             ("host", &name),
             ("id", &a.me),
-            ("controller", &controller),
+            (
+                "controllers",
+                &controllers
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
             ("bind", &local),
             (
                 "metrics",

@@ -69,8 +69,8 @@ pub struct Intercept<'a> {
     pub dests: &'a [Prefix],
     /// Packets of at most this many IP bytes bypass.
     pub bypass_bytes: u32,
-    /// The controller's address (its traffic always bypasses).
-    pub controller: SocketAddr,
+    /// The controllers' addresses (their traffic always bypasses).
+    pub controllers: &'a [SocketAddr],
 }
 
 fn iptables(args: &[&str]) -> Result<(), String> {
@@ -121,9 +121,10 @@ impl NfQueueGate {
         let chain = format!("XCO-Q{num}");
         let removed_stale = remove_chain(&chain); // left over from a crashed run
         let mut rules = format!("*filter\n:{chain} - [0:0]\n");
-        let c = what.controller;
-        rules += &format!("-A {chain} -p udp -d {} --dport {} -j RETURN\n", c.ip(), c.port());
-        rules += &format!("-A {chain} -p udp -s {} --sport {} -j RETURN\n", c.ip(), c.port());
+        for c in what.controllers {
+            rules += &format!("-A {chain} -p udp -d {} --dport {} -j RETURN\n", c.ip(), c.port());
+            rules += &format!("-A {chain} -p udp -s {} --sport {} -j RETURN\n", c.ip(), c.port());
+        }
         rules += &format!(
             "-A {chain} -m length --length 0:{} -j RETURN\n",
             what.bypass_bytes

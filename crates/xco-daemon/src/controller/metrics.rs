@@ -58,8 +58,10 @@ pub struct View<'a> {
     pub host_names: &'a [String],
     /// Directives per second.
     pub directives_per_s: f64,
-    /// The controller's run id.
+    /// The controller's run id (its term is the high half).
     pub run: u64,
+    /// It directs (false: a standby).
+    pub active: bool,
 }
 
 /// Render the metrics text.
@@ -72,6 +74,30 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         "gauge",
         "The controller's run id (random per start; agents adopt it from a signed challenge answering their join).",
         &[(format!("{{run=\"{:016x}\"}}", v.run), "1".into())],
+    );
+    p.one(
+        "xco_controller_active",
+        "gauge",
+        "1 while this controller directs; 0 while it stands by (hot standby).",
+        v.active as u8,
+    );
+    p.one(
+        "xco_controller_term",
+        "gauge",
+        "The term of this controller's run (the high half of the run id).",
+        xco_core::wire::term_of(v.run),
+    );
+    p.one(
+        "xco_controller_takeovers_total",
+        "counter",
+        "Terms this controller took (a standby's takeovers, a term above one taken).",
+        v.st.takeovers,
+    );
+    p.one(
+        "xco_controller_stepped_down_total",
+        "counter",
+        "Times this controller stopped directing: it learned of a higher term.",
+        v.st.stepped_down,
     );
     p.one(
         "xco_directives_total",

@@ -13,10 +13,20 @@
 //! datagram can cause is throttled (at most one a second per kind, and per
 //! host for joins, with the count it stands for).
 //!
-//! All state is soft. Every start draws a random run id; agents adopt it
-//! from a signed challenge answering their join, so a restarted controller
-//! (whatever its clock says) is obeyed one round trip after the agents'
-//! next report, and directives of an earlier run are never obeyed again.
+//! All state is soft. Every start draws a run id, random (alone: term 0 in
+//! the high half; with a standby, a term above the wall clock's seconds, so
+//! a restarted controller's terms are above its earlier ones unless the
+//! clock stepped back: then the agents refuse it, prove the newer term, and
+//! it takes one above);
+//! agents adopt it from a signed challenge answering their join, so a
+//! restarted controller is obeyed one round trip after the agents' next
+//! report, and directives of an earlier run are never obeyed again.
+//!
+//! **Hot standby** (`control.standby` in the topology): `--standby` runs the
+//! standby, which watches the agents (they send everything to both) and
+//! takes over when the primary's beats stop for `control.takeover_ms`; the
+//! primary and a restarted standby beat to each other
+//! (`xco_core::control::standby`). Both hold the same master secret.
 
 mod metrics;
 
@@ -28,9 +38,9 @@ use crate::runtime::{Clock, Poller, Wake};
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
-use xco_core::control::{ControllerConfig, ControllerEvent, ControllerNode};
+use xco_core::control::{ControllerConfig, ControllerEvent, ControllerNode, Peer, StandbyConfig};
 use xco_core::sched::Scheduler;
-use xco_core::wire::ControllerKeys;
+use xco_core::wire::{peer_key, run_of, ControllerKeys};
 use xco_core::{Dur, Time};
 
 /// Datagrams read between two checks of the scheduler's timer.
@@ -44,6 +54,8 @@ pub struct ControllerOpts {
     pub master: Vec<u8>,
     /// UDP address to listen on (default: `control.controller` of the topology).
     pub listen: SocketAddr,
+    /// Run as the hot standby (the topology has `control.standby`).
+    pub standby: bool,
     /// Serve Prometheus metrics and health here.
     pub metrics: Option<SocketAddr>,
     /// Log level.
@@ -118,6 +130,14 @@ impl Controller {
                     );
                 }
             }
+            ControllerEvent::TookOver { term, run } => {
+                // one per term: only a silent peer or a genuine signed term causes it
+                let run = format!("{run:016x}");
+                self.log.warn("took_over", &[("term", &term), ("run", &run)]);
+            }
+            ControllerEvent::SteppedDown { term } => {
+                self.log.warn("stepped_down", &[("newer_term", &term)]);
+            }
             ControllerEvent::AgentRejected { host, counts: c, new } => {
                 if let Some(n) = self.throttles.agent_rejected.event(now) {
                     self.log.warn(
@@ -173,7 +193,30 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let keys = ControllerKeys::new(&opts.master, &name_refs);
     let hosts = opts.topo.hosts();
-    let run = crate::keys::random_u64()?;
+    let c = &opts.topo.file.control;
+    // terms above the wall clock's seconds: a restart's are above its earlier ones
+    let known = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_secs())
+        .min(u32::MAX as u64 / 2);
+    let low = crate::keys::random_u64()? as u32;
+    let peer = match (opts.standby, c.standby) {
+        (false, Some(s)) => Some((0, s)),
+        (true, Some(_)) => Some((1, c.controller)),
+        (_, None) => None,
+    };
+    let standby_cfg = StandbyConfig {
+        takeover_after: opts.topo.takeover_after(),
+        beat_every: Dur::from_ps(opts.topo.takeover_after().ps() / 4),
+    };
+    let peer = peer.map(|(me, addr)| Peer::new(me, addr, peer_key(&opts.master), standby_cfg.clone()));
+    let run = match &peer {
+        // a standby directs nothing until it takes over (then above every term it knows)
+        _ if opts.standby => run_of(known, low),
+        Some(p) => run_of(p.next_term(known), low),
+        // alone: term 0, runs not ordered (a restart is fenced, as before terms)
+        None => run_of(0, low),
+    };
     let chan =
         Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
     poller
@@ -186,8 +229,12 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     };
     let sched = Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config());
     let second = Duration::from_secs(1);
+    let mut node = ControllerNode::new(ControllerConfig::default(), sched, keys, run);
+    if let Some(p) = peer {
+        node = node.with_peer(p, !opts.standby);
+    }
     let mut c = Controller {
-        node: ControllerNode::new(ControllerConfig::default(), sched, keys, run),
+        node,
         chan,
         names,
         clock: Clock::new(),
@@ -206,6 +253,11 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
             ("listen", &opts.listen),
             ("hosts", &hosts),
             ("run", &format!("{run:016x}")),
+            ("role", &if opts.standby { "standby" } else { "primary" }),
+            (
+                "peer",
+                &c.node.peer().map_or("none".to_string(), |p| p.addr.to_string()),
+            ),
             ("mode", &format!("{:?}", opts.topo.settings.mode).to_lowercase()),
             ("slice_ms", &(opts.topo.settings.slice.as_secs_f64() * 1e3)),
             (
@@ -232,7 +284,8 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                         link_names: &link_names,
                         host_names: &c.names,
                         directives_per_s: rate.per_s,
-                        run,
+                        run: c.node.run(),
+                        active: c.node.is_active(),
                     },
                 ));
             }
@@ -258,6 +311,11 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                 ],
             );
             return Ok(());
+        }
+        // a standby reads what arrived before its timer: a beat waiting in the
+        // socket is not silence (its next deadline may be the takeover)
+        if !c.node.is_active() && wakes.iter().any(|w| matches!(w, Wake::Readable(_))) {
+            c.on_datagrams(DATAGRAMS_PER_TICK);
         }
         // the timer first; then datagrams in batches, the timer checked between them
         if wakes.contains(&Wake::Timer) || c.timer_due() {

@@ -1,0 +1,144 @@
+//! Hot standby, free of I/O: what a controller knows of its peer and of the
+//! terms, and what it saw of the hosts while it did not direct.
+//!
+//! Two controllers share the master secret (so the signing key: agents
+//! trust one public key) and beat to each other every
+//! [`StandbyConfig::beat_every`] (MAC'd, [`crate::wire::PeerBeat`]). One
+//! directs, holding a term; the other stands by, watching the hosts'
+//! confirms (agents send everything to both controllers) so it knows every
+//! host's address and session. A standby that hears no beat of a directing
+//! peer for [`StandbyConfig::takeover_after`] takes over with a term above
+//! every term it knows of (of its own parity: two controllers never hold
+//! the same term): a new run, fenced like a restart (it grants
+//! nothing for one slice plus the lead), asking every host it saw to join
+//! it. A directing controller that learns of a higher term — from its
+//! peer's beat, or from an agent's [`crate::wire::Superseded`] proof, the
+//! newer term's own signed datagram — stops directing and stands by
+//! instead of fighting.
+//!
+//! While the controllers cannot hear each other but the agents hear both
+//! (the split-brain case), the standby takes over, the primary learns of it
+//! from an agent's proof and stands by, hears no beat, and takes over again
+//! after the silence: each step is fenced and obeyed by term, but each
+//! costs a takeover gap. So a controller that learned of a newer term from
+//! a proof rather than a beat waits twice as long before its next takeover
+//! (up to 32 times `takeover_after`), until it hears a beat again.
+
+use super::Address;
+use crate::time::{Dur, Time};
+use crate::wire::{term_of, PeerBeat};
+
+/// Settings of the hot standby (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct StandbyConfig {
+    /// Beats to the peer this often.
+    pub beat_every: Dur,
+    /// A standby takes over after this long without a beat of a directing peer.
+    pub takeover_after: Dur,
+}
+
+impl Default for StandbyConfig {
+    fn default() -> StandbyConfig {
+        StandbyConfig {
+            beat_every: Dur::from_us(500),
+            takeover_after: Dur::from_ms(2),
+        }
+    }
+}
+
+/// The peer controller as this one knows it.
+#[derive(Clone, Debug)]
+pub struct Peer<A> {
+    /// Where beats go.
+    pub addr: A,
+    /// The peer key ([`crate::wire::peer_key`]).
+    pub key: [u8; 32],
+    /// Settings.
+    pub cfg: StandbyConfig,
+    /// This controller's place in the pair (0 or 1): it takes only terms of
+    /// this parity, so two controllers never hold the same term.
+    pub me: u64,
+    /// The latest beat accepted: its run and sequence number.
+    last: Option<(u64, u64)>,
+    /// When a beat of a directing peer was last accepted (or this node stood by).
+    pub heard_at: Time,
+    /// When this node beats next.
+    pub beat_at: Time,
+    /// Beats sent.
+    pub seq: u64,
+    /// Beats refused (bad MAC, replayed, of an older term than the last).
+    pub refused: u64,
+    /// Takeovers lost to a newer term this controller could not hear of
+    /// from its peer (an agent's proof told it): each doubles the silence it
+    /// waits before the next, up to 32 times; a beat resets it.
+    pub backoff: u32,
+}
+
+impl<A: Address> Peer<A> {
+    /// The peer at `addr` of controller `me` (0 or 1) of the pair, beats under `key`.
+    pub fn new(me: u64, addr: A, key: [u8; 32], cfg: StandbyConfig) -> Peer<A> {
+        Peer {
+            addr,
+            key,
+            cfg,
+            me: me & 1,
+            last: None,
+            heard_at: Time::ZERO,
+            beat_at: Time::ZERO,
+            seq: 0,
+            refused: 0,
+            backoff: 0,
+        }
+    }
+
+    /// A beat arrived: true if it is new (of the run of the last, later; or
+    /// of a higher term). A replay of an old beat, or of another run of the
+    /// same term, is refused: it cannot keep a dead peer alive.
+    pub fn accept(&mut self, b: &PeerBeat) -> bool {
+        let fresh = match self.last {
+            None => true,
+            Some((run, seq)) => (run == b.run && b.seq > seq) || term_of(b.run) > term_of(run),
+        };
+        if fresh {
+            self.last = Some((b.run, b.seq));
+        } else {
+            self.refused += 1;
+        }
+        fresh
+    }
+
+    /// The lowest term above `max` this controller may take (its parity).
+    pub fn next_term(&self, max: u64) -> u64 {
+        let t = max + 1;
+        if t % 2 == self.me {
+            t
+        } else {
+            t + 1
+        }
+    }
+
+    /// The instant a standby takes over if nothing is heard.
+    pub fn takeover_at(&self) -> Time {
+        self.heard_at + Dur::from_ps(self.cfg.takeover_after.ps() << self.backoff.min(5))
+    }
+}
+
+/// What a standby saw of a host: its address and session from its latest
+/// confirm (the run it confirmed and the challenge order it: replays move nothing).
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<A> {
+    /// The address the host stated.
+    pub addr: A,
+    /// Its session (the confirm's nonce).
+    pub session: u64,
+    /// The run and challenge it confirmed.
+    pub confirmed: (u64, u64),
+}
+
+impl<A> Seen<A> {
+    /// True if a confirm of (run, challenge) is newer than this one.
+    pub fn older_than(&self, run: u64, challenge: u64) -> bool {
+        let (r, c) = self.confirmed;
+        term_of(run) > term_of(r) || (run == r && challenge > c)
+    }
+}
