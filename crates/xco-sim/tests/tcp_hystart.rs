@@ -23,7 +23,7 @@ fn scenario(hystart: bool) -> Sim {
 }
 
 fn drops(sim: &Sim) -> u64 {
-    sim.core.net.ports.iter().map(|p| p.stats.dropped_packets).sum()
+    sim.cx.net.ports.iter().map(|p| p.stats.dropped_packets).sum()
 }
 
 /// What one run showed, sampled every millisecond.

@@ -2,10 +2,11 @@
 
 use super::App;
 use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::scenario::apps::AppCx;
 use crate::scenario::units::{bytes, Hosts, Quantity};
 use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
+use crate::sim::Sim;
 use crate::tcp::table::Roles;
 use serde::Deserialize;
 use xco_core::Time;
@@ -55,19 +56,19 @@ impl Bulk {
 
 impl Application for Bulk {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        self.started = env.core.now;
+        self.started = env.cx.now;
         let roles = Roles {
             client: "bulk",
             server: "ack",
         };
         let (c, _) = env
             .tcp
-            .open(env.core, self.id, self.cfg.src, self.cfg.dst, 0, roles)
+            .open(env.cx, env.stack, self.id, self.cfg.src, self.cfg.dst, 0, roles)
             .map_err(|e| e.0)?;
         self.ep = Some(c);
         if let Some(stop) = self.cfg.stop {
-            env.core.ev.schedule(
-                stop.max(env.core.now),
+            env.cx.ev.schedule(
+                stop.max(env.cx.now),
                 crate::engine::Event::App {
                     app: self.id,
                     token: STOP_TOKEN,
@@ -80,12 +81,12 @@ impl Application for Bulk {
         match note {
             AppNote::Connected { ep, .. } if Some(ep) == self.ep => {
                 let bytes = self.cfg.bytes.unwrap_or(UNLIMITED_BYTES);
-                env.tcp.write(env.core, ep, bytes);
+                env.tcp.write(env.cx, env.stack, ep, bytes);
             }
             AppNote::Delivered { bytes, .. } => {
                 self.delivered += bytes;
                 if Some(self.delivered) == self.cfg.bytes {
-                    self.done = Some(env.core.now);
+                    self.done = Some(env.cx.now);
                 }
             }
             _ => {}
@@ -98,7 +99,7 @@ impl Application for Bulk {
             if let Some(ep) = self.ep {
                 env.tcp.close_pair(ep);
             }
-            self.done = Some(env.core.now);
+            self.done = Some(env.cx.now);
         }
         Ok(())
     }
@@ -135,8 +136,8 @@ impl Application for Bulk {
             "bulk"
         }
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let end = self.done.unwrap_or(core.now);
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let end = self.done.unwrap_or(cx.now);
         let secs = end.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(self.delivered as f64, secs);
         let mut m = vec![

@@ -5,12 +5,12 @@
 
 use super::App;
 use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, sim_us};
 use crate::scenario::units::{bytes, Hosts, Quantity};
 use crate::scenario::ScenarioError;
-use crate::sim::Core;
 use crate::sim::Sim;
 use crate::tcp::table::Roles;
 use serde::Deserialize;
@@ -82,7 +82,8 @@ impl Incast {
     fn open(&mut self, env: &mut Env, i: usize) -> Result<(u32, u32), String> {
         env.tcp
             .open(
-                env.core,
+                env.cx,
+                env.stack,
                 self.id,
                 self.cfg.client,
                 self.cfg.servers[i],
@@ -96,7 +97,7 @@ impl Incast {
     }
 
     fn begin_round(&mut self, env: &mut Env) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         self.round_start = now;
         self.first_start.get_or_insert(now);
         self.done_servers = 0;
@@ -120,7 +121,8 @@ impl Incast {
 
     fn request(&mut self, env: &mut Env, i: usize) {
         if self.cfg.request_bytes > 0 {
-            env.tcp.write(env.core, self.conns[i].0, self.cfg.request_bytes);
+            env.tcp
+                .write(env.cx, env.stack, self.conns[i].0, self.cfg.request_bytes);
         } else {
             self.answer(env, i);
         }
@@ -133,11 +135,12 @@ impl Incast {
         self.answered[i] = true;
         let max = self.cfg.start_delay_max.ps();
         if max == 0 {
-            env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
+            env.tcp
+                .write(env.cx, env.stack, self.conns[i].1, self.cfg.sru_bytes);
         } else {
             let d = Dur(self.rng.range_inclusive(0, max));
-            env.core.ev.schedule(
-                env.core.now + d,
+            env.cx.ev.schedule(
+                env.cx.now + d,
                 Event::App {
                     app: self.id,
                     token: 1 + i as u32,
@@ -147,7 +150,7 @@ impl Incast {
     }
 
     fn end_round(&mut self, env: &mut Env) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         self.round_times
             .push((now - self.round_start).as_secs_f64() * 1e3);
         self.last_end = now;
@@ -230,7 +233,8 @@ impl Application for Incast {
     }
     fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
         let i = (token - 1) as usize;
-        env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
+        env.tcp
+            .write(env.cx, env.stack, self.conns[i].1, self.cfg.sru_bytes);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -267,8 +271,8 @@ impl Application for Incast {
     fn kind(&self) -> &'static str {
         self.cfg.label
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let timeouts: u64 = core
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let timeouts: u64 = cx
             .net
             .flows
             .iter()

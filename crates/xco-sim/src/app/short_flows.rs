@@ -6,12 +6,13 @@
 
 use super::App;
 use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, sim_us, MAX_COUNT};
 use crate::scenario::units::{bytes, Hosts, Quantity};
 use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
+use crate::sim::Sim;
 use crate::tcp::table::Roles;
 use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
@@ -70,20 +71,20 @@ impl ShortFlows {
         };
         let (c, _) = env
             .tcp
-            .open(env.core, self.id, self.cfg.src, self.cfg.dst, seq, roles)
+            .open(env.cx, env.stack, self.id, self.cfg.src, self.cfg.dst, seq, roles)
             .map_err(|e| e.0)?;
-        self.current[seq as usize] = (c, env.core.now);
+        self.current[seq as usize] = (c, env.cx.now);
         Ok(())
     }
 }
 
 impl Application for ShortFlows {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        self.started = env.core.now;
+        self.started = env.cx.now;
         self.live = self.cfg.parallel;
         for s in 0..self.cfg.parallel {
-            let at = env.core.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
-            env.core.ev.schedule(
+            let at = env.cx.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
+            env.cx.ev.schedule(
                 at,
                 Event::App {
                     app: self.id,
@@ -98,7 +99,7 @@ impl Application for ShortFlows {
             AppNote::Connected { ep, .. } => {
                 let s = env.tcp.eps[ep as usize].tag as usize;
                 if self.current[s].0 == ep {
-                    env.tcp.write(env.core, ep, self.cfg.flow_bytes);
+                    env.tcp.write(env.cx, env.stack, ep, self.cfg.flow_bytes);
                 }
             }
             AppNote::Delivered { ep, .. } => {
@@ -110,7 +111,7 @@ impl Application for ShortFlows {
                     return Ok(());
                 }
                 let ep = client;
-                let now = env.core.now;
+                let now = env.cx.now;
                 self.fct_ms.push((now - self.current[s].1).as_secs_f64() * 1e3);
                 self.bytes_done += self.cfg.flow_bytes;
                 env.tcp.close_pair(ep);
@@ -166,8 +167,8 @@ impl Application for ShortFlows {
     fn kind(&self) -> &'static str {
         "short_flows"
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let secs = core.now.saturating_since(self.started).as_secs_f64();
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let secs = cx.now.saturating_since(self.started).as_secs_f64();
         let rate = mbps(self.bytes_done as f64, secs);
         vec![
             ("flows_done", self.fct_ms.len() as f64),

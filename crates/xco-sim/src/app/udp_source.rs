@@ -5,6 +5,7 @@
 
 use super::App;
 use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::host::sndbuf::SendBuffer;
 use crate::host::udp_socket::Room;
@@ -13,9 +14,10 @@ use crate::scenario::apps::AppCx;
 use crate::scenario::limits::{count, MAX_COUNT, MAX_UDP_MSGS_PER_S};
 use crate::scenario::units::{bytes, rate_bps, Quantity};
 use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
+use crate::sim::Sim;
 use crate::stats::{FlowKind, FlowStats};
 use crate::udp::{fragment_sizes, UdpSink};
+use crate::xco::Stack;
 use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
 
@@ -82,7 +84,7 @@ impl UdpSource {
         }
     }
 
-    fn send_message(&mut self, core: &mut Core) {
+    fn send_message(&mut self, cx: &mut Ctx, stack: &mut Stack) {
         let n = self.frags.len() as u32;
         let mut app_left = self.cfg.message_bytes;
         for (i, &f) in self.frags.iter().enumerate() {
@@ -105,20 +107,20 @@ impl UdpSource {
                 fragment: i as u32,
                 fragments: n,
             });
-            let id = core.net.alloc(p);
+            let id = cx.net.alloc(p);
             if self.cfg.blocking {
-                core.udp_send(self.cfg.src, &mut self.sock, id, self.frag_frames[i]);
+                stack.udp_send(cx, self.cfg.src, &mut self.sock, id, self.frag_frames[i]);
             } else {
-                core.send(id);
+                stack.send(cx, id);
             }
         }
         self.sent += 1;
-        let f = &mut core.net.flows[self.flow as usize];
+        let f = &mut cx.net.flows[self.flow as usize];
         f.msgs_sent += 1;
         f.app_bytes_written += self.cfg.message_bytes;
         if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(
-                core.now + self.gap,
+            cx.ev.schedule(
+                cx.now + self.gap,
                 Event::App {
                     app: self.id,
                     token: 1,
@@ -130,34 +132,28 @@ impl UdpSource {
 
 impl Application for UdpSource {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        let core = &mut *env.core;
-        self.started = core.now;
-        let h = xco_core::rng::mix64(core.seed, 0x0d_9000 + self.id as u64);
-        self.route = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
-        self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(
-            FlowStats::new(
-                FlowKind::Udp,
-                self.id,
-                "udp",
-                self.cfg.src,
-                self.cfg.dst,
-                core.now,
-            )
-            .with_route(self.route),
+        let (cx, stack) = (&mut *env.cx, &mut *env.stack);
+        self.started = cx.now;
+        let h = xco_core::rng::mix64(stack.seed, 0x0d_9000 + self.id as u64);
+        self.route = cx.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.flow = cx.net.flows.len() as u32;
+        cx.net.flows.push(
+            FlowStats::new(FlowKind::Udp, self.id, "udp", self.cfg.src, self.cfg.dst, cx.now)
+                .with_route(self.route),
         );
-        self.sink = core.udp_sinks.len() as u32;
-        core.udp_sinks
+        self.sink = stack.udp_sinks.len() as u32;
+        stack
+            .udp_sinks
             .push(UdpSink::new(self.flow, self.cfg.message_bytes));
-        let overhead = IPV4_HEADER_BYTES + core.net.framing.frame_overhead_bytes;
+        let overhead = IPV4_HEADER_BYTES + cx.net.framing.frame_overhead_bytes;
         self.frag_frames = self.frags.iter().map(|&f| f + overhead).collect();
         self.msg_frame_bytes = self.frag_frames.iter().map(|&f| f as u64).sum();
         self.gap = match self.cfg.rate_bps {
             Some(rate) => Dur::serialization(self.cfg.message_bytes, rate),
             None => {
-                let nic = core.net.nodes[self.cfg.src as usize].nic;
-                let port = &core.net.ports[nic as usize];
-                let fr = core.net.framing;
+                let nic = cx.net.nodes[self.cfg.src as usize].nic;
+                let port = &cx.net.ports[nic as usize];
+                let fr = cx.net.framing;
                 let wire: u64 = self
                     .frags
                     .iter()
@@ -170,8 +166,8 @@ impl Application for UdpSource {
         // are not locked to the same picosecond (which would make one of them
         // win every freed buffer slot)
         let phase = Dur(self.rng.below(self.gap.ps().max(1)));
-        core.ev.schedule(
-            core.now + phase,
+        cx.ev.schedule(
+            cx.now + phase,
             Event::App {
                 app: self.id,
                 token: 1,
@@ -183,14 +179,14 @@ impl Application for UdpSource {
         Ok(())
     }
     fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        let core = &mut *env.core;
+        let (cx, stack) = (&mut *env.cx, &mut *env.stack);
         if self.cfg.blocking {
             let (frames, n) = (self.msg_frame_bytes, self.frags.len() as u32);
-            match core.udp_room(self.cfg.src, self.cfg.dst, self.id, &mut self.sock, frames, n) {
+            match stack.udp_room(cx, self.cfg.src, self.cfg.dst, self.id, &mut self.sock, frames, n) {
                 Room::Now => {}
                 Room::At(t) => {
                     // the write blocks until the socket buffer or the NIC queue frees up
-                    core.ev.schedule(
+                    cx.ev.schedule(
                         t,
                         Event::App {
                             app: self.id,
@@ -202,7 +198,7 @@ impl Application for UdpSource {
                 Room::Woken => return Ok(()), // the coordinator wakes the write
             }
         }
-        self.send_message(core);
+        self.send_message(cx, stack);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -235,9 +231,9 @@ impl Application for UdpSource {
     fn kind(&self) -> &'static str {
         "udp"
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let f = &core.net.flows[self.flow as usize];
-        let secs = core.now.saturating_since(self.started).as_secs_f64();
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let f = &cx.net.flows[self.flow as usize];
+        let secs = cx.now.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(f.app_bytes_delivered as f64, secs);
         vec![
             ("msgs_sent", f.msgs_sent as f64),
@@ -308,8 +304,8 @@ impl UdpSpec {
                 message_bytes,
                 count: self.count,
                 mtu_bytes: cx.mtu_bytes,
-                blocking: sim.core.hosts.settings.blocking_udp,
-                sndbuf_bytes: sim.core.hosts.settings.udp_sndbuf_bytes,
+                blocking: sim.stack.hosts.settings.blocking_udp,
+                sndbuf_bytes: sim.stack.hosts.settings.udp_sndbuf_bytes,
             };
             let rng = cx.rng(sim);
             sim.add_app(App::Udp(UdpSource::new(id, cfg, rng)), start);
