@@ -9,7 +9,7 @@
 //! and role).
 
 use super::csv_table::CsvTable;
-use super::pcap::{ep_port, node_ip, node_mac, CONTROL_PORT};
+use crate::net::pcap::{ep_port, node_ip, node_mac, CONTROL_PORT};
 use crate::net::topology::NodeKind;
 use crate::sim::Sim;
 use crate::stats::FlowKind;

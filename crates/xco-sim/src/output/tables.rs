@@ -1,13 +1,50 @@
 //! The CSV tables and `meta.json` of a finished run.
 
 use super::csv_table::{num, CsvTable};
+use super::meta::RunRecord;
 use super::meta::{meta_json, CutOutput};
 use super::timeseries::Timeseries;
 use crate::app::Metric;
 use crate::net::drop_runs::MAX_RUN;
 use crate::net::Net;
-use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
+
+/// Everything a run produces, as text and bytes ready to be written.
+pub struct RunOutput {
+    /// One row per flow.
+    pub flows_csv: String,
+    /// Per-bin flow throughput and port queues.
+    pub timeseries_csv: String,
+    /// One row per (app, metric).
+    pub apps_csv: String,
+    /// Per-round / per-probe / per-flow samples of apps.
+    pub samples_csv: String,
+    /// One row per port.
+    pub ports_csv: String,
+    /// Per port and input: arrivals and drops.
+    pub port_inputs_csv: String,
+    /// Per switch port and input: episodes of k consecutive drops.
+    pub drop_runs_csv: String,
+    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
+    pub queue_timeline_csv: String,
+    /// Node addresses and endpoint ports as they appear in pcaps.
+    pub hosts_csv: String,
+    /// Scenario, seed, version, run statistics.
+    pub meta_json: String,
+    /// Captured links: (file name, pcap bytes).
+    pub pcaps: Vec<(String, Vec<u8>)>,
+    /// Counters of the run.
+    pub stats: RunStats,
+    /// What the run did not write in full (an output that reached its size
+    /// limit), one sentence each.
+    pub warnings: Vec<String>,
+    /// Per app: (id, kind, metrics).
+    pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
+    /// Apps' own tables (`requests.csv` of a web fan-in): (file name, CSV text).
+    pub app_tables: Vec<(String, String)>,
+    /// The seed used.
+    pub seed: u64,
+}
 
 /// Every app's own tables; a name two apps share gets the app's index in front (`app1_requests.csv`).
 fn app_tables(sim: &Sim) -> Vec<(String, String)> {

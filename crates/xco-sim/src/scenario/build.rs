@@ -10,16 +10,16 @@ use super::record::{RunRecord, SeedSource};
 use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
-use crate::app::Metric;
 use crate::control::RunControl;
 use crate::host::settings::HostSettings;
+use crate::net::pcap::CaptureBuffer;
 use crate::net::pdn::{PdnConfig, PdnResend};
 use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
-use crate::output::pcap::CaptureBuffer;
 use crate::output::tables;
-use crate::sim::{PortSampling, RunStats, Sim};
+pub use crate::output::tables::RunOutput;
+use crate::sim::{PortSampling, Sim};
 use crate::tcp::cc::CcKind;
 use crate::tcp::profile::TcpProfile;
 use crate::tcp::TcpConfig;
@@ -55,43 +55,6 @@ pub struct RunOptions<'a> {
     pub control: Option<Arc<RunControl>>,
     /// Overrides `output.max_file_bytes`.
     pub max_file_bytes: Option<u64>,
-}
-
-/// Everything a run produces, as text and bytes ready to be written.
-pub struct RunOutput {
-    /// One row per flow.
-    pub flows_csv: String,
-    /// Per-bin flow throughput and port queues.
-    pub timeseries_csv: String,
-    /// One row per (app, metric).
-    pub apps_csv: String,
-    /// Per-round / per-probe / per-flow samples of apps.
-    pub samples_csv: String,
-    /// One row per port.
-    pub ports_csv: String,
-    /// Per port and input: arrivals and drops.
-    pub port_inputs_csv: String,
-    /// Per switch port and input: episodes of k consecutive drops.
-    pub drop_runs_csv: String,
-    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
-    pub queue_timeline_csv: String,
-    /// Node addresses and endpoint ports as they appear in pcaps.
-    pub hosts_csv: String,
-    /// Scenario, seed, version, run statistics.
-    pub meta_json: String,
-    /// Captured links: (file name, pcap bytes).
-    pub pcaps: Vec<(String, Vec<u8>)>,
-    /// Counters of the run.
-    pub stats: RunStats,
-    /// What the run did not write in full (an output that reached its size
-    /// limit), one sentence each.
-    pub warnings: Vec<String>,
-    /// Per app: (id, kind, metrics).
-    pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
-    /// Apps' own tables (`requests.csv` of a web fan-in): (file name, CSV text).
-    pub app_tables: Vec<(String, String)>,
-    /// The seed used.
-    pub seed: u64,
 }
 
 fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
