@@ -24,6 +24,14 @@
 //! stack rather than to one socket (PDN's drop notifications) arrive here too,
 //! as their own packet kind, when a scenario turns them on.
 //!
+//! **Flow statistics** ([`crate::stats::FlowStats`], one row of `flows.csv`
+//! per flow): the wire counters are the network's (its ports count the bytes
+//! each flow sends, delivers and loses as the packets move); what a transport
+//! counts (bytes written and delivered, retransmissions, timeouts, PDN's
+//! notified resends) reaches the table only through this layer
+//! ([`crate::tcp::host::TcpHost::count`], `open_flow`): TCP never names the
+//! table.
+//!
 //! **The host model** ([`settings`], `[host]` in a scenario): the NIC
 //! queue ([`nic_queue`]) is bounded in bytes and, like Linux's
 //! `txqueuelen`, in packets; a UDP socket's send buffer ([`sndbuf`]) makes
@@ -53,7 +61,8 @@ use crate::ctx::Ctx;
 use crate::engine::{Event, EventQueue};
 use crate::net::packet::PktId;
 use crate::net::Net;
-use crate::tcp::host::TcpHost;
+use crate::stats::FlowStats;
+use crate::tcp::host::{TcpCount, TcpHost};
 use crate::tcp::note::AppNote;
 use crate::tcp::select::TcpSettings;
 use crate::tcp::table::TcpTable;
@@ -159,6 +168,29 @@ impl<C: Coordinator> TcpHost for Stack<C> {
     #[inline(always)]
     fn note(&mut self, note: AppNote) {
         self.notes.push(note);
+    }
+    fn open_flow(&mut self, cx: &mut Ctx, stats: FlowStats) -> u32 {
+        cx.net.flows.push(stats);
+        (cx.net.flows.len() - 1) as u32
+    }
+    #[inline(always)]
+    fn count(&mut self, cx: &mut Ctx, flow: u32, c: TcpCount) {
+        let f = &mut cx.net.flows[flow as usize];
+        match c {
+            TcpCount::Written(bytes) => f.app_bytes_written += bytes,
+            TcpCount::Delivered(bytes) => {
+                f.delivered(bytes);
+                if f.app_bytes_delivered >= f.app_bytes_written {
+                    f.end = Some(cx.now);
+                }
+            }
+            TcpCount::Retransmit => f.retransmits += 1,
+            TcpCount::FastRetransmit => f.fast_retransmits += 1,
+            TcpCount::Timeout => f.timeouts += 1,
+            TcpCount::NotifiedRetransmit => f.notified_retransmits += 1,
+            TcpCount::NotifiedReduction => f.notified_reductions += 1,
+            TcpCount::NotifiedLeftToTimer => f.notified_left_to_timer += 1,
+        }
     }
     #[inline(always)]
     fn send(&mut self, cx: &mut Ctx, pkt: PktId) {

@@ -14,7 +14,7 @@ mod pdn;
 use pdn::PdnSender;
 
 use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
-use super::host::TcpHost;
+use super::host::{TcpCount, TcpHost};
 use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_KARN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
 use super::note::AppNote;
 use super::pacing::{Pacer, RatePacer};
@@ -352,7 +352,7 @@ impl TcpEndpoint {
     /// Queue `bytes` more application bytes and send what the window allows.
     pub fn write<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, bytes: u64) {
         self.app_limit += bytes;
-        cx.net.flows[self.tx_flow as usize].app_bytes_written += bytes;
+        h.count(cx, self.tx_flow, TcpCount::Written(bytes));
         self.output(cx, h);
     }
 
@@ -699,7 +699,7 @@ impl TcpEndpoint {
                 r.prr_start(&lc, prior_cwnd, seg.map_or(0, |s| s.len_bytes));
             }
         }
-        cx.net.flows[self.tx_flow as usize].fast_retransmits += 1;
+        h.count(cx, self.tx_flow, TcpCount::FastRetransmit);
         if let Some(seg) = seg {
             self.retransmit(cx, h, seg);
         }
@@ -737,11 +737,7 @@ impl TcpEndpoint {
                 self.sack_rx.on_advance(self.rcv_nxt);
             }
             let delivered = self.rcv_nxt - before;
-            let f = &mut cx.net.flows[self.rx_flow as usize];
-            f.delivered(delivered);
-            if f.app_bytes_delivered >= f.app_bytes_written {
-                f.end = Some(cx.now);
-            }
+            h.count(cx, self.rx_flow, TcpCount::Delivered(delivered));
             h.note(AppNote::Delivered {
                 app: self.app,
                 ep: self.id,
@@ -859,7 +855,7 @@ impl TcpEndpoint {
             }
             let seq = self.snd_nxt;
             if seq < self.snd_max {
-                cx.net.flows[self.tx_flow as usize].retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
             }
             self.send_data(cx, h, seq, len);
             self.pacer.on_send(cx.now, frame);
@@ -958,7 +954,7 @@ impl TcpEndpoint {
     }
 
     fn retransmit<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seg: Segment) {
-        cx.net.flows[self.tx_flow as usize].retransmits += 1;
+        h.count(cx, self.tx_flow, TcpCount::Retransmit);
         self.send_data(cx, h, seg.seq, seg.len_bytes);
     }
 
@@ -1232,20 +1228,19 @@ impl TcpEndpoint {
     }
 
     fn on_timeout<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
-        let flow = &mut cx.net.flows[self.tx_flow as usize];
-        flow.timeouts += 1;
+        h.count(cx, self.tx_flow, TcpCount::Timeout);
         // (5.5) back off the timer
         self.backoff += 1;
         match self.state {
             TcpState::SynSent => {
-                flow.retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
                 self.syn_retransmitted = true;
                 self.send_control(cx, h, FLAG_SYN);
                 self.arm_rto(cx, h);
                 return;
             }
             TcpState::SynRcvd => {
-                flow.retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
                 self.syn_retransmitted = true;
                 self.send_control(cx, h, FLAG_SYN | FLAG_ACK);
                 self.arm_rto(cx, h);

@@ -14,7 +14,30 @@ use super::note::AppNote;
 use super::select::TcpSettings;
 use crate::ctx::Ctx;
 use crate::net::packet::PktId;
+use crate::stats::FlowStats;
 use xco_core::{Dur, Time};
+
+/// What a TCP endpoint counts in the statistics of one of its flows (its
+/// sending flow, or for [`TcpCount::Delivered`] its receiving one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpCount {
+    /// The application handed it this many more bytes to send.
+    Written(u64),
+    /// This many more bytes arrived in order (the flow ends when all written arrived).
+    Delivered(u64),
+    /// A segment was sent again (any cause).
+    Retransmit,
+    /// Fast retransmit / fast recovery began.
+    FastRetransmit,
+    /// The retransmission timer expired.
+    Timeout,
+    /// A segment was resent on a PDN drop notification.
+    NotifiedRetransmit,
+    /// A PDN drop notification cut the window.
+    NotifiedReduction,
+    /// A notified resend was itself dropped: left to the timer.
+    NotifiedLeftToTimer,
+}
 
 /// The host a TCP endpoint runs on.
 pub trait TcpHost {
@@ -26,6 +49,10 @@ pub trait TcpHost {
     fn seed(&self) -> u64;
     /// Tell the application `note.app()` something (after the event).
     fn note(&mut self, note: AppNote);
+    /// Start the statistics of a new flow: its id.
+    fn open_flow(&mut self, cx: &mut Ctx, stats: FlowStats) -> u32;
+    /// Count `c` in flow `flow`'s statistics: the one way TCP writes them.
+    fn count(&mut self, cx: &mut Ctx, flow: u32, c: TcpCount);
     /// Hand packet `pkt`, which the endpoint built, to its host's egress.
     fn send(&mut self, cx: &mut Ctx, pkt: PktId);
     /// True if `host`'s egress can take a frame of `frame` bytes for `dst` now.

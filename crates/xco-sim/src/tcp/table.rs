@@ -80,14 +80,15 @@ impl TcpTable {
         let rev = cx.net.route(server, client, mix64(h.seed(), conn * 2 + 1))?;
         let c_id = self.eps.len() as u32;
         let s_id = c_id + 1;
-        let c_flow = cx.net.flows.len() as u32;
-        let s_flow = c_flow + 1;
-        cx.net
-            .flows
-            .push(FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, cx.now).with_route(fwd));
-        cx.net
-            .flows
-            .push(FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, cx.now).with_route(rev));
+        let now = cx.now;
+        let c_flow = h.open_flow(
+            cx,
+            FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, now).with_route(fwd),
+        );
+        let s_flow = h.open_flow(
+            cx,
+            FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, now).with_route(rev),
+        );
         let (cs, ss) = if handshake {
             (TcpState::SynSent, TcpState::Listen)
         } else {

@@ -54,7 +54,7 @@ use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::net::pdn::{PdnResend, NOTICE_BYTES};
 use crate::tcp::cc::{CongestionControl, CongestionEvent};
-use crate::tcp::host::TcpHost;
+use crate::tcp::host::{TcpCount, TcpHost};
 use crate::tcp::recovery::Segment;
 use xco_core::Time;
 
@@ -131,7 +131,7 @@ impl TcpEndpoint {
             PdnResend::Once => {
                 if self.pdn.resent_before(seq, una) {
                     // its notified resend was dropped too: the timer's
-                    cx.net.flows[self.tx_flow as usize].notified_left_to_timer += 1;
+                    h.count(cx, self.tx_flow, TcpCount::NotifiedLeftToTimer);
                 } else {
                     self.pdn_resend_now(cx, h, seq, len_bytes);
                 }
@@ -159,7 +159,7 @@ impl TcpEndpoint {
                 .on_congestion(&mut self.win, CongestionEvent::DropNotification, &s);
             self.recover = self.snd_max;
             self.pdn.cut_at = cx.now;
-            cx.net.flows[self.tx_flow as usize].notified_reductions += 1;
+            h.count(cx, self.tx_flow, TcpCount::NotifiedReduction);
         }
         if self.pdn.waiting_bytes > 0 {
             self.pdn_resend_waiting(cx, h);
@@ -170,7 +170,7 @@ impl TcpEndpoint {
     }
 
     fn pdn_resend_now<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seq: u64, len_bytes: u64) {
-        cx.net.flows[self.tx_flow as usize].notified_retransmits += 1;
+        h.count(cx, self.tx_flow, TcpCount::NotifiedRetransmit);
         self.retransmit(cx, h, Segment { seq, len_bytes });
     }
 
