@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "import_graph.py"
 
@@ -21,8 +19,6 @@ def load_script():
     return mod
 
 
-# the restructure of issue 26 (item 7) is under way: this passes at its end
-@pytest.mark.xfail(strict=True, reason="layers not restructured yet")
 def test_the_simulator_has_no_upward_import_and_no_cross_module_cycle():
     r = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

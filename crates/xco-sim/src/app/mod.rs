@@ -13,12 +13,12 @@ mod short_flows;
 mod udp_source;
 pub mod web_fanin;
 
-pub use bulk::{bulk_config, Bulk, BulkConfig, BulkSpec, TransferSpec};
-pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};
-pub use ping::{Ping, PingConfig, PingSpec};
-pub use short_flows::{ShortFlows, ShortFlowsConfig, ShortFlowsSpec};
-pub use udp_source::{UdpConfig, UdpSource, UdpSpec};
-pub use web_fanin::{WebFanin, WebFaninConfig, WebFaninSpec};
+pub use bulk::{bulk_config, Bulk, BulkConfig};
+pub use incast::{Incast, IncastConfig};
+pub use ping::{Ping, PingConfig};
+pub use short_flows::{ShortFlows, ShortFlowsConfig};
+pub use udp_source::{UdpConfig, UdpSource};
+pub use web_fanin::{WebFanin, WebFaninConfig};
 
 pub use crate::tcp::note::AppNote;
 
@@ -98,10 +98,10 @@ impl DemandCx<'_> {
     }
 }
 
-/// What every application does. A new kind is one file: its scenario spec
-/// (a serde struct read from `[[apps]]`), its running state, and an
-/// implementation of this trait; plus one arm in [`App`] and one in the
-/// scenario's kind table (`scenario::apps`).
+/// What every application does. A new kind is its running state and an
+/// implementation of this trait in one file here, plus one arm in [`App`];
+/// its scenario spec (a serde struct read from `[[apps]]`) is a file of
+/// `scenario/apps/` and one arm in the scenario's kind table (`scenario::apps`).
 ///
 /// An application may own endpoints on several hosts: the incast client and
 /// its servers are one app. An app that receives on one connection and

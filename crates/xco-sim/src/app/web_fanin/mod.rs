@@ -40,13 +40,11 @@ mod ictcp;
 mod pacing;
 mod place;
 mod redirect;
-pub mod spec;
 mod speed;
 
 use pacing::HubSender;
 
 pub use place::Placement;
-pub use spec::WebFaninSpec;
 
 use super::messages::{ConnPool, Messages};
 use super::{mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};

@@ -1,9 +1,9 @@
 //! `[[apps]] kind = "web_fanin"`: the scenario's settings of the web
 //! fan-in, checked field by field (a bad one is named: `apps[0].queries`).
 
-use super::{Method, Placement, WebFanin, WebFaninConfig};
+use super::AppCx;
+use crate::app::web_fanin::{Method, Placement, WebFanin, WebFaninConfig};
 use crate::app::App;
-use crate::scenario::apps::AppCx;
 use crate::scenario::limits::count;
 use crate::scenario::units::Hosts;
 use crate::scenario::ScenarioError;
