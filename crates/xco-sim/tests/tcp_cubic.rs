@@ -19,7 +19,8 @@ use xco_core::Time;
 use xco_sim::net::packet::Packet;
 use xco_sim::net::qdisc::{Arrival, ArrivalHook, DropReason, Qdisc, Verdict};
 use xco_sim::scenario::build;
-use xco_sim::tcp::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::congestion::Cc;
 use xco_sim::tcp::cubic::Cubic;
 
 /// RFC 9438's C (segments / s^3) and beta, and alpha_cubic of eq. 4.

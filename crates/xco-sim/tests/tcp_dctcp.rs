@@ -7,7 +7,7 @@ use xco_sim::net::packet::Packet;
 use xco_sim::net::qdisc::{Arrival, ArrivalHook, Qdisc, Verdict};
 use xco_sim::net::step_mark::StepMark;
 use xco_sim::scenario::build;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 
 /// What the bottleneck saw after the warm-up.
 #[derive(Default)]

@@ -6,7 +6,7 @@
 use xco_core::{Dur, Time};
 use xco_sim::scenario::build;
 use xco_sim::sim::Sim;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 use xco_sim::tcp::hystart::Phase;
 
 /// One bulk sender a0 -> b0: 1 Gbit/s host links, a 100 Mbit/s uplink

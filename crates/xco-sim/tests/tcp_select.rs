@@ -5,7 +5,7 @@
 use crate::support::{metric, run};
 use xco_sim::scenario::build;
 use xco_sim::sim::Sim;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 
 /// Bulk senders `srcs` to h2 for 60 ms through a step-marking port (K 30 KB)
 /// to h2; `extra` is added at the end.

@@ -13,7 +13,8 @@
 mod pdn;
 use pdn::PdnSender;
 
-use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use super::congestion::Cc;
 use super::host::{TcpCount, TcpHost};
 use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_KARN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
 use super::note::AppNote;

@@ -19,12 +19,14 @@
 //! stack, nor XCo, nor the driver, nor an application.
 
 pub mod cc;
+pub mod congestion;
 pub mod cubic;
 pub mod dctcp;
 pub mod endpoint;
 pub mod host;
 pub mod hot;
 pub mod hystart;
+pub mod loss;
 pub mod note;
 pub mod pacing;
 pub mod profile;
