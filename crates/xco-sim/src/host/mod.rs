@@ -60,6 +60,7 @@ pub mod udp_socket;
 use crate::ctx::Ctx;
 use crate::engine::{Event, EventQueue};
 use crate::net::packet::PktId;
+use crate::net::pdn::PdnResend;
 use crate::net::Net;
 use crate::stats::FlowStats;
 use crate::tcp::host::{TcpCount, TcpHost};
@@ -191,6 +192,10 @@ impl<C: Coordinator> TcpHost for Stack<C> {
             TcpCount::NotifiedReduction => f.notified_reductions += 1,
             TcpCount::NotifiedLeftToTimer => f.notified_left_to_timer += 1,
         }
+    }
+    fn pdn(&self, cx: &Ctx, host: u32) -> Option<PdnResend> {
+        // the scenario turns PDN on for the network's switches and hosts at once
+        cx.net.pdn().filter(|p| p.host(host)).map(|p| p.resend())
     }
     #[inline(always)]
     fn send(&mut self, cx: &mut Ctx, pkt: PktId) {

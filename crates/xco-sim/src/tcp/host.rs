@@ -14,6 +14,7 @@ use super::note::AppNote;
 use super::select::TcpSettings;
 use crate::ctx::Ctx;
 use crate::net::packet::PktId;
+use crate::net::pdn::PdnResend;
 use crate::stats::FlowStats;
 use xco_core::{Dur, Time};
 
@@ -53,6 +54,8 @@ pub trait TcpHost {
     fn open_flow(&mut self, cx: &mut Ctx, stats: FlowStats) -> u32;
     /// Count `c` in flow `flow`'s statistics: the one way TCP writes them.
     fn count(&mut self, cx: &mut Ctx, flow: u32, c: TcpCount);
+    /// PDN's resend rule if `host` runs PDN (its sockets answer drop notifications).
+    fn pdn(&self, cx: &Ctx, host: u32) -> Option<PdnResend>;
     /// Hand packet `pkt`, which the endpoint built, to its host's egress.
     fn send(&mut self, cx: &mut Ctx, pkt: PktId);
     /// True if `host`'s egress can take a frame of `frame` bytes for `dst` now.

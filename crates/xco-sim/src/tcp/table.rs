@@ -127,11 +127,9 @@ impl TcpTable {
             },
             h.tcp().cfg_of(s_cfg),
         ));
-        if let Some(pdn) = cx.net.pdn() {
-            for (ep, host) in [(c_id, client), (s_id, server)] {
-                if pdn.host(host) {
-                    self.eps[ep as usize].use_pdn(pdn.resend());
-                }
+        for (ep, host) in [(c_id, client), (s_id, server)] {
+            if let Some(rule) = h.pdn(cx, host) {
+                self.eps[ep as usize].use_pdn(rule);
             }
         }
         if handshake {
