@@ -59,7 +59,7 @@ fn main() {
         st.events,
         st.data_packet_hops,
         st.data_packet_hops as f64 / ran / 1e6,
-        b.sim.core.net.router().bytes() as f64 / 1e6,
+        b.sim.cx.net.router().bytes() as f64 / 1e6,
         gib(peak_rss_bytes())
     );
 }

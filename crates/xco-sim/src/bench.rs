@@ -425,7 +425,7 @@ mod tests {
         for (q, want) in [(BenchQueue::Red, "fifo"), (BenchQueue::Sfq, "scheduled")] {
             for text in [pdn_scenario_with(8, 2, q), fattree_scenario_with(4, 1.0, 1, q)] {
                 let b = build(&text, None).unwrap();
-                let net = &b.sim.core.net;
+                let net = &b.sim.cx.net;
                 let sw = net
                     .nodes
                     .iter()

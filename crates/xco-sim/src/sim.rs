@@ -1,45 +1,20 @@
-//! The simulation driver: owns the clock, the network, the transports and the
+//! The simulation driver, on top of every other layer: owns the context
+//! (clock, events, network), the host stack, the transports and the
 //! applications, pops events in order and hands each to the element it names.
+//! Nothing below it imports it.
 
 use crate::app::{App, AppNote, Env};
 use crate::control::{RunControl, CHECK_EVERY};
+use crate::ctx::Ctx;
 use crate::engine::{Event, EventQueue};
-use crate::host::{receive, Hosts};
 use crate::net::Net;
 use crate::output::timeseries::Timeseries;
+use crate::tcp::select::TcpSettings;
 use crate::tcp::table::TcpTable;
 use crate::tcp::TcpConfig;
-use crate::udp::UdpSink;
-use crate::xco::XcoSim;
+use crate::xco::Stack;
 use std::sync::Arc;
 use xco_core::{Dur, Time};
-
-/// What every element may touch while handling an event.
-pub struct Core {
-    /// The current time.
-    pub now: Time,
-    /// Pending events.
-    pub ev: EventQueue,
-    /// The network and everything in flight.
-    pub net: Net,
-    /// Notes from transports to applications, drained after each event.
-    pub notes: Vec<AppNote>,
-    /// TCP settings of the run (settings index 0).
-    pub tcp_cfg: TcpConfig,
-    /// Further TCP settings (indices 1..): per-host and per-app profiles
-    /// and what two of them negotiate (`tcp::select`).
-    pub tcp_alt: Vec<TcpConfig>,
-    /// Per-host and per-app choice of TCP settings.
-    pub tcp_select: crate::tcp::select::TcpSelect,
-    /// The run's seed (written into every output).
-    pub seed: u64,
-    /// UDP receivers.
-    pub udp_sinks: Vec<UdpSink>,
-    /// XCo's controller and coordinators, when the scenario runs XCo.
-    pub xco: Option<Box<XcoSim>>,
-    /// The host layer's state (endpoints waiting for egress room).
-    pub hosts: Hosts,
-}
 
 /// Which ports a time series records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +54,9 @@ impl std::fmt::Display for SimError {
 /// A complete simulation.
 pub struct Sim {
     /// Clock, events, network.
-    pub core: Core,
+    pub cx: Ctx,
+    /// The host stack: egress (with XCo's gate), receive, notes for apps.
+    pub stack: Stack,
     /// TCP endpoints.
     pub tcp: TcpTable,
     /// Applications.
@@ -121,19 +98,12 @@ impl Sim {
         let n_nodes = net.nodes.len();
         let prefetch = net.prefetch_pays();
         Sim {
-            core: Core {
+            cx: Ctx {
                 now: Time::ZERO,
                 ev: EventQueue::for_timescale(bucket_ps, horizon_ps),
                 net,
-                notes: Vec::new(),
-                tcp_cfg,
-                tcp_alt: Vec::new(),
-                tcp_select: Default::default(),
-                seed,
-                udp_sinks: Vec::new(),
-                xco: None,
-                hosts: Hosts::new(n_nodes),
             },
+            stack: Stack::new(n_nodes, TcpSettings::new(tcp_cfg), seed),
             tcp: TcpTable::default(),
             apps: Vec::new(),
             stop_at: None,
@@ -155,7 +125,7 @@ impl Sim {
     pub fn add_app(&mut self, app: App, start: Time) -> u32 {
         let id = self.apps.len() as u32;
         self.apps.push(app);
-        self.core.ev.schedule(start, Event::App { app: id, token: 0 });
+        self.cx.ev.schedule(start, Event::App { app: id, token: 0 });
         id
     }
 
@@ -164,7 +134,7 @@ impl Sim {
         assert!(bin > Dur::ZERO, "sample bin must be positive");
         self.sample_bin = Some(bin);
         self.port_sampling = ports;
-        self.core.ev.schedule(Time::ZERO + bin, Event::Sample);
+        self.cx.ev.schedule(Time::ZERO + bin, Event::Sample);
     }
 
     /// The time series' bin, if one is recorded.
@@ -181,7 +151,7 @@ impl Sim {
     /// file it becomes); rows and records beyond are not kept.
     pub fn set_max_file_bytes(&mut self, bytes: u64) {
         self.timeseries.set_limit(bytes);
-        for c in &mut self.core.net.captures {
+        for c in &mut self.cx.net.captures {
             c.set_limit(bytes);
         }
     }
@@ -200,9 +170,9 @@ impl Sim {
         let (events, stop_reason) = self.run_events(stop_at, endless, control.as_deref())?;
         self.poll_control(events);
         Ok(RunStats {
-            end: self.core.now,
+            end: self.cx.now,
             events,
-            data_packet_hops: self.core.net.data_packet_hops,
+            data_packet_hops: self.cx.net.data_packet_hops,
             stop_reason,
         })
     }
@@ -232,23 +202,23 @@ impl Sim {
                     self.poll_control(events);
                 }
             }
-            match self.core.ev.peek_time() {
+            match self.cx.ev.peek_time() {
                 None => return Ok((events, "no_events")),
                 Some(t) if t > stop_at => {
-                    self.core.now = stop_at;
+                    self.cx.now = stop_at;
                     return Ok((events, "duration"));
                 }
                 _ => {}
             }
-            let (t, ev) = self.core.ev.pop().expect("peeked");
-            self.core.now = t;
+            let (t, ev) = self.cx.ev.pop().expect("peeked");
+            self.cx.now = t;
             events += 1;
             if self.prefetch {
-                self.core.net.prefetch_ahead(&self.core.ev);
+                self.cx.net.prefetch_ahead(&self.cx.ev);
             }
             let mut check_done = matches!(ev, Event::App { .. });
             self.dispatch(ev)?;
-            if !self.core.notes.is_empty() {
+            if !self.stack.notes.is_empty() {
                 check_done |= self.deliver_notes()?;
             }
             if check_done && !endless && self.apps_done() {
@@ -262,57 +232,59 @@ impl Sim {
     #[inline(never)]
     fn poll_control(&self, events: u64) {
         if let Some(c) = &self.control {
-            c.publish(self.core.now, events, self.core.net.data_packet_hops);
+            c.publish(self.cx.now, events, self.cx.net.data_packet_hops);
         }
     }
 
     /// Handle every event up to and including time `t`, then set the clock to `t`
     /// (for tests and tools that drive the model step by step).
     pub fn run_until(&mut self, t: Time) -> Result<(), SimError> {
-        while self.core.ev.peek_time().is_some_and(|x| x <= t) {
-            let (now, ev) = self.core.ev.pop().expect("peeked");
-            self.core.now = now;
+        while self.cx.ev.peek_time().is_some_and(|x| x <= t) {
+            let (now, ev) = self.cx.ev.pop().expect("peeked");
+            self.cx.now = now;
             self.dispatch(ev)?;
-            if !self.core.notes.is_empty() {
+            if !self.stack.notes.is_empty() {
                 self.deliver_notes()?;
             }
         }
-        self.core.now = t;
+        self.cx.now = t;
         Ok(())
     }
 
     #[inline(always)]
     fn dispatch(&mut self, ev: Event) -> Result<(), SimError> {
-        let core = &mut self.core;
+        let cx = &mut self.cx;
+        let stack = &mut self.stack;
         match ev {
             Event::PipeArrive(port) => {
-                if let Some(pkt) = core.net.on_pipe_arrive(core.now, &mut core.ev, port) {
-                    receive::deliver(core, &mut self.tcp, pkt);
+                if let Some(pkt) = cx.net.on_pipe_arrive(cx.now, &mut cx.ev, port) {
+                    stack.deliver(cx, &mut self.tcp, pkt);
                 }
             }
-            Event::PortDepart(port) => core.net.on_port_depart(core.now, &mut core.ev, port),
-            Event::NicRoom(host) => core.on_nic_room(host),
+            Event::PortDepart(port) => cx.net.on_port_depart(cx.now, &mut cx.ev, port),
+            Event::NicRoom(host) => stack.on_nic_room(cx, host),
             Event::Coordinator(host) => {
-                if let Some(x) = core.xco.as_mut() {
-                    x.on_coordinator_timer(core.now, &mut core.ev, &mut core.net, &mut core.hosts, host);
+                if let Some(x) = stack.xco.as_mut() {
+                    x.on_coordinator_timer(cx.now, &mut cx.ev, &mut cx.net, &mut stack.hosts, host);
                 }
             }
             Event::Controller => {
-                if let Some(x) = core.xco.as_mut() {
-                    x.on_controller_timer(core.now, &mut core.ev, &mut core.net);
+                if let Some(x) = stack.xco.as_mut() {
+                    x.on_controller_timer(cx.now, &mut cx.ev, &mut cx.net);
                 }
             }
             Event::ControlMessage(slot) => {
-                if let Some(x) = core.xco.as_mut() {
-                    x.on_message(core.now, &mut core.ev, &mut core.net, &mut core.hosts, slot);
+                if let Some(x) = stack.xco.as_mut() {
+                    x.on_message(cx.now, &mut cx.ev, &mut cx.net, &mut stack.hosts, slot);
                 }
             }
-            Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(core),
-            Event::TcpDelack(ep) => self.tcp.eps[ep as usize].on_delack_event(core),
-            Event::TcpPace(ep) => self.tcp.eps[ep as usize].on_pace_event(core),
+            Event::TcpRto(ep) => self.tcp.eps[ep as usize].on_rto_event(cx, stack),
+            Event::TcpDelack(ep) => self.tcp.eps[ep as usize].on_delack_event(cx, stack),
+            Event::TcpPace(ep) => self.tcp.eps[ep as usize].on_pace_event(cx, stack),
             Event::App { app, token } => {
                 let mut env = Env {
-                    core: &mut self.core,
+                    cx,
+                    stack,
                     tcp: &mut self.tcp,
                 };
                 let a = &mut self.apps[app as usize];
@@ -326,38 +298,21 @@ impl Sim {
             Event::Sample => self.sample(),
             Event::Probe(_) | Event::Timer { .. } => {}
         }
-        if !self.core.hosts.app_wakeups.is_empty() {
-            // blocked UDP writes go ahead: their send timer fires now
-            for app in std::mem::take(&mut self.core.hosts.app_wakeups) {
-                let now = self.core.now;
-                self.core.ev.schedule(now, Event::App { app, token: 1 });
-            }
-        }
-        if !self.core.hosts.wakeups.is_empty() {
-            let mut woken = std::mem::take(&mut self.core.hosts.wakeups);
-            for &ep in &woken {
-                self.tcp.eps[ep as usize].output(&mut self.core);
-            }
-            // hand the list's memory back (nothing allocated per wake-up)
-            // unless the woken senders queued new wake-ups meanwhile
-            if self.core.hosts.wakeups.is_empty() {
-                woken.clear();
-                self.core.hosts.wakeups = woken;
-            }
-        }
+        self.stack.after_event(&mut self.cx, &mut self.tcp);
         Ok(())
     }
 
     /// Hand queued notes to their apps; true when one of them finished.
     fn deliver_notes(&mut self) -> Result<bool, SimError> {
         let mut any_finished = false;
-        while !self.core.notes.is_empty() {
-            std::mem::swap(&mut self.note_scratch, &mut self.core.notes);
+        while !self.stack.notes.is_empty() {
+            std::mem::swap(&mut self.note_scratch, &mut self.stack.notes);
             for i in 0..self.note_scratch.len() {
                 let note = self.note_scratch[i];
                 let app = note.app() as usize;
                 let mut env = Env {
-                    core: &mut self.core,
+                    cx: &mut self.cx,
+                    stack: &mut self.stack,
                     tcp: &mut self.tcp,
                 };
                 let Some(a) = self.apps.get_mut(app) else {
@@ -380,11 +335,11 @@ impl Sim {
     #[inline(never)]
     fn sample(&mut self) {
         let Some(bin) = self.sample_bin else { return };
-        let now = self.core.now;
+        let now = self.cx.now;
         let secs = bin.as_secs_f64();
         let Net {
             flows, nodes, ports, ..
-        } = &mut self.core.net;
+        } = &mut self.cx.net;
         let ts = &mut self.timeseries;
         // a full time series (its size limit reached) still empties the bins
         let t_s = now.as_secs_f64().to_string();
@@ -421,6 +376,6 @@ impl Sim {
                 p.stats.bin_drops = 0;
             }
         }
-        self.core.ev.schedule(now + bin, Event::Sample);
+        self.cx.ev.schedule(now + bin, Event::Sample);
     }
 }

@@ -4,8 +4,8 @@
 
 use xco_core::Time;
 use xco_sim::app::{App, AppNote, Application, Env, Metric};
+use xco_sim::ctx::Ctx;
 use xco_sim::scenario::build;
-use xco_sim::sim::Core;
 use xco_sim::tcp::table::Roles;
 
 const PER_WORKER: u64 = 50_000;
@@ -35,7 +35,7 @@ impl Application for Aggregator {
         };
         self.up = env
             .tcp
-            .open(env.core, self.id, self.agg, self.client, 99, up)
+            .open(env.cx, env.stack, self.id, self.agg, self.client, 99, up)
             .map_err(|e| e.0)?;
         for (i, &w) in self.workers.iter().enumerate() {
             let down = Roles {
@@ -44,7 +44,7 @@ impl Application for Aggregator {
             };
             let pair = env
                 .tcp
-                .open(env.core, self.id, w, self.agg, i as u32, down)
+                .open(env.cx, env.stack, self.id, w, self.agg, i as u32, down)
                 .map_err(|e| e.0)?;
             self.down.push(pair);
         }
@@ -55,17 +55,17 @@ impl Application for Aggregator {
             AppNote::Connected { ep, .. } if ep == self.up.0 => {
                 self.up_ready = true;
                 if self.pending > 0 {
-                    env.tcp.write(env.core, self.up.0, self.pending);
+                    env.tcp.write(env.cx, env.stack, self.up.0, self.pending);
                     self.pending = 0;
                 }
             }
             AppNote::Connected { ep, .. } if self.down.iter().any(|d| d.0 == ep) => {
-                env.tcp.write(env.core, ep, PER_WORKER);
+                env.tcp.write(env.cx, env.stack, ep, PER_WORKER);
             }
             AppNote::Delivered { ep, bytes, .. } if self.down.iter().any(|d| d.1 == ep) => {
                 // received at the aggregator: forward upstream
                 if self.up_ready {
-                    env.tcp.write(env.core, self.up.0, bytes);
+                    env.tcp.write(env.cx, env.stack, self.up.0, bytes);
                 } else {
                     self.pending += bytes;
                 }
@@ -84,7 +84,7 @@ impl Application for Aggregator {
     fn endless(&self) -> bool {
         false
     }
-    fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _cx: &Ctx) -> Vec<Metric> {
         vec![("bytes_at_client", self.at_client as f64)]
     }
 }
@@ -102,7 +102,7 @@ dst = "h1"
 count = 1
 "#;
     let mut b = build(text, None).unwrap();
-    let node = |n: &str| b.sim.core.net.node(n).unwrap();
+    let node = |n: &str| b.sim.cx.net.node(n).unwrap();
     let agg = Aggregator {
         id: b.sim.next_app_id(),
         workers: [node("h2"), node("h3")],
@@ -120,12 +120,12 @@ count = 1
     let app = &b.sim.apps[1];
     assert_eq!(app.kind(), "aggregator");
     assert_eq!(
-        app.summary(&b.sim.core),
+        app.summary(&b.sim.cx),
         vec![("bytes_at_client", 2.0 * PER_WORKER as f64)]
     );
     let forwarded: u64 = b
         .sim
-        .core
+        .cx
         .net
         .flows
         .iter()
@@ -160,7 +160,7 @@ stop_ms = 8
 timeseries_bin_us = 1000
 "#;
     let sim = crate::support::run(text);
-    let end_ms = sim.core.now.as_secs_f64() * 1e3;
+    let end_ms = sim.cx.now.as_secs_f64() * 1e3;
     assert!(
         (8.0..8.5).contains(&end_ms),
         "the run ends at the last stop: {end_ms} ms"

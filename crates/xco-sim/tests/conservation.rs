@@ -8,9 +8,8 @@ use xco_sim::scenario::build;
 fn check_conservation(text: &str) -> (u64, u64) {
     let mut b = build(text, None).unwrap();
     b.sim.run().unwrap();
-    let now = b.sim.core.now;
-    let core = &mut b.sim.core;
-    let net = &mut core.net;
+    let now = b.sim.cx.now;
+    let net = &mut b.sim.cx.net;
     // every live packet is held by exactly one port (waiting, serialising or propagating)
     let mut in_flight: HashMap<u32, u64> = HashMap::new();
     let mut held = 0usize;
@@ -55,7 +54,13 @@ fn check_conservation(text: &str) -> (u64, u64) {
         "the test must stop with packets waiting in a queue"
     );
     // packets an XCo coordinator holds at their own host are in flight too
-    let at_hosts = core.xco.as_ref().map(|x| x.held_packets()).unwrap_or_default();
+    let at_hosts = b
+        .sim
+        .stack
+        .xco
+        .as_ref()
+        .map(|x| x.held_packets())
+        .unwrap_or_default();
     for &id in &at_hosts {
         *in_flight.entry(net.pool[id].flow).or_default() += net.pool[id].ip_bytes as u64;
     }

@@ -57,7 +57,7 @@ fn the_event_queue_configuration_never_changes_results() {
     for wheel in [None, Some((2, 6)), Some((20, 8))] {
         let mut b = build(TEXT, Some(3)).unwrap();
         if let Some((shift, log2)) = wheel {
-            b.sim.core.ev.rewheel(shift, log2);
+            b.sim.cx.ev.rewheel(shift, log2);
         }
         let st = b.sim.run().unwrap();
         let o = tables::collect(&b.sim, st, &b.record, None);

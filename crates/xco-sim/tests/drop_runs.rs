@@ -64,7 +64,7 @@ impl ArrivalHook for DropListed {
 #[test]
 fn a_known_drop_pattern_gives_the_exact_run_histogram() {
     let mut sim = build(TWO_INTO_ONE, None).unwrap().sim;
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let p = port(net, "s0", "h2");
     let from_h1 = net.input_of(port(net, "h1", "s0")).index;
     // runs of 3, 1, 2, 3 and 5 drops, separated by admitted frames of h1
@@ -76,7 +76,7 @@ fn a_known_drop_pattern_gives_the_exact_run_histogram() {
     };
     net.set_qdisc(p, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let rows = net.drop_run_rows();
     assert_eq!(rows.len(), 1, "only h1's input at s0->h2 dropped anything");
     let r = &rows[0];

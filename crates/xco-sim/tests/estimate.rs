@@ -44,7 +44,7 @@ fn the_parts_are_counts_times_the_sizes_of_the_simulator_s_structs() {
     let b = build(FATTREE, None).unwrap();
     let e = b.estimate();
     let ports = part(&e, "ports");
-    assert_eq!(ports.count, b.sim.core.net.ports.len() as u64);
+    assert_eq!(ports.count, b.sim.cx.net.ports.len() as u64);
     assert_eq!(ports.item_bytes, (size_of::<Port>() + 12) as u64);
     // 8 bulk connections and 6 incast servers, two flows and two ends each
     assert_eq!(part(&e, "flows").count, 28);
@@ -72,7 +72,7 @@ fn what_a_run_holds_stays_within_its_estimate() {
     let mut b = build(FATTREE, None).unwrap();
     let e = b.estimate();
     let st = b.sim.run().unwrap();
-    let net = &b.sim.core.net;
+    let net = &b.sim.cx.net;
     assert!(net.flows.len() as u64 <= part(&e, "flows").count);
     assert!(b.sim.tcp.eps.len() as u64 <= part(&e, "TCP endpoints").count);
     assert!(net.router().bytes() <= part(&e, "routing tables").bytes);

@@ -13,7 +13,7 @@ const WIRE_FRAME_BYTES: f64 = 1538.0;
 
 /// Switch ports' drops (every port that is not a host NIC).
 fn switch_drops(sim: &Sim) -> u64 {
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let nics: Vec<u32> = net.nodes.iter().map(|n| n.nic).collect();
     net.ports
         .iter()
@@ -25,7 +25,7 @@ fn switch_drops(sim: &Sim) -> u64 {
 
 /// The first flow of kind `kind` (as `FlowKind::name` spells it).
 fn flow<'a>(sim: &'a Sim, kind: &str) -> &'a xco_sim::stats::FlowStats {
-    sim.core
+    sim.cx
         .net
         .flows
         .iter()
@@ -77,7 +77,7 @@ fn a_blocking_udp_source_faster_than_its_link_sends_whole_messages_at_line_rate(
     // was busy all run long, and no faster than the link (what was sent
     // beyond it waited in the socket, at most its buffer)
     let wire_per_msg: f64 = fragment_sizes(65_507, 1500).map(|f| f as f64 + 20.0 + 38.0).sum();
-    let secs = sim.core.now.as_secs_f64();
+    let secs = sim.cx.now.as_secs_f64();
     let delivered_bps = f.msgs_delivered as f64 * wire_per_msg * 8.0 / secs;
     let sent_bps = f.msgs_sent as f64 * wire_per_msg * 8.0 / secs;
     assert!(
@@ -175,9 +175,9 @@ fn a_ping_waits_behind_bulk_tcp_in_the_nic_queue() {
         assert!(rtt > last, "RTT grows with txqueuelen: {rtt:.0} after {last:.0}");
         last = rtt;
         // and no packet of the host was lost at its NIC
-        let h0 = sim.core.net.node("h0").unwrap();
-        let nic = sim.core.net.nodes[h0 as usize].nic;
-        assert_eq!(sim.core.net.ports[nic as usize].stats.dropped_packets, 0);
+        let h0 = sim.cx.net.node("h0").unwrap();
+        let nic = sim.cx.net.nodes[h0 as usize].nic;
+        assert_eq!(sim.cx.net.ports[nic as usize].stats.dropped_packets, 0);
     }
 }
 
@@ -281,8 +281,8 @@ fn the_nic_queue_counts_packets_not_bytes_with_txqueuelen() {
         )
     };
     let nic_stats = |sim: &Sim| {
-        let h0 = sim.core.net.node("h0").unwrap();
-        sim.core.net.ports[sim.core.net.nodes[h0 as usize].nic as usize].stats
+        let h0 = sim.cx.net.node("h0").unwrap();
+        sim.cx.net.ports[sim.cx.net.nodes[h0 as usize].nic as usize].stats
     };
     // a 100-byte message: 8 UDP + 20 IP header bytes, 18 of framing
     let frame = 100 + 8 + 20 + 18;

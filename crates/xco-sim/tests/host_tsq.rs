@@ -35,8 +35,8 @@ dst = "h1"
 
 /// h0's NIC: (most bytes it held, packets it dropped).
 fn nic(sim: &Sim) -> (u64, u64) {
-    let h0 = sim.core.net.node("h0").unwrap();
-    let p = &sim.core.net.ports[sim.core.net.nodes[h0 as usize].nic as usize];
+    let h0 = sim.cx.net.node("h0").unwrap();
+    let p = &sim.cx.net.ports[sim.cx.net.nodes[h0 as usize].nic as usize];
     (p.stats.max_backlog_bytes, p.stats.dropped_packets)
 }
 

@@ -59,7 +59,7 @@ timeseries_bin_us = 0
     let sim = run(text);
     assert_eq!(metric(&sim, 0, "rounds_done"), 8.0);
     let delivered: u64 = sim
-        .core
+        .cx
         .net
         .flows
         .iter()

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use xco_core::Time;
 use xco_sim::app::messages::{ConnPool, Messages};
 use xco_sim::app::{App, AppNote, Application, Env, Metric};
+use xco_sim::ctx::Ctx;
 use xco_sim::scenario::build;
-use xco_sim::sim::Core;
 
 #[derive(Clone, Debug)]
 enum Msg {
@@ -102,7 +102,7 @@ impl Application for HubApp {
     fn endless(&self) -> bool {
         false
     }
-    fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _cx: &Ctx) -> Vec<Metric> {
         vec![("objects_at_client", self.got.lock().unwrap().len() as f64)]
     }
 }
@@ -125,7 +125,7 @@ count = 1
 "#
     );
     let mut b = build(&text, None).unwrap();
-    let node = |n: &str| b.sim.core.net.node(n).unwrap();
+    let node = |n: &str| b.sim.cx.net.node(n).unwrap();
     let got = Arc::new(Mutex::new(Vec::new()));
     let app = HubApp {
         id: b.sim.next_app_id(),
@@ -142,7 +142,7 @@ count = 1
     b.sim.add_app(App::Custom(Box::new(app)), Time::ZERO);
     let stats = b.sim.run().unwrap();
     assert_eq!(stats.stop_reason, "apps_done");
-    let drops: u64 = b.sim.core.net.ports.iter().map(|p| p.stats.dropped_packets).sum();
+    let drops: u64 = b.sim.cx.net.ports.iter().map(|p| p.stats.dropped_packets).sum();
     let got = got.lock().unwrap().clone();
     (got, drops)
 }

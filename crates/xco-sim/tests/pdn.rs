@@ -32,7 +32,7 @@ fn pdn_keeps_incast_goodput_up_to_150_servers_without_a_timeout() {
             goodput > 0.8 * plateau,
             "N = {n}: {goodput:.1} Mbit/s with PDN vs a plateau of {plateau:.1}"
         );
-        let t = sim.core.net.pdn().unwrap().totals();
+        let t = sim.cx.net.pdn().unwrap().totals();
         assert!(t.made > 0, "N = {n}: the collapse's drops were notified");
         assert_eq!(
             t.delivered + t.lost,
@@ -89,7 +89,7 @@ fn built(text: &str) -> Sim {
 #[test]
 fn a_notification_reaches_the_sender_hop_by_hop_and_repairs_exactly_the_dropped_segment() {
     let sim = built(&two_hop("", r#""sa->sb", "sb->h1", "h0->sa""#));
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let flow = &net.flows[0];
     let seqs = |i: usize| -> Vec<u64> {
         net.captures[i]
@@ -173,7 +173,7 @@ fn a_notification_reaches_the_sender_hop_by_hop_and_repairs_exactly_the_dropped_
 #[test]
 fn a_notification_queue_bound_of_one_is_kept_and_what_did_not_fit_is_counted() {
     let sim = built(&two_hop("queue_notices = 1", r#""sb->sa""#));
-    let t = sim.core.net.pdn().unwrap().totals();
+    let t = sim.cx.net.pdn().unwrap().totals();
     assert!(t.made >= 2);
     assert_eq!(t.max_queue_len, 1, "{t:?}");
     assert_eq!(t.made, t.delivered + t.lost, "{t:?}");
@@ -185,10 +185,10 @@ fn pdn_and_newreno_hosts_share_a_network_and_only_pdn_hosts_are_notified() {
         &incast(64, 5, "300KB", 200.0),
         r#"hosts = ["a0..a31", "b0"]"#,
     ));
-    let flows = &sim.core.net.flows;
+    let flows = &sim.cx.net.flows;
     let (mut pdn_hosts, mut others) = (0, 0);
     for f in flows.iter() {
-        let name = sim.core.net.name(f.src);
+        let name = sim.cx.net.name(f.src);
         let idx: u32 = name[1..].parse().unwrap_or(0);
         if name.starts_with('a') && idx >= 32 {
             others += f.notified_retransmits;
@@ -203,7 +203,7 @@ fn pdn_and_newreno_hosts_share_a_network_and_only_pdn_hosts_are_notified() {
 #[test]
 fn frames_that_carry_a_notification_are_ethertype_0xa800_in_the_capture() {
     let sim = built(&two_hop("", r#""sb->sa""#));
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let port = net
         .port_between(net.node("sb").unwrap(), net.node("sa").unwrap())
         .unwrap() as usize;
@@ -233,7 +233,7 @@ fn sack_acks_in_a_capture_stay_plain_ipv4_frames() {
         .replace("[tcp]\n", "[tcp]\nsack = true\n")
         .replace("[output]\n", "[output]\ncapture = [\"sb->sa\"]\n");
     let sim = built(&text);
-    let cap = &sim.core.net.captures[0];
+    let cap = &sim.cx.net.captures[0];
     let sacks = cap
         .records()
         .iter()
@@ -279,19 +279,19 @@ resend = "{resend}"
 #[test]
 fn each_resend_rule_answers_notifications_as_documented() {
     let answered = |sim: &Sim| {
-        let t = sim.core.net.pdn().unwrap().totals();
+        let t = sim.cx.net.pdn().unwrap().totals();
         assert_eq!(t.lost, 0, "every notification reached the sender");
         t.delivered
     };
     // at-once (the spec): every notification is answered with a resend
     let every = shut_out("at-once");
-    let f = &every.core.net.flows[0];
+    let f = &every.cx.net.flows[0];
     assert_eq!(f.notified_left_to_timer, 0);
     assert_eq!(f.notified_retransmits, answered(&every));
     // once: the same run meets lost resends (a second notification of a
     // segment) and leaves exactly those to the timer
     let once = shut_out("once");
-    let g = &once.core.net.flows[0];
+    let g = &once.cx.net.flows[0];
     assert!(
         g.notified_left_to_timer > 0,
         "the flood drops resent segments too"
@@ -307,13 +307,13 @@ fn each_resend_rule_answers_notifications_as_documented() {
     // window: nothing is left to the timer; a notified segment waits for
     // the window, so at most every notification is answered
     let win = shut_out("window");
-    let w = &win.core.net.flows[0];
+    let w = &win.cx.net.flows[0];
     assert_eq!(w.notified_left_to_timer, 0);
     assert!(w.notified_retransmits > 0 && w.notified_retransmits <= answered(&win));
     // window-rtt: a lost resend waits a round trip before its next copy, so
     // fewer than half as many bytes go into the flooded port as under window
     let rtt = shut_out("window-rtt");
-    let r = &rtt.core.net.flows[0];
+    let r = &rtt.cx.net.flows[0];
     assert_eq!(r.notified_left_to_timer, 0);
     assert!(r.notified_retransmits > 0 && r.notified_retransmits <= answered(&rtt));
     assert!(
@@ -331,7 +331,7 @@ fn incast_rounds_end_without_timeouts_under_every_rule_but_once() {
             &incast(150, 10, "300KB", 200.0),
             &format!("resend = \"{rule}\""),
         ));
-        let t = sim.core.net.pdn().unwrap().totals();
+        let t = sim.cx.net.pdn().unwrap().totals();
         (metric(&sim, 0, "timeouts"), t.made)
     };
     let (at_once, at_once_made) = notices("at-once");

@@ -89,9 +89,9 @@ timeseries_bin_us = 0
 /// Goodputs of the 13 flows into b0 with `qdisc` (or drop-tail) at sb -> b0.
 fn outcast_rates(qdisc: Option<Qdisc>) -> Vec<f64> {
     let mut sim = sim_of(OUTCAST);
-    let bottleneck = port(&sim.core.net, "sb", "b0");
+    let bottleneck = port(&sim.cx.net, "sb", "b0");
     if let Some(q) = qdisc {
-        sim.core.net.set_qdisc(bottleneck, q).unwrap();
+        sim.cx.net.set_qdisc(bottleneck, q).unwrap();
     }
     sim.run().unwrap();
     let rates: Vec<f64> = (0..13).map(|i| metric(&sim, i, "goodput_mbps")).collect();
@@ -190,18 +190,18 @@ count = 3
 timeseries_bin_us = 0
 "#,
     );
-    let p = port(&sim.core.net, "s0", "h2");
+    let p = port(&sim.cx.net, "s0", "h2");
     let log = Arc::new(Mutex::new(Vec::new()));
     let red = RedAverage {
         weight: 0.002,
-        frame_time_ps: sim.core.net.ports[p as usize].serialization(1538).ps() as f64,
+        frame_time_ps: sim.cx.net.ports[p as usize].serialization(1538).ps() as f64,
         avg_bytes: 0.0,
         log: log.clone(),
     };
-    sim.core.net.set_qdisc(p, Qdisc::Fifo(Box::new(red))).unwrap();
+    sim.cx.net.set_qdisc(p, Qdisc::Fifo(Box::new(red))).unwrap();
     sim.run().unwrap();
     let log = log.lock().unwrap();
-    let st = sim.core.net.ports[p as usize].stats;
+    let st = sim.cx.net.ports[p as usize].stats;
     assert_eq!(
         log.len() as u64,
         st.arrived_packets,
@@ -238,9 +238,9 @@ timeseries_bin_us = 0
 #[test]
 fn a_ce_mark_comes_back_as_ece_and_the_sender_answers_with_cwr() {
     let mut sim = sim_of(TRANSFER_1MB);
-    sim.core.tcp_cfg.ecn = true;
+    sim.stack.tcp.cfg.ecn = true;
     let limit = 1_000_000;
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let (to_rcv, to_snd, nic) = (
         port(net, "s0", "h1"),
         port(net, "s0", "h0"),
@@ -288,7 +288,7 @@ fn a_ce_mark_comes_back_as_ece_and_the_sender_answers_with_cwr() {
     .unwrap();
     sim.run().unwrap();
     let marked_at = *marks.lock().unwrap().first().expect("one segment was marked");
-    assert_eq!(sim.core.net.ports[to_rcv as usize].stats.marked_packets, 1);
+    assert_eq!(sim.cx.net.ports[to_rcv as usize].stats.marked_packets, 1);
     let acks = acks.lock().unwrap();
     let data = data.lock().unwrap();
     assert!(data.iter().all(|&(_, _, ect)| ect), "new data is ECT(0)");
@@ -337,7 +337,7 @@ timeseries_bin_us = 0
 fn shared_results(scheduled: bool) -> (Vec<[u64; 7]>, Vec<[u64; 6]>) {
     let mut sim = sim_of(SHARED);
     if scheduled {
-        let net = &mut sim.core.net;
+        let net = &mut sim.cx.net;
         for p in 0..net.ports.len() {
             let limit = net.ports[p].buffer_bytes;
             net.set_qdisc(p as u32, Qdisc::Scheduled(Box::new(ScheduledFifo::new(limit))))
@@ -345,7 +345,7 @@ fn shared_results(scheduled: bool) -> (Vec<[u64; 7]>, Vec<[u64; 6]>) {
         }
     }
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let flows = net
         .flows
         .iter()
@@ -418,7 +418,7 @@ timeseries_bin_us = 0
 fn ports_count_arrivals_and_drops_per_input() {
     let mut sim = sim_of(TWO_INTO_ONE);
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let p = port(net, "s0", "h2");
     let st = net.ports[p as usize].stats;
     let inputs = &net.input_stats(p);
@@ -473,7 +473,7 @@ fn ports_count_arrivals_and_drops_per_input() {
 #[test]
 fn drop_notify_is_counted_and_noted_with_its_input() {
     let mut sim = sim_of(TWO_INTO_ONE);
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let p = port(net, "s0", "h2");
     let from_h1 = net.input_of(port(net, "h1", "s0"));
     // drop every 50th data packet from h1 and ask for a notification
@@ -489,7 +489,7 @@ fn drop_notify_is_counted_and_noted_with_its_input() {
     });
     net.set_qdisc(p, hook).unwrap();
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let st = net.ports[p as usize].stats;
     let inputs = &net.input_stats(p);
     assert!(st.notify_packets > 0);
@@ -517,7 +517,7 @@ fn a_switch_larger_than_the_counting_limit_reports_port_totals_as_one_input() {
         hosts - 1
     ));
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let p = port(net, "s0", &format!("h{}", hosts - 1));
     let st = net.ports[p as usize].stats;
     let inputs = net.input_stats(p);
@@ -540,7 +540,7 @@ fn fat_tree_sim(k: usize) -> Sim {
 #[test]
 fn a_fabric_past_the_pair_budget_counts_port_totals_not_each_input() {
     // k = 16: 320 switches of 16 ports, 81,920 (port, input) pairs: counted
-    let net = &fat_tree_sim(16).core.net;
+    let net = &fat_tree_sim(16).cx.net;
     let edge_up = port(net, "e0_0", "g0_0");
     assert_eq!(
         net.input_stats(edge_up).len(),
@@ -549,7 +549,7 @@ fn a_fabric_past_the_pair_budget_counts_port_totals_not_each_input() {
     );
     // k = 20: 500 switches of 20 ports, 200,000 pairs > MAX_COUNTED_PAIRS:
     // one row of totals per port
-    let net = &fat_tree_sim(20).core.net;
+    let net = &fat_tree_sim(20).cx.net;
     let edge_up = port(net, "e0_0", "g0_0");
     assert_eq!(net.input_stats(edge_up).len(), 1, "the port's totals only");
 }

@@ -62,7 +62,7 @@ fn two_switch(queue: &str) -> String {
 #[test]
 fn drop_tail_stays_the_default() {
     let sim = sim_of(&two_switch(""));
-    for p in &sim.core.net.ports {
+    for p in &sim.cx.net.ports {
         assert!(matches!(p.qdisc(), Qdisc::DropTail(_)));
     }
 }
@@ -86,7 +86,7 @@ min_th = "5KB"
 max_th = "15KB"
 buffer = "1MB""#,
     ));
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     // the default: every switch port of sa
     assert_eq!(kind_at(net, "sa", "a0"), ("fifo-hook", 100_000));
     assert_eq!(kind_at(net, "sa", "sb"), ("fifo-hook", 100_000));
@@ -224,7 +224,7 @@ fn pdn_refuses_a_switch_that_runs_red_or_sfq_but_not_another_switch() {
     );
     // PDN on sa only, RED on sb: both run
     let sim = sim_of(&format!("{}\n[pdn]\nswitches = \"sa\"\n", two_switch(red_sb)));
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     assert_eq!(kind_at(net, "sb", "b0").0, "fifo-hook");
     assert_eq!(
         kind_at(net, "sa", "sb").0,
@@ -287,7 +287,7 @@ fn red_marks_ecn_capable_traffic_and_drops_the_rest() {
     let (with, _) = red_run(true, 1);
     let (without, _) = red_run(false, 1);
     let at = |sim: &Sim| {
-        let net = &sim.core.net;
+        let net = &sim.cx.net;
         net.ports[port(net, "s0", "h4") as usize].stats
     };
     let (m, d) = (at(&with), at(&without));
@@ -332,7 +332,7 @@ fn red_runs_are_deterministic_and_the_seed_draws() {
 fn captures_carry_the_ecn_field_and_the_ecn_flags() {
     let (sim, out) = red_run(true, 1);
     let marked = {
-        let net = &sim.core.net;
+        let net = &sim.cx.net;
         net.ports[port(net, "s0", "h4") as usize].stats.marked_packets
     };
     let (_, pcap) = &out.pcaps[0];

@@ -22,22 +22,22 @@ fn the_controller_schedules_the_packets_paths_in_every_mode() {
     for k in [4u32, 8] {
         for mode in RoutingMode::NAMES.iter().filter(|m| **m != "equal-length-packet") {
             let mut b = build(&fat_tree(k, mode, true), Some(1)).unwrap();
-            let core = &mut b.sim.core;
-            let hosts: Vec<u32> = (0..core.net.nodes.len() as u32)
-                .filter(|&n| core.net.nodes[n as usize].kind == xco_sim::net::topology::NodeKind::Host)
+            let (cx, stack) = (&mut b.sim.cx, &mut b.sim.stack);
+            let hosts: Vec<u32> = (0..cx.net.nodes.len() as u32)
+                .filter(|&n| cx.net.nodes[n as usize].kind == xco_sim::net::topology::NodeKind::Host)
                 .collect();
             assert_eq!(hosts.len() as u32, k * k * k / 4);
-            let xco = core.xco.as_mut().unwrap();
+            let xco = stack.xco.as_mut().unwrap();
             for &s in &hosts {
                 for &d in hosts.iter().filter(|&&d| d != s) {
                     // the flow hash is the packets' business: under XCo a host
                     // pair's flows share one path whatever hash they bring
-                    let off = core.net.route(s, d, s as u64 * 7919 + d as u64).unwrap();
+                    let off = cx.net.route(s, d, s as u64 * 7919 + d as u64).unwrap();
                     let (mut packets, mut at) = (Vec::new(), s);
                     while at != d {
-                        let port = core.net.routes.port(off, packets.len() as u16);
+                        let port = cx.net.routes.port(off, packets.len() as u16);
                         packets.push(port);
-                        at = core.net.ports[port as usize].to;
+                        at = cx.net.ports[port as usize].to;
                     }
                     let ctl = xco.controller_path(s, d);
                     assert_eq!(ctl, packets, "k={k} {mode} {s}->{d}");

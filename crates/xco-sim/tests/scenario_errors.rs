@@ -113,7 +113,7 @@ fn units_are_case_sensitive_and_a_size_refuses_bits_and_rates() {
     );
     // the same rate in bytes per second is eight times the bits
     let built = build(&with("topology", "host_rate = \"125MB/s\""), None).unwrap();
-    assert_eq!(built.sim.core.net.ports[0].rate_bps, 1_000_000_000);
+    assert_eq!(built.sim.cx.net.ports[0].rate_bps, 1_000_000_000);
 }
 
 #[test]

@@ -49,11 +49,11 @@ timeseries_bin_us = 0
     let sumsq: f64 = rates.iter().map(|r| r * r).sum();
     let jain = sum * sum / (4.0 * sumsq);
     assert!(jain > 0.9, "Jain's index {jain:.3} for {rates:?}");
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let h4 = net.node("h4").unwrap();
     let s0 = net.node("s0").unwrap();
     let port = &net.ports[net.port_between(s0, h4).unwrap() as usize];
-    let util = port.stats.delivered_bytes as f64 * 8.0 / (port.rate_bps as f64 * sim.core.now.as_secs_f64());
+    let util = port.stats.delivered_bytes as f64 * 8.0 / (port.rate_bps as f64 * sim.cx.now.as_secs_f64());
     assert!(util > 0.9, "bottleneck utilisation {util:.3}");
     assert!(
         port.stats.dropped_packets > 0,

@@ -42,15 +42,18 @@ pub fn sender_established(cfg: TcpConfig) -> Sender {
         },
         1,
     );
-    let h0 = sim.core.net.node("h0").unwrap();
-    let h1 = sim.core.net.node("h1").unwrap();
+    let h0 = sim.cx.net.node("h0").unwrap();
+    let h1 = sim.cx.net.node("h1").unwrap();
     let roles = Roles {
         client: "data",
         server: "ack",
     };
-    let (ep, _) = sim.tcp.open(&mut sim.core, 0, h0, h1, 0, roles).unwrap();
-    sim.core.notes.clear();
-    let nic = sim.core.net.nodes[h0 as usize].nic;
+    let (ep, _) = sim
+        .tcp
+        .open(&mut sim.cx, &mut sim.stack, 0, h0, h1, 0, roles)
+        .unwrap();
+    sim.stack.notes.clear();
+    let nic = sim.cx.net.nodes[h0 as usize].nic;
     Sender { sim, ep, nic, mss }
 }
 
@@ -59,12 +62,14 @@ impl Sender {
         &self.sim.tcp.eps[self.ep as usize]
     }
     pub fn write(&mut self, bytes: u64) {
-        self.sim.tcp.write(&mut self.sim.core, self.ep, bytes);
+        self.sim
+            .tcp
+            .write(&mut self.sim.cx, &mut self.sim.stack, self.ep, bytes);
     }
     /// Data segments sent since the last call, as (seq, len).
     pub fn drain(&mut self) -> Vec<(u64, u64)> {
         self.sim
-            .core
+            .cx
             .net
             .take_packets(self.nic)
             .into_iter()
@@ -75,7 +80,7 @@ impl Sender {
     /// Data segments sent since the last call, as (seq, len, time TCP sent it).
     pub fn drain_timed(&mut self) -> Vec<(u64, u64, Time)> {
         self.sim
-            .core
+            .cx
             .net
             .take_packets(self.nic)
             .into_iter()
@@ -97,8 +102,8 @@ impl Sender {
             ip_bytes: 52,
             ..Packet::EMPTY
         };
-        let core = &mut self.sim.core;
-        self.sim.tcp.eps[self.ep as usize].on_segment(core, u32::MAX, &p);
+        let (cx, stack) = (&mut self.sim.cx, &mut self.sim.stack);
+        self.sim.tcp.eps[self.ep as usize].on_segment(cx, stack, u32::MAX, &p);
     }
     /// Deliver an ACK for `ack` carrying SACK `blocks` (as a receiver sends
     /// it: through the packet pool's option table).
@@ -122,24 +127,24 @@ impl Sender {
             ip_bytes: 52 + opt.wire_bytes(),
             ..Packet::EMPTY
         };
-        let core = &mut self.sim.core;
-        let id = core.net.alloc(p);
-        core.net.pool.set_sack(id, opt);
-        core.net.release(id);
-        self.sim.tcp.eps[self.ep as usize].on_segment(core, id, &p);
+        let (cx, stack) = (&mut self.sim.cx, &mut self.sim.stack);
+        let id = cx.net.alloc(p);
+        cx.net.pool.set_sack(id, opt);
+        cx.net.release(id);
+        self.sim.tcp.eps[self.ep as usize].on_segment(cx, stack, id, &p);
     }
     pub fn ack(&mut self, ack: u64) {
         self.ack_with_ts(ack, 0);
     }
     pub fn now(&self) -> Time {
-        self.sim.core.now
+        self.sim.cx.now
     }
     pub fn advance(&mut self, d: Dur) {
-        let t = self.sim.core.now + d;
+        let t = self.sim.cx.now + d;
         self.sim.run_until(t).unwrap();
     }
     pub fn retransmits(&self) -> u64 {
-        self.sim.core.net.flows[self.ep().tx_flow as usize].retransmits
+        self.sim.cx.net.flows[self.ep().tx_flow as usize].retransmits
     }
 }
 
@@ -153,7 +158,7 @@ pub fn run(text: &str) -> Sim {
 /// Metric `name` of app `app` after the run.
 pub fn metric(sim: &Sim, app: usize, name: &str) -> f64 {
     sim.apps[app]
-        .summary(&sim.core)
+        .summary(&sim.cx)
         .into_iter()
         .find(|(k, _)| *k == name)
         .unwrap_or_else(|| panic!("no metric {name}"))
@@ -206,7 +211,7 @@ timeseries_bin_us = 0
 
 /// Metric `name` of the XCo control plane after the run.
 pub fn xco_metric(sim: &Sim, name: &str) -> f64 {
-    sim.core
+    sim.stack
         .xco
         .as_ref()
         .expect("the scenario runs XCo")

@@ -19,7 +19,8 @@ use xco_core::Time;
 use xco_sim::net::packet::Packet;
 use xco_sim::net::qdisc::{Arrival, ArrivalHook, DropReason, Qdisc, Verdict};
 use xco_sim::scenario::build;
-use xco_sim::tcp::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::congestion::Cc;
 use xco_sim::tcp::cubic::Cubic;
 
 /// RFC 9438's C (segments / s^3) and beta, and alpha_cubic of eq. 4.
@@ -120,8 +121,8 @@ fn run(topology: &str, drop_seg: u64, duration_ms: u64) -> Run {
          [[apps]]\nkind = \"bulk\"\nsrc = \"a0\"\ndst = \"b0\"\n[output]\ntimeseries_bin_us = 0\n"
     );
     let mut sim = build(&text, None).unwrap().sim;
-    let mss = sim.core.tcp_cfg.mss_bytes as u64;
-    let net = &mut sim.core.net;
+    let mss = sim.stack.tcp.cfg.mss_bytes as u64;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("sb").unwrap(), net.node("b0").unwrap())
         .unwrap();
@@ -133,14 +134,14 @@ fn run(topology: &str, drop_seg: u64, duration_ms: u64) -> Run {
     // the app opens the connection at 0; plug the recorder in before data
     sim.run_until(Time::ZERO).unwrap();
     let steps = Arc::new(Mutex::new(Vec::new()));
-    let abc_limit_bytes = sim.core.tcp_cfg.abc_limit_segments as u64 * mss;
+    let abc_limit_bytes = sim.stack.tcp.cfg.abc_limit_segments as u64 * mss;
     let rec = Recorder {
         cubic: Cubic::new(abc_limit_bytes),
         steps: steps.clone(),
     };
     sim.tcp.eps[0].set_congestion_control(Cc::Custom(Box::new(rec)));
     sim.run().unwrap();
-    let f = &sim.core.net.flows[sim.tcp.eps[0].tx_flow as usize];
+    let f = &sim.cx.net.flows[sim.tcp.eps[0].tx_flow as usize];
     assert_eq!(f.timeouts, 0, "the loss is repaired without a timeout");
     let steps = steps.lock().unwrap();
     let m = mss as f64;

@@ -7,7 +7,7 @@ use xco_sim::net::packet::Packet;
 use xco_sim::net::qdisc::{Arrival, ArrivalHook, Qdisc, Verdict};
 use xco_sim::net::step_mark::StepMark;
 use xco_sim::scenario::build;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 
 /// What the bottleneck saw after the warm-up.
 #[derive(Default)]
@@ -59,11 +59,11 @@ fn dctcp_holds_the_queue_near_k_with_alpha_at_the_marked_fraction() {
         ));
     }
     let mut sim = build(&text, None).unwrap().sim;
-    assert!(sim.core.tcp_cfg.ecn, "dctcp implies ECN");
+    assert!(sim.stack.tcp.cfg.ecn, "dctcp implies ECN");
     let warm = Time::ZERO + xco_core::Dur::from_ms(20);
     let end = Time::ZERO + xco_core::Dur::from_ms(120);
     let seen = Arc::new(Mutex::new(Seen::default()));
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h4").unwrap())
         .unwrap();
@@ -74,9 +74,9 @@ fn dctcp_holds_the_queue_near_k_with_alpha_at_the_marked_fraction() {
     };
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run_until(warm).unwrap();
-    let wire0 = sim.core.net.ports[port as usize].stats.delivered_bytes;
+    let wire0 = sim.cx.net.ports[port as usize].stats.delivered_bytes;
     sim.run_until(end).unwrap();
-    let wire1 = sim.core.net.ports[port as usize].stats.delivered_bytes;
+    let wire1 = sim.cx.net.ports[port as usize].stats.delivered_bytes;
     let s = seen.lock().unwrap();
     let mean_backlog = s.backlog_sum / s.arrivals as f64;
     let f = s.marked as f64 / s.ect as f64;
@@ -89,7 +89,7 @@ fn dctcp_holds_the_queue_near_k_with_alpha_at_the_marked_fraction() {
         .collect();
     let mean_alpha = alphas.iter().sum::<f64>() / SENDERS as f64;
     let drops: u64 = sim
-        .core
+        .cx
         .net
         .flows
         .iter()
@@ -135,16 +135,16 @@ fn the_step_queue_key_marks_at_k_and_dctcp_keeps_the_queue_there() {
     for queue in ["k = \"30KB\"", "k_packets = 20"] {
         let mut sim = build(&step_scenario(queue), None).unwrap().sim;
         let port = {
-            let net = &sim.core.net;
+            let net = &sim.cx.net;
             net.port_between(net.node("s0").unwrap(), net.node("h4").unwrap())
                 .unwrap()
         };
         let warm = Time::ZERO + xco_core::Dur::from_ms(20);
         sim.run_until(warm).unwrap();
-        let before = sim.core.net.ports[port as usize].stats;
-        sim.core.net.ports[port as usize].stats.max_backlog_bytes = 0;
+        let before = sim.cx.net.ports[port as usize].stats;
+        sim.cx.net.ports[port as usize].stats.max_backlog_bytes = 0;
         sim.run_until(Time::ZERO + xco_core::Dur::from_ms(120)).unwrap();
-        let after = &sim.core.net.ports[port as usize].stats;
+        let after = &sim.cx.net.ports[port as usize].stats;
         let marked = after.marked_packets - before.marked_packets;
         let arrived = after.arrived_packets - before.arrived_packets;
         let utilisation = (after.delivered_bytes - before.delivered_bytes) as f64 * 8.0 / (1e9 * 0.1);
@@ -165,7 +165,7 @@ fn the_step_queue_key_marks_at_k_and_dctcp_keeps_the_queue_there() {
     let plain = step_scenario("k = \"30KB\"").replace("kind = \"step\"\nk = \"30KB\"", "kind = \"droptail\"");
     let mut sim = build(&plain, None).unwrap().sim;
     sim.run().unwrap();
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h4").unwrap())
         .unwrap();

@@ -71,12 +71,13 @@ fn setup(rounds: &[u64]) -> Run {
     let mss = build(text.replace("SRU", "1000").as_str(), None)
         .unwrap()
         .sim
-        .core
-        .tcp_cfg
+        .stack
+        .tcp
+        .cfg
         .mss_bytes as u64;
     let text = text.replace("SRU", &(SEGS * mss).to_string());
     let mut sim = build(&text, None).unwrap().sim;
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("sb").unwrap(), net.node("b0").unwrap())
         .unwrap();
@@ -88,7 +89,7 @@ fn setup(rounds: &[u64]) -> Run {
     };
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run_until(Time::ZERO).unwrap();
-    let a0 = sim.core.net.node("a0").unwrap();
+    let a0 = sim.cx.net.node("a0").unwrap();
     let server = sim
         .tcp
         .eps
@@ -120,18 +121,17 @@ impl Run {
         let mut pass: Option<(Time, u32, Packet)> = None;
         let mut k = 0;
         let end = Time::ZERO + Dur::from_ms(200);
-        while self.sim.core.now < end && !self.sim.core.ev.is_empty() {
-            let mut t = self.sim.core.now + step;
+        while self.sim.cx.now < end && !self.sim.cx.ev.is_empty() {
+            let mut t = self.sim.cx.now + step;
             if let Some((at, _, _)) = pass {
                 t = t.min(at);
             }
             self.sim.run_until(t).unwrap();
             if let Some((at, input, p)) = pass {
-                if self.sim.core.now >= at {
-                    let core = &mut self.sim.core;
-                    let id = core.net.alloc(p);
-                    core.net
-                        .enqueue_from(core.now, &mut core.ev, self.port, input, id);
+                if self.sim.cx.now >= at {
+                    let cx = &mut self.sim.cx;
+                    let id = cx.net.alloc(p);
+                    cx.net.enqueue_from(cx.now, &mut cx.ev, self.port, input, id);
                     pass = None;
                 }
             }
@@ -153,7 +153,7 @@ impl Run {
     /// Segments the server sent again, D-SACKs the client sent and the server received.
     fn counts(&self) -> (u64, u64, u64) {
         let s = &self.sim.tcp.eps[self.server];
-        let f = &self.sim.core.net.flows[s.tx_flow as usize];
+        let f = &self.sim.cx.net.flows[s.tx_flow as usize];
         (
             f.retransmits,
             self.sim.tcp.eps[self.client].dsacks_sent,
@@ -204,7 +204,7 @@ fn a_spurious_rack_retransmission_is_d_sacked_and_the_reordering_window_grows() 
     assert_eq!(rack.reo_wnd_mult, 2, "the window is min_RTT / 2");
     let s = &r.sim.tcp.eps[r.server];
     assert_eq!(s.snd_una, 12 * SEGS * r.mss, "every response delivered");
-    let f = &r.sim.core.net.flows[s.tx_flow as usize];
+    let f = &r.sim.cx.net.flows[s.tx_flow as usize];
     assert_eq!((f.timeouts, f.fast_retransmits), (0, 1));
 }
 

@@ -6,7 +6,7 @@
 use xco_core::{Dur, Time};
 use xco_sim::scenario::build;
 use xco_sim::sim::Sim;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 use xco_sim::tcp::hystart::Phase;
 
 /// One bulk sender a0 -> b0: 1 Gbit/s host links, a 100 Mbit/s uplink
@@ -23,7 +23,7 @@ fn scenario(hystart: bool) -> Sim {
 }
 
 fn drops(sim: &Sim) -> u64 {
-    sim.core.net.ports.iter().map(|p| p.stats.dropped_packets).sum()
+    sim.cx.net.ports.iter().map(|p| p.stats.dropped_packets).sum()
 }
 
 /// What one run showed, sampled every millisecond.

@@ -83,7 +83,7 @@ fn the_scenario_key_reaches_the_senders_and_defaults_to_off() {
     let base = incast(4, 1, "300KB", 200.0);
     let on = base.replace("[tcp]\n", "[tcp]\nlimited_transmit = true\n");
     assert_ne!(base, on, "the scenario has a [tcp] table");
-    let cfg = |t: &str| build(t, None).unwrap().sim.core.tcp_cfg.limited_transmit;
+    let cfg = |t: &str| build(t, None).unwrap().sim.stack.tcp.cfg.limited_transmit;
     assert!(!cfg(&base));
     assert!(cfg(&on));
 }

@@ -20,7 +20,7 @@ fn paced_segments_leave_frame_over_gain_cwnd_over_srtt_apart() {
         let mut s = sender_established(cfg.clone());
         let mss = s.mss;
         let frame =
-            (cfg.header_bytes as u64 + mss + s.sim.core.net.framing.frame_overhead_bytes as u64) as u128;
+            (cfg.header_bytes as u64 + mss + s.sim.cx.net.framing.frame_overhead_bytes as u64) as u128;
         s.write(1_000 * mss);
         let first = s.drain_timed();
         assert_eq!(first.len(), 10, "no RTT yet: the initial window unpaced");

@@ -19,7 +19,7 @@ fn the_newreno_profile_is_the_old_default_output_for_output() {
     for m in ["goodput_mbps", "timeouts", "rounds_done"] {
         assert_eq!(metric(&plain, 0, m), metric(&named, 0, m), "{m}");
     }
-    assert_eq!(plain.core.now, named.core.now);
+    assert_eq!(plain.cx.now, named.cx.now);
 }
 
 #[test]
@@ -27,8 +27,9 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
     let c = build(&incast_with(2, "profile = \"linux\""), None)
         .unwrap()
         .sim
-        .core
-        .tcp_cfg;
+        .stack
+        .tcp
+        .cfg;
     assert_eq!(c.cc, CcKind::Cubic);
     assert!(c.sack && c.tlp && c.rack);
     assert_eq!(c.quickack_segments, 16);
@@ -43,8 +44,9 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
     )
     .unwrap()
     .sim
-    .core
-    .tcp_cfg;
+    .stack
+    .tcp
+    .cfg;
     assert!(!c.sack && c.tlp && !c.rack, "no SACK: no RACK");
     assert_eq!(c.cc, CcKind::NewReno);
     let e = build(&incast_with(2, "rack = true"), None)
@@ -55,8 +57,9 @@ fn the_linux_profile_sets_what_it_names_and_keys_override_it() {
     let c = build(&incast_with(2, "profile = \"dctcp\""), None)
         .unwrap()
         .sim
-        .core
-        .tcp_cfg;
+        .stack
+        .tcp
+        .cfg;
     assert_eq!(c.cc, CcKind::Dctcp);
     assert!(
         c.ecn && c.sack && c.tlp && c.rack && c.quickack_segments == 16,
@@ -111,7 +114,7 @@ fn acks_for_20_segments(tcp: &str) -> u64 {
     );
     let mut sim = build(&text, None).unwrap().sim;
     let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h0").unwrap())
         .unwrap();

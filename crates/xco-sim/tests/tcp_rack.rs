@@ -54,7 +54,7 @@ fn a_hole_with_two_sacks_above_it_is_retransmitted_at_rack_rtt_plus_reo_wnd() {
             assert!(s.ep().in_recovery);
             s.ack(seg(8));
             assert!(!s.ep().in_recovery);
-            let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+            let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
             assert_eq!((f.fast_retransmits, f.timeouts, f.retransmits), (1, 0, 1));
             assert_eq!(s.ep().tlp.probes, 0, "no probe with SACKed data outstanding");
         } else {
@@ -106,8 +106,8 @@ fn lose(tcp: &str, k: u64, copies: usize, segments: u64) -> (u64, u64, Dur, Dur)
          [tcp]\n{tcp}\n[output]\ntimeseries_bin_us = 0\n"
     );
     let mut sim = build(&text, None).unwrap().sim;
-    let mss = sim.core.tcp_cfg.mss_bytes as u64;
-    let net = &mut sim.core.net;
+    let mss = sim.stack.tcp.cfg.mss_bytes as u64;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h1").unwrap())
         .unwrap();
@@ -120,7 +120,7 @@ fn lose(tcp: &str, k: u64, copies: usize, segments: u64) -> (u64, u64, Dur, Dur)
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run().unwrap();
     let ep = &sim.tcp.eps[0];
-    let f = &sim.core.net.flows[ep.tx_flow as usize];
+    let f = &sim.cx.net.flows[ep.tx_flow as usize];
     assert_eq!(f.app_bytes_delivered, bytes, "{tcp}: the transfer completes");
     let at = at.lock().unwrap();
     assert_eq!(at.len(), copies + 1, "{tcp}: lost {copies} times, repaired once");
@@ -190,7 +190,7 @@ fn a_tail_probe_resends_the_last_segment_and_its_sack_repairs_the_hole_without_a
         repaired.contains(&(9 * mss, mss)),
         "segment 9 resent on the probe's SACK: {repaired:?}"
     );
-    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
     assert_eq!(f.timeouts, 0);
 }
 

@@ -153,7 +153,7 @@ fn rto_doubles_on_repeated_timeouts_and_never_goes_below_rto_min() {
         }
         assert!(s.now() < Time(10_000_000_000_000), "timeouts stopped firing");
     }
-    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
     assert_eq!(f.timeouts, expected_timeouts);
     let want = [200.0, 400.0, 800.0, 1600.0];
     for (g, w) in gaps.iter().zip(want) {

@@ -80,7 +80,7 @@ fn two_holes_are_repaired_in_one_episode_and_the_pipe_follows_rfc_6675() {
     s.ack(seg(20));
     assert!(!s.ep().in_recovery);
     assert_eq!(s.ep().win.cwnd, 9 * mss, "cwnd = ssthresh at the end");
-    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
     assert_eq!((f.fast_retransmits, f.timeouts, f.retransmits), (1, 0, 3));
     assert_eq!(s.drain(), vec![], "all 20 segments written were acknowledged");
 }
@@ -127,9 +127,9 @@ const PROPAGATION_RTT_PS: u64 = 40_000_000;
 fn lose_two(sack: bool) -> (u64, u64, u64, u64) {
     let text = format!("{TRANSFER}[tcp]\nsack = {sack}\n");
     let mut sim = build(&text, None).unwrap().sim;
-    assert_eq!(sim.core.tcp_cfg.sack, sack);
-    let mss = sim.core.tcp_cfg.mss_bytes as u64;
-    let net = &mut sim.core.net;
+    assert_eq!(sim.stack.tcp.cfg.sack, sack);
+    let mss = sim.stack.tcp.cfg.mss_bytes as u64;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h1").unwrap())
         .unwrap();
@@ -142,7 +142,7 @@ fn lose_two(sack: bool) -> (u64, u64, u64, u64) {
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run().unwrap();
     let ep = &sim.tcp.eps[0];
-    let f = &sim.core.net.flows[ep.tx_flow as usize];
+    let f = &sim.cx.net.flows[ep.tx_flow as usize];
     assert_eq!(f.app_bytes_delivered, 1_000_000, "the transfer completes");
     let at = at.lock().unwrap();
     assert_eq!(at.len(), 2, "each lost segment retransmitted once");
@@ -194,12 +194,12 @@ fn a_duplicate_segment_is_answered_at_once_with_a_d_sack_block() {
     let mut s = sender_established(sack_cfg());
     let mss = s.mss;
     let rx = s.ep().peer_ep as usize;
-    let h1 = s.sim.core.net.node("h1").unwrap();
-    let nic = s.sim.core.net.nodes[h1 as usize].nic;
+    let h1 = s.sim.cx.net.node("h1").unwrap();
+    let nic = s.sim.cx.net.nodes[h1 as usize].nic;
     let deliver = |s: &mut Sender, p: Packet| {
-        let core = &mut s.sim.core;
-        s.sim.tcp.eps[rx].on_segment(core, u32::MAX, &p);
-        core.net.take_packets(nic)
+        let (cx, stack) = (&mut s.sim.cx, &mut s.sim.stack);
+        s.sim.tcp.eps[rx].on_segment(cx, stack, u32::MAX, &p);
+        cx.net.take_packets(nic)
     };
     let first = data(&s, 0, mss);
     assert!(deliver(&mut s, first).is_empty(), "in order: the ACK is delayed");

@@ -11,7 +11,8 @@ use xco_sim::net::qdisc::{Arrival, ArrivalHook, Qdisc, Verdict};
 use xco_sim::net::Net;
 use xco_sim::scenario::build;
 use xco_sim::sim::Sim;
-use xco_sim::tcp::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use xco_sim::tcp::congestion::Cc;
 use xco_sim::tcp::pacing::{Pacer, PacingPolicy};
 use xco_sim::tcp::rcv_window::RcvWindow;
 use xco_sim::tcp::TcpConfig;
@@ -66,9 +67,9 @@ impl CongestionControl for Recorder {
 #[test]
 fn a_plugged_in_congestion_control_sees_rtt_samples_ece_and_the_ecn_echo() {
     let mut sim = transfer();
-    sim.core.tcp_cfg.ecn = true;
+    sim.stack.tcp.cfg.ecn = true;
     // the switch marks every 20th ECN-capable data segment
-    let to_rcv = port(&sim.core.net, "s0", "h1");
+    let to_rcv = port(&sim.cx.net, "s0", "h1");
     let mut ect = 0;
     let marker = watch(move |_, p| {
         if p.kind == PktKind::Tcp && p.payload_bytes > 0 && p.is_ect() {
@@ -79,7 +80,7 @@ fn a_plugged_in_congestion_control_sees_rtt_samples_ece_and_the_ecn_echo() {
         }
         Verdict::Admit
     });
-    sim.core.net.set_qdisc(to_rcv, marker).unwrap();
+    sim.cx.net.set_qdisc(to_rcv, marker).unwrap();
     // start the app (it opens the connection and sends its SYN), then plug in
     sim.run_until(Time::ZERO).unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -125,10 +126,10 @@ fn a_plugged_in_congestion_control_sees_rtt_samples_ece_and_the_ecn_echo() {
 fn newreno_halves_its_window_on_an_ecn_echo() {
     // the same marks against NewReno: each echo leaves ssthresh finite
     let mut sim = transfer();
-    sim.core.tcp_cfg.ecn = true;
-    let to_rcv = port(&sim.core.net, "s0", "h1");
+    sim.stack.tcp.cfg.ecn = true;
+    let to_rcv = port(&sim.cx.net, "s0", "h1");
     let mut ect = 0;
-    sim.core
+    sim.cx
         .net
         .set_qdisc(
             to_rcv,
@@ -150,7 +151,7 @@ fn newreno_halves_its_window_on_an_ecn_echo() {
         "the echo set ssthresh: {:?}",
         ep.win
     );
-    let f = &sim.core.net.flows[ep.tx_flow as usize];
+    let f = &sim.cx.net.flows[ep.tx_flow as usize];
     assert_eq!(
         (f.fast_retransmits, f.timeouts),
         (0, 0),
@@ -161,9 +162,9 @@ fn newreno_halves_its_window_on_an_ecn_echo() {
 #[test]
 fn a_clamped_receive_window_limits_the_senders_flight() {
     let mut sim = transfer();
-    let mss = sim.core.tcp_cfg.mss_bytes as u64;
+    let mss = sim.stack.tcp.cfg.mss_bytes as u64;
     let clamp = 4 * mss;
-    sim.core.tcp_cfg.rcv_window = RcvWindow::Clamp { max_bytes: clamp };
+    sim.stack.tcp.cfg.rcv_window = RcvWindow::Clamp { max_bytes: clamp };
     // one log, in time order: data leaving h0 (end of segment) and ACKs leaving h1
     #[derive(Clone, Copy, Debug)]
     enum Seg {
@@ -172,7 +173,7 @@ fn a_clamped_receive_window_limits_the_senders_flight() {
     }
     let log = Arc::new(Mutex::new(Vec::new()));
     let (l1, l2) = (log.clone(), log.clone());
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let (snd_nic, rcv_nic) = (port(net, "h0", "s0"), port(net, "h1", "s0"));
     net.set_qdisc(
         snd_nic,

@@ -5,7 +5,7 @@
 use crate::support::{metric, run};
 use xco_sim::scenario::build;
 use xco_sim::sim::Sim;
-use xco_sim::tcp::cc::Cc;
+use xco_sim::tcp::congestion::Cc;
 
 /// Bulk senders `srcs` to h2 for 60 ms through a step-marking port (K 30 KB)
 /// to h2; `extra` is added at the end.
@@ -25,7 +25,7 @@ fn scenario(srcs: &[&str], extra: &str) -> String {
 
 /// The data sender of the connection from host `src`.
 fn sender<'a>(sim: &'a Sim, src: &str) -> &'a xco_sim::tcp::endpoint::TcpEndpoint {
-    let h = sim.core.net.node(src).unwrap();
+    let h = sim.cx.net.node(src).unwrap();
     sim.tcp.eps.iter().find(|e| e.host == h).unwrap()
 }
 
@@ -42,28 +42,28 @@ fn a_newreno_host_and_a_dctcp_host_run_their_own_profiles_in_one_run() {
         "{:?}",
         reno.congestion_control()
     );
-    assert!(!sim.core.tcp_cfg_of(reno.cfg).sack && !sim.core.tcp_cfg_of(reno.cfg).ecn);
+    assert!(!sim.stack.tcp.cfg_of(reno.cfg).sack && !sim.stack.tcp.cfg_of(reno.cfg).ecn);
     // h2 runs dctcp too, but against NewReno h0 negotiates no ECN: DCTCP falls back to NewReno
     let h2_of_reno = &sim.tcp.eps[reno.peer_ep as usize];
     assert!(matches!(h2_of_reno.congestion_control(), Cc::NewReno(_)));
-    assert!(!sim.core.tcp_cfg_of(h2_of_reno.cfg).ecn);
+    assert!(!sim.stack.tcp.cfg_of(h2_of_reno.cfg).ecn);
     let Cc::Dctcp(d) = dctcp.congestion_control() else {
         panic!("h1 runs {:?}", dctcp.congestion_control())
     };
-    let c = sim.core.tcp_cfg_of(dctcp.cfg);
+    let c = sim.stack.tcp.cfg_of(dctcp.cfg);
     assert!(c.ecn && c.sack && c.rack && c.tlp, "the dctcp profile's settings");
     assert!(d.alpha > 0.0 && dctcp.ecn.ece_received > 0, "h1 answers marks");
     assert_eq!(reno.ecn.ece_received, 0, "h0 sends no ECT: nothing marked");
-    let flows = &sim.core.net.flows;
+    let flows = &sim.cx.net.flows;
     let port = sim
-        .core
+        .cx
         .net
-        .port_between(sim.core.net.node("s0").unwrap(), sim.core.net.node("h2").unwrap())
+        .port_between(sim.cx.net.node("s0").unwrap(), sim.cx.net.node("h2").unwrap())
         .unwrap();
-    assert!(sim.core.net.ports[port as usize].stats.marked_packets > 0);
+    assert!(sim.cx.net.ports[port as usize].stats.marked_packets > 0);
     // NewReno's unmarked packets hold the queue far above K, so DCTCP sees
     // nearly every packet marked and yields: the known coexistence result
-    let max_q = sim.core.net.ports[port as usize].stats.max_backlog_bytes;
+    let max_q = sim.cx.net.ports[port as usize].stats.max_backlog_bytes;
     assert!(max_q > 3 * 30_000, "max queue {max_q} B");
     assert!(d.alpha > 0.5, "alpha {}", d.alpha);
     let bytes = |e: &xco_sim::tcp::endpoint::TcpEndpoint| flows[e.tx_flow as usize].app_bytes_delivered;
@@ -104,7 +104,7 @@ fn an_app_profile_applies_to_both_ends_of_its_connections() {
         sim.tcp.eps[s.peer_ep as usize].congestion_control(),
         Cc::Cubic(_)
     ));
-    assert!(sim.core.tcp_cfg_of(s.cfg).sack);
+    assert!(sim.stack.tcp.cfg_of(s.cfg).sack);
     assert!(matches!(sender(&sim, "h0").congestion_control(), Cc::NewReno(_)));
 }
 

@@ -43,12 +43,12 @@ fn the_probe_goes_two_srtts_after_the_last_ack_and_repairs_the_tail() {
         s.ack(10 * mss);
         assert_eq!(s.ep().tlp.losses_repaired, 1);
         assert!(s.ep().win.cwnd < cwnd_before, "cwnd cut as by fast recovery");
-        let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+        let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
         assert_eq!((f.timeouts, f.retransmits), (0, 1));
         // nothing left: no more probes or timeouts
         s.advance(Dur::from_secs(2));
         assert!(s.drain().is_empty());
-        assert_eq!(s.sim.core.net.flows[s.ep().tx_flow as usize].timeouts, 0);
+        assert_eq!(s.sim.cx.net.flows[s.ep().tx_flow as usize].timeouts, 0);
     }
 }
 
@@ -100,9 +100,9 @@ impl ArrivalHook for DropLast {
 /// (timeouts, probes, time from the loss to the repair, SRTT at the end).
 fn lose_last(tcp: &str) -> (u64, u64, Dur, Dur) {
     let mut sim = build(&transfer(tcp), None).unwrap().sim;
-    let mss = sim.core.tcp_cfg.mss_bytes as u64;
+    let mss = sim.stack.tcp.cfg.mss_bytes as u64;
     assert_eq!(mss, 1448);
-    let net = &mut sim.core.net;
+    let net = &mut sim.cx.net;
     let port = net
         .port_between(net.node("s0").unwrap(), net.node("h1").unwrap())
         .unwrap();
@@ -115,7 +115,7 @@ fn lose_last(tcp: &str) -> (u64, u64, Dur, Dur) {
     net.set_qdisc(port, Qdisc::Fifo(Box::new(hook))).unwrap();
     sim.run().unwrap();
     let ep = &sim.tcp.eps[0];
-    let f = &sim.core.net.flows[ep.tx_flow as usize];
+    let f = &sim.cx.net.flows[ep.tx_flow as usize];
     assert_eq!(f.app_bytes_delivered, 144_800, "the transfer completes");
     let at = at.lock().unwrap();
     assert_eq!(at.len(), 2, "lost once, repaired once");
@@ -176,7 +176,7 @@ fn with_linux_s_pto_a_lone_tail_segment_is_probed_at_the_rto_deadline_not_timed_
     // at the RTO deadline (RTO_min 200 ms), not RFC 8985's 2 SRTT + 40 ms
     let waited = s.now().saturating_since(acked_at);
     assert!(waited >= xco_core::Dur::from_ms(199), "probed after {waited:?}");
-    let f = &s.sim.core.net.flows[s.ep().tx_flow as usize];
+    let f = &s.sim.cx.net.flows[s.ep().tx_flow as usize];
     assert_eq!(f.timeouts, 0, "a probe, not a timeout");
     assert_eq!(s.ep().tlp.probes, 1);
 }

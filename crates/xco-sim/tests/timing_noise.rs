@@ -84,7 +84,7 @@ dst = "h1"
 "#;
     let mut sim = build(text, Some(3)).unwrap().sim;
     sim.run().unwrap();
-    let f = &sim.core.net.flows[0];
+    let f = &sim.cx.net.flows[0];
     assert!(f.app_bytes_delivered > 1_000_000, "the flow moved data");
     assert_eq!(f.retransmits, 0, "nothing arrived out of order");
 }

@@ -36,7 +36,7 @@ fn err(text: &str) -> String {
 #[test]
 fn tree3_has_racks_aggregation_switches_cores_and_whole_uplinks() {
     let mut b = build(&tree3(""), None).unwrap();
-    let net = &b.sim.core.net;
+    let net = &b.sim.cx.net;
     let hosts = (0..net.nodes.len() as u32)
         .filter(|&n| net.nodes[n as usize].kind == NodeKind::Host)
         .count();

@@ -244,7 +244,7 @@ fn ictcp_sets_every_front_end_window_through_the_receive_window_seam() {
     assert_eq!(w.requests_done(), 3);
     let windows = w.ictcp_windows(0);
     assert!(!windows.is_empty());
-    let mss = b.sim.core.tcp_cfg.mss_bytes as u64;
+    let mss = b.sim.stack.tcp.cfg.mss_bytes as u64;
     assert!(
         windows.iter().all(|&x| x >= 2 * mss),
         "never below 2 MSS: {windows:?}"

@@ -117,7 +117,7 @@ fn hosts_fail_open_when_the_controller_goes_silent() {
         "every coordinated sender failed open"
     );
     // after the controller stopped (100 ms) plus the fail-open delay, traffic still flows
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let h5 = net.node("h5").unwrap();
     let port = net.port_between(net.node("s0").unwrap(), h5).unwrap();
     let late: u64 = crate::support::flow_throughput(&sim)
@@ -159,7 +159,7 @@ fn coordinated_striped_reads_lose_no_packet() {
         let xco = format!("[xco]\ncontroller = \"h{}\"\nslice_ms = {slice}", n + 1);
         let sim = run(&stripe_scenario(n, &xco));
         let lost: u64 = sim
-            .core
+            .cx
             .net
             .flows
             .iter()
@@ -214,7 +214,7 @@ timeseries_bin_us = 0
 }
 
 fn tcp_switch_drops(sim: &xco_sim::sim::Sim) -> u64 {
-    sim.core
+    sim.cx
         .net
         .flows
         .iter()
@@ -255,7 +255,7 @@ fn paced_forms_finish_when_the_nic_is_the_bottleneck() {
     // its slice ends must not re-arm its timer at the same instant forever
     for mode in ["hybrid", "ratelimit"] {
         let sim = run(&fat_tree(&format!("mode = \"{mode}\"")));
-        assert!(sim.core.now.as_secs_f64() >= 0.03, "{mode} ran to the end");
+        assert!(sim.cx.now.as_secs_f64() >= 0.03, "{mode} ran to the end");
     }
 }
 
@@ -266,7 +266,7 @@ fn xco_takes_the_daemons_settings_vocabulary() {
                giveback_hysteresis_us = 300\nbypass_bytes = 100\nfail_open_ms = 30\n\
                report_interval_ms = 10\nfeedback_timeout_ms = 500\ncapacity_headroom = 0.1\n";
     let built = xco_sim::scenario::build(&udp_vs_tcp(1, all, ""), None).unwrap();
-    let s = &built.sim.core.xco.as_ref().unwrap().cfg.settings;
+    let s = &built.sim.stack.xco.as_ref().unwrap().cfg.settings;
     assert_eq!(s.mode, xco_core::sched::Mode::Hybrid);
     assert_eq!(
         (s.slice, s.min_active),
@@ -293,7 +293,7 @@ fn xco_takes_the_daemons_settings_vocabulary() {
 
 /// Response packets lost in a striped read.
 fn stripe_lost(sim: &xco_sim::sim::Sim) -> u64 {
-    sim.core
+    sim.cx
         .net
         .flows
         .iter()
@@ -332,7 +332,7 @@ fn the_simulators_rate_limiter_gets_the_burst_tc_gives_an_htb_class() {
     let burst_of = |keys: &str| {
         let xco = format!("[xco]\ncontroller = \"h9\"\nmode = \"ratelimit\"\n{keys}");
         let built = xco_sim::scenario::build(&stripe_scenario(8, &xco), None).unwrap();
-        let x = built.sim.core.xco.as_ref().unwrap();
+        let x = built.sim.stack.xco.as_ref().unwrap();
         let coord = x.coords.iter().flatten().next().expect("a coordinated host");
         (x.cfg.settings.rate_burst, coord.core.state.cfg.rate_burst)
     };

@@ -1,13 +1,8 @@
 //! One long TCP transfer: netperf-like (unlimited) or a fixed size (a migration).
 
-use super::App;
 use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
-use crate::scenario::apps::AppCx;
-use crate::scenario::units::{bytes, Hosts, Quantity};
-use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
+use crate::ctx::Ctx;
 use crate::tcp::table::Roles;
-use serde::Deserialize;
 use xco_core::Time;
 
 /// Configuration of a bulk transfer.
@@ -55,19 +50,19 @@ impl Bulk {
 
 impl Application for Bulk {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        self.started = env.core.now;
+        self.started = env.cx.now;
         let roles = Roles {
             client: "bulk",
             server: "ack",
         };
         let (c, _) = env
             .tcp
-            .open(env.core, self.id, self.cfg.src, self.cfg.dst, 0, roles)
+            .open(env.cx, env.stack, self.id, self.cfg.src, self.cfg.dst, 0, roles)
             .map_err(|e| e.0)?;
         self.ep = Some(c);
         if let Some(stop) = self.cfg.stop {
-            env.core.ev.schedule(
-                stop.max(env.core.now),
+            env.cx.ev.schedule(
+                stop.max(env.cx.now),
                 crate::engine::Event::App {
                     app: self.id,
                     token: STOP_TOKEN,
@@ -80,12 +75,12 @@ impl Application for Bulk {
         match note {
             AppNote::Connected { ep, .. } if Some(ep) == self.ep => {
                 let bytes = self.cfg.bytes.unwrap_or(UNLIMITED_BYTES);
-                env.tcp.write(env.core, ep, bytes);
+                env.tcp.write(env.cx, env.stack, ep, bytes);
             }
             AppNote::Delivered { bytes, .. } => {
                 self.delivered += bytes;
                 if Some(self.delivered) == self.cfg.bytes {
-                    self.done = Some(env.core.now);
+                    self.done = Some(env.cx.now);
                 }
             }
             _ => {}
@@ -98,7 +93,7 @@ impl Application for Bulk {
             if let Some(ep) = self.ep {
                 env.tcp.close_pair(ep);
             }
-            self.done = Some(env.core.now);
+            self.done = Some(env.cx.now);
         }
         Ok(())
     }
@@ -135,8 +130,8 @@ impl Application for Bulk {
             "bulk"
         }
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let end = self.done.unwrap_or(core.now);
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let end = self.done.unwrap_or(cx.now);
         let secs = end.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(self.delivered as f64, secs);
         let mut m = vec![
@@ -160,99 +155,5 @@ pub fn bulk_config(src: u32, dst: u32, bytes: Option<u64>) -> BulkConfig {
         dst,
         bytes,
         stop: None,
-    }
-}
-
-/// `[[apps]] kind = "bulk"`: one unlimited TCP transfer per source (needs `run.duration_ms`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BulkSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// Stop time, ms: the connection closes (the flow is removed); default: runs to the end.
-    pub stop_ms: Option<f64>,
-    /// The sender(s): one host, a range `"a0..a31"`, a prefix `"a*"` or a list.
-    pub src: Hosts,
-    /// The receiver.
-    pub dst: String,
-}
-
-/// `[[apps]] kind = "transfer"`: one TCP transfer of `bytes` per source.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TransferSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The sender(s).
-    pub src: Hosts,
-    /// The receiver.
-    pub dst: String,
-    /// Bytes to send (positive).
-    pub bytes: Quantity,
-}
-
-fn add_transfers(
-    sim: &mut Sim,
-    cx: &AppCx,
-    start_ms: Option<f64>,
-    src: &Hosts,
-    dst: &str,
-    size: Option<u64>,
-    stop_ms: Option<f64>,
-) -> Result<(), ScenarioError> {
-    let start = cx.start(start_ms)?;
-    let stop = match stop_ms {
-        None => None,
-        Some(ms) => {
-            let field = cx.field("stop_ms");
-            let t = Time::ZERO + crate::scenario::limits::sim_ms(Some(ms), &field, 0.0)?;
-            if t <= start {
-                return Err(ScenarioError::field(
-                    &field,
-                    format!("must be after start_ms, got {ms}"),
-                ));
-            }
-            Some(t)
-        }
-    };
-    for (src, dst) in cx.pairs(src, dst)? {
-        let id = sim.next_app_id();
-        let cfg = BulkConfig {
-            stop,
-            ..bulk_config(src, dst, size)
-        };
-        sim.add_app(App::Bulk(Bulk::new(id, cfg)), start);
-    }
-    Ok(())
-}
-
-impl BulkSpec {
-    /// Add one bulk transfer per source to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, None, self.stop_ms)
-    }
-
-    /// Bulk transfers draw nothing.
-    pub fn random_draw(&self) -> Option<String> {
-        None
-    }
-}
-
-impl TransferSpec {
-    /// Add one transfer per source to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        let size = bytes(&self.bytes, &cx.field("bytes"))?;
-        if size == 0 {
-            return Err(ScenarioError::field(
-                &cx.field("bytes"),
-                "must be positive".into(),
-            ));
-        }
-        add_transfers(sim, cx, self.start_ms, &self.src, &self.dst, Some(size), None)
-    }
-
-    /// Transfers draw nothing.
-    pub fn random_draw(&self) -> Option<String> {
-        None
     }
 }

@@ -3,17 +3,10 @@
 //! `block_bytes`, the same thing is a striped block read (each server sends
 //! its 1/N share of a block).
 
-use super::App;
 use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
-use crate::scenario::apps::AppCx;
-use crate::scenario::limits::{count, sim_us};
-use crate::scenario::units::{bytes, Hosts, Quantity};
-use crate::scenario::ScenarioError;
-use crate::sim::Core;
-use crate::sim::Sim;
 use crate::tcp::table::Roles;
-use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
 
 /// Configuration of an incast application.
@@ -82,7 +75,8 @@ impl Incast {
     fn open(&mut self, env: &mut Env, i: usize) -> Result<(u32, u32), String> {
         env.tcp
             .open(
-                env.core,
+                env.cx,
+                env.stack,
                 self.id,
                 self.cfg.client,
                 self.cfg.servers[i],
@@ -96,7 +90,7 @@ impl Incast {
     }
 
     fn begin_round(&mut self, env: &mut Env) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         self.round_start = now;
         self.first_start.get_or_insert(now);
         self.done_servers = 0;
@@ -120,7 +114,8 @@ impl Incast {
 
     fn request(&mut self, env: &mut Env, i: usize) {
         if self.cfg.request_bytes > 0 {
-            env.tcp.write(env.core, self.conns[i].0, self.cfg.request_bytes);
+            env.tcp
+                .write(env.cx, env.stack, self.conns[i].0, self.cfg.request_bytes);
         } else {
             self.answer(env, i);
         }
@@ -133,11 +128,12 @@ impl Incast {
         self.answered[i] = true;
         let max = self.cfg.start_delay_max.ps();
         if max == 0 {
-            env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
+            env.tcp
+                .write(env.cx, env.stack, self.conns[i].1, self.cfg.sru_bytes);
         } else {
             let d = Dur(self.rng.range_inclusive(0, max));
-            env.core.ev.schedule(
-                env.core.now + d,
+            env.cx.ev.schedule(
+                env.cx.now + d,
                 Event::App {
                     app: self.id,
                     token: 1 + i as u32,
@@ -147,7 +143,7 @@ impl Incast {
     }
 
     fn end_round(&mut self, env: &mut Env) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         self.round_times
             .push((now - self.round_start).as_secs_f64() * 1e3);
         self.last_end = now;
@@ -230,7 +226,8 @@ impl Application for Incast {
     }
     fn on_timer(&mut self, env: &mut Env, token: u32) -> Result<(), String> {
         let i = (token - 1) as usize;
-        env.tcp.write(env.core, self.conns[i].1, self.cfg.sru_bytes);
+        env.tcp
+            .write(env.cx, env.stack, self.conns[i].1, self.cfg.sru_bytes);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -267,8 +264,8 @@ impl Application for Incast {
     fn kind(&self) -> &'static str {
         self.cfg.label
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let timeouts: u64 = core
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let timeouts: u64 = cx
             .net
             .flows
             .iter()
@@ -292,177 +289,5 @@ impl Application for Incast {
             .enumerate()
             .map(|(i, &t)| (i as f64, t))
             .collect()
-    }
-}
-
-/// `[[apps]] kind = "incast"`: N servers each send `sru` bytes per round to one client.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IncastSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The client host.
-    pub client: String,
-    /// The servers (not the client).
-    pub servers: Hosts,
-    /// Bytes per server per round.
-    pub sru: Quantity,
-    /// Request bytes per server per round (default 0: servers answer at the round start).
-    pub request: Option<Quantity>,
-    /// Rounds, 1 to 1,000,000 (default 1).
-    pub rounds: Option<u32>,
-    /// Largest random delay before a server answers, us (default 0: none).
-    pub start_delay_max_us: Option<f64>,
-    /// Keep connections across rounds (default true).
-    pub reuse_connections: Option<bool>,
-}
-
-/// `[[apps]] kind = "stripe"`: a striped read of `total` bytes in blocks; each server sends block/N.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StripeSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The client host.
-    pub client: String,
-    /// The servers (not the client).
-    pub servers: Hosts,
-    /// Bytes per block.
-    pub block: Quantity,
-    /// Bytes to read in all (at least one block, at most 1,000,000 blocks).
-    pub total: Quantity,
-    /// Request bytes per server per block (default 0).
-    pub request: Option<Quantity>,
-    /// Largest random delay before a server answers, us (default 0: none).
-    pub start_delay_max_us: Option<f64>,
-    /// Keep connections across blocks (default true).
-    pub reuse_connections: Option<bool>,
-}
-
-/// The settings incast and stripe share.
-struct FanIn<'a> {
-    start_ms: Option<f64>,
-    client: &'a str,
-    servers: &'a Hosts,
-    request: &'a Option<Quantity>,
-    start_delay_max_us: Option<f64>,
-    reuse_connections: Option<bool>,
-}
-
-impl FanIn<'_> {
-    /// Add the app once its per-server bytes and rounds are known (`size` names the field they came from).
-    fn add(
-        &self,
-        sim: &mut Sim,
-        cx: &AppCx,
-        label: &'static str,
-        per_server: impl FnOnce(u64) -> Result<(u64, u32), ScenarioError>,
-    ) -> Result<(), ScenarioError> {
-        let start = cx.start(self.start_ms)?;
-        let client = cx.hosts.one(self.client, &cx.field("client"))?;
-        let servers = cx.hosts.select(self.servers, &cx.field("servers"))?;
-        if servers.contains(&client) {
-            return Err(ScenarioError::field(
-                &cx.field("servers"),
-                "must not include the client".into(),
-            ));
-        }
-        let (sru_bytes, rounds) = per_server(servers.len() as u64)?;
-        let cfg = IncastConfig {
-            client,
-            servers,
-            sru_bytes,
-            request_bytes: self
-                .request
-                .as_ref()
-                .map(|q| bytes(q, &cx.field("request")))
-                .transpose()?
-                .unwrap_or(0),
-            rounds,
-            start_delay_max: sim_us(self.start_delay_max_us, &cx.field("start_delay_max_us"), 0.0)?,
-            reuse_connections: self.reuse_connections.unwrap_or(true),
-            label,
-        };
-        let id = sim.next_app_id();
-        let rng = cx.rng(sim);
-        sim.add_app(App::Incast(Incast::new(id, cfg, rng)), start);
-        Ok(())
-    }
-
-    fn random_draw(&self) -> Option<String> {
-        self.start_delay_max_us
-            .filter(|&d| d > 0.0)
-            .map(|d| format!("each server's start delay, uniform in [0, {d} us]"))
-    }
-}
-
-impl IncastSpec {
-    fn fan_in(&self) -> FanIn<'_> {
-        FanIn {
-            start_ms: self.start_ms,
-            client: &self.client,
-            servers: &self.servers,
-            request: &self.request,
-            start_delay_max_us: self.start_delay_max_us,
-            reuse_connections: self.reuse_connections,
-        }
-    }
-
-    /// Add the incast to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        self.fan_in().add(sim, cx, "incast", |_| {
-            let sru = bytes(&self.sru, &cx.field("sru"))?;
-            if sru == 0 {
-                return Err(ScenarioError::field(&cx.field("sru"), "must be positive".into()));
-            }
-            Ok((
-                sru,
-                count(self.rounds.unwrap_or(1), &cx.field("rounds"), 1, 1_000_000)?,
-            ))
-        })
-    }
-
-    /// The random draw it makes, if any.
-    pub fn random_draw(&self) -> Option<String> {
-        self.fan_in().random_draw()
-    }
-}
-
-impl StripeSpec {
-    fn fan_in(&self) -> FanIn<'_> {
-        FanIn {
-            start_ms: self.start_ms,
-            client: &self.client,
-            servers: &self.servers,
-            request: &self.request,
-            start_delay_max_us: self.start_delay_max_us,
-            reuse_connections: self.reuse_connections,
-        }
-    }
-
-    /// Add the striped read to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        self.fan_in().add(sim, cx, "stripe", |n| {
-            let block = bytes(&self.block, &cx.field("block"))?;
-            let total = bytes(&self.total, &cx.field("total"))?;
-            if block == 0 || total < block {
-                return Err(ScenarioError::field(
-                    &cx.field("total"),
-                    "must be at least one positive block".into(),
-                ));
-            }
-            if total.div_ceil(block) > 1_000_000 {
-                return Err(ScenarioError::field(
-                    &cx.field("total"),
-                    "must be at most 1,000,000 blocks".into(),
-                ));
-            }
-            Ok((block.div_ceil(n), total.div_ceil(block) as u32))
-        })
-    }
-
-    /// The random draw it makes, if any.
-    pub fn random_draw(&self) -> Option<String> {
-        self.fan_in().random_draw()
     }
 }

@@ -71,7 +71,7 @@ impl<M> Messages<M> {
         self.sent_bytes[ep as usize] += bytes;
         let end = self.sent_bytes[ep as usize];
         self.pending[peer as usize].push_back((end, msg));
-        env.tcp.write(env.core, ep, bytes);
+        env.tcp.write(env.cx, env.stack, ep, bytes);
     }
 
     /// `bytes` more arrived in order at endpoint `ep`: push every message
@@ -127,7 +127,8 @@ impl ConnPool {
                 let c = env
                     .tcp
                     .open_established(
-                        env.core,
+                        env.cx,
+                        env.stack,
                         app,
                         key.0,
                         key.1,

@@ -1,8 +1,8 @@
 //! Applications: the traffic of a scenario.
 //!
 //! An application reacts to three things: its start, notes from the
-//! transports ([`AppNote`]: connected, bytes delivered, everything acked,
-//! ping reply) and its own timers. [`App`] dispatches over the implemented
+//! transports ([`AppNote`], raised by TCP and the host stack: connected,
+//! bytes delivered, everything acked, ping reply) and its own timers. [`App`] dispatches over the implemented
 //! kinds with a `match`. Each kind reports a summary of metrics at the end.
 
 mod bulk;
@@ -13,70 +13,25 @@ mod short_flows;
 mod udp_source;
 pub mod web_fanin;
 
-pub use bulk::{bulk_config, Bulk, BulkConfig, BulkSpec, TransferSpec};
-pub use incast::{Incast, IncastConfig, IncastSpec, StripeSpec};
-pub use ping::{Ping, PingConfig, PingSpec};
-pub use short_flows::{ShortFlows, ShortFlowsConfig, ShortFlowsSpec};
-pub use udp_source::{UdpConfig, UdpSource, UdpSpec};
-pub use web_fanin::{WebFanin, WebFaninConfig, WebFaninSpec};
+pub use bulk::{bulk_config, Bulk, BulkConfig};
+pub use incast::{Incast, IncastConfig};
+pub use ping::{Ping, PingConfig};
+pub use short_flows::{ShortFlows, ShortFlowsConfig};
+pub use udp_source::{UdpConfig, UdpSource};
+pub use web_fanin::{WebFanin, WebFaninConfig};
 
-use crate::sim::Core;
+pub use crate::tcp::note::AppNote;
+
+use crate::ctx::Ctx;
 use crate::tcp::table::TcpTable;
-use xco_core::Dur;
-
-/// Something a transport tells an application.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AppNote {
-    /// The connection of endpoint `ep` is established.
-    Connected {
-        /// App.
-        app: u32,
-        /// Endpoint.
-        ep: u32,
-    },
-    /// `bytes` more in-order bytes arrived at endpoint `ep`.
-    Delivered {
-        /// App.
-        app: u32,
-        /// Endpoint.
-        ep: u32,
-        /// Bytes.
-        bytes: u64,
-    },
-    /// Everything endpoint `ep` was given to send is acknowledged.
-    SendAcked {
-        /// App.
-        app: u32,
-        /// Endpoint.
-        ep: u32,
-    },
-    /// An echo reply for probe `seq` came back after `rtt`.
-    PingReply {
-        /// App.
-        app: u32,
-        /// Probe number.
-        seq: u64,
-        /// Round-trip time.
-        rtt: Dur,
-    },
-}
-
-impl AppNote {
-    /// The application the note is for.
-    pub fn app(&self) -> u32 {
-        match *self {
-            AppNote::Connected { app, .. }
-            | AppNote::Delivered { app, .. }
-            | AppNote::SendAcked { app, .. }
-            | AppNote::PingReply { app, .. } => app,
-        }
-    }
-}
+use crate::xco::Stack;
 
 /// What an application may use.
 pub struct Env<'a> {
     /// Clock, events, network.
-    pub core: &'a mut Core,
+    pub cx: &'a mut Ctx,
+    /// The host stack (UDP sockets, TCP settings, the host model).
+    pub stack: &'a mut Stack,
     /// TCP endpoints.
     pub tcp: &'a mut TcpTable,
 }
@@ -143,10 +98,10 @@ impl DemandCx<'_> {
     }
 }
 
-/// What every application does. A new kind is one file: its scenario spec
-/// (a serde struct read from `[[apps]]`), its running state, and an
-/// implementation of this trait; plus one arm in [`App`] and one in the
-/// scenario's kind table (`scenario::apps`).
+/// What every application does. A new kind is its running state and an
+/// implementation of this trait in one file here, plus one arm in [`App`];
+/// its scenario spec (a serde struct read from `[[apps]]`) is a file of
+/// `scenario/apps/` and one arm in the scenario's kind table (`scenario::apps`).
 ///
 /// An application may own endpoints on several hosts: the incast client and
 /// its servers are one app. An app that receives on one connection and
@@ -167,7 +122,7 @@ pub trait Application {
     /// True when the app would run forever (it then needs a scenario duration).
     fn endless(&self) -> bool;
     /// Headline metrics at the end of the run (NaN for a statistic of nothing).
-    fn summary(&self, core: &Core) -> Vec<Metric>;
+    fn summary(&self, cx: &Ctx) -> Vec<Metric>;
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     fn samples(&self) -> Vec<(f64, f64)> {
         Vec::new()
@@ -242,8 +197,8 @@ impl App {
         each_app!(self, a => a.kind())
     }
     /// Headline metrics at the end of the run (`now` = end time).
-    pub fn summary(&self, core: &Core) -> Vec<Metric> {
-        each_app!(self, a => a.summary(core))
+    pub fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        each_app!(self, a => a.summary(cx))
     }
     /// Per-round or per-sample records, if the app keeps any: (x, value) pairs.
     pub fn samples(&self) -> Vec<(f64, f64)> {

@@ -1,16 +1,11 @@
 //! ICMP echo probes at a fixed interval; the destination host answers at once.
 
-use super::App;
 use super::{mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::net::packet::{Packet, PingHeader, ICMP_HEADER_BYTES, IPV4_HEADER_BYTES};
-use crate::scenario::apps::AppCx;
-use crate::scenario::limits::{self, count, MAX_PROBES, MAX_SIM_TIME_MS};
-use crate::scenario::units::Hosts;
-use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
 use crate::stats::{FlowKind, FlowStats};
-use serde::Deserialize;
+use crate::xco::Stack;
 use xco_core::{Dur, Time};
 
 /// Configuration of a ping app.
@@ -53,7 +48,7 @@ impl Ping {
         }
     }
 
-    fn probe(&mut self, core: &mut Core) {
+    fn probe(&mut self, cx: &mut Ctx, stack: &mut Stack) {
         let mut p = Packet {
             route: self.fwd,
             ip_bytes: IPV4_HEADER_BYTES + ICMP_HEADER_BYTES + self.cfg.payload_bytes,
@@ -66,15 +61,15 @@ impl Ping {
         };
         p.set_ping(PingHeader {
             probe: self.sent,
-            sent_at: core.now,
+            sent_at: cx.now,
             reply_route: self.rev,
         });
         self.sent += 1;
-        let id = core.net.alloc(p);
-        core.send(id);
+        let id = cx.net.alloc(p);
+        stack.send(cx, id);
         if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(
-                core.now + self.cfg.interval,
+            cx.ev.schedule(
+                cx.now + self.cfg.interval,
                 Event::App {
                     app: self.id,
                     token: 1,
@@ -86,39 +81,39 @@ impl Ping {
 
 impl Application for Ping {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        let core = &mut *env.core;
-        let h = xco_core::rng::mix64(core.seed, 0x9_1ce0 + self.id as u64);
-        self.fwd = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
-        self.rev = core.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
-        self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(
+        let (cx, stack) = (&mut *env.cx, &mut *env.stack);
+        let h = xco_core::rng::mix64(stack.seed, 0x9_1ce0 + self.id as u64);
+        self.fwd = cx.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.rev = cx.net.route(self.cfg.dst, self.cfg.src, h).map_err(|e| e.0)?;
+        self.flow = cx.net.flows.len() as u32;
+        cx.net.flows.push(
             FlowStats::new(
                 FlowKind::Ping,
                 self.id,
                 "probe",
                 self.cfg.src,
                 self.cfg.dst,
-                core.now,
+                cx.now,
             )
             .with_route(self.fwd),
         );
-        self.probe(core);
+        self.probe(cx, stack);
         Ok(())
     }
     fn on_note(&mut self, env: &mut Env, note: AppNote) -> Result<(), String> {
         if let AppNote::PingReply { rtt, .. } = note {
-            let f = &mut env.core.net.flows[self.flow as usize];
+            let f = &mut env.cx.net.flows[self.flow as usize];
             f.rtt_count += 1;
             f.rtt_sum_ps += rtt.ps();
             f.rtt_max_ps = f.rtt_max_ps.max(rtt.ps());
-            let sent_at = env.core.now.ps() - rtt.ps();
+            let sent_at = env.cx.now.ps() - rtt.ps();
             self.samples
                 .push((Time(sent_at).as_secs_f64(), rtt.as_secs_f64() * 1e6));
         }
         Ok(())
     }
     fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        self.probe(env.core);
+        self.probe(env.cx, env.stack);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -150,7 +145,7 @@ impl Application for Ping {
     fn kind(&self) -> &'static str {
         "ping"
     }
-    fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _cx: &Ctx) -> Vec<Metric> {
         let rtts: Vec<f64> = self.samples.iter().map(|s| s.1).collect();
         vec![
             ("probes_sent", self.sent as f64),
@@ -163,72 +158,5 @@ impl Application for Ping {
     /// (send time in s, RTT in us) per answered probe.
     fn samples(&self) -> Vec<(f64, f64)> {
         self.samples.clone()
-    }
-}
-
-/// `[[apps]] kind = "ping"`: ICMP echo probes from each source to `dst`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PingSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The prober(s).
-    pub src: Hosts,
-    /// The host that echoes.
-    pub dst: String,
-    /// Time between probes, us (default 1000, at least 1).
-    pub interval_us: Option<f64>,
-    /// Probes to send, 1 to 10^7 (default: until the run ends, at most 10^7 in it).
-    pub count: Option<u64>,
-}
-
-impl PingSpec {
-    /// Add one prober per source to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        let start = cx.start(self.start_ms)?;
-        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
-            let interval = limits::us(
-                self.interval_us,
-                &cx.field("interval_us"),
-                1000.0,
-                1.0,
-                MAX_SIM_TIME_MS * 1e3,
-            )?;
-            if let Some(c) = self.count {
-                count(c, &cx.field("count"), 1, MAX_PROBES as u64)?;
-            }
-            let probes = match (self.count, cx.duration) {
-                (Some(c), _) => c as f64,
-                (None, Some(d)) => d.as_secs_f64() / interval.as_secs_f64(),
-                (None, None) => 0.0, // endless: rejected for want of a duration
-            };
-            if probes > MAX_PROBES {
-                return Err(ScenarioError::field(
-                    &cx.field(if self.count.is_some() {
-                        "count"
-                    } else {
-                        "interval_us"
-                    }),
-                    format!(
-                        "gives {probes:.0} probes; at most {MAX_PROBES:e} (fewer probes or a longer interval)"
-                    ),
-                ));
-            }
-            let id = sim.next_app_id();
-            let cfg = PingConfig {
-                src,
-                dst,
-                interval,
-                count: self.count,
-                payload_bytes: 56,
-            };
-            sim.add_app(App::Ping(Ping::new(id, cfg)), start);
-        }
-        Ok(())
-    }
-
-    /// Pings draw nothing.
-    pub fn random_draw(&self) -> Option<String> {
-        None
     }
 }

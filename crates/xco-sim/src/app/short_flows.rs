@@ -4,16 +4,10 @@
 //! of the XCo paper). A flow's completion time runs from its open to the
 //! delivery of its last byte at the receiver.
 
-use super::App;
 use super::{mbps, mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
-use crate::scenario::apps::AppCx;
-use crate::scenario::limits::{count, sim_us, MAX_COUNT};
-use crate::scenario::units::{bytes, Hosts, Quantity};
-use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
 use crate::tcp::table::Roles;
-use serde::Deserialize;
 use xco_core::{Dur, Rng, Time};
 
 /// Configuration of the short-flow sequences.
@@ -70,20 +64,20 @@ impl ShortFlows {
         };
         let (c, _) = env
             .tcp
-            .open(env.core, self.id, self.cfg.src, self.cfg.dst, seq, roles)
+            .open(env.cx, env.stack, self.id, self.cfg.src, self.cfg.dst, seq, roles)
             .map_err(|e| e.0)?;
-        self.current[seq as usize] = (c, env.core.now);
+        self.current[seq as usize] = (c, env.cx.now);
         Ok(())
     }
 }
 
 impl Application for ShortFlows {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        self.started = env.core.now;
+        self.started = env.cx.now;
         self.live = self.cfg.parallel;
         for s in 0..self.cfg.parallel {
-            let at = env.core.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
-            env.core.ev.schedule(
+            let at = env.cx.now + Dur(self.rng.range_inclusive(0, self.cfg.start_spread.ps()));
+            env.cx.ev.schedule(
                 at,
                 Event::App {
                     app: self.id,
@@ -98,7 +92,7 @@ impl Application for ShortFlows {
             AppNote::Connected { ep, .. } => {
                 let s = env.tcp.eps[ep as usize].tag as usize;
                 if self.current[s].0 == ep {
-                    env.tcp.write(env.core, ep, self.cfg.flow_bytes);
+                    env.tcp.write(env.cx, env.stack, ep, self.cfg.flow_bytes);
                 }
             }
             AppNote::Delivered { ep, .. } => {
@@ -110,7 +104,7 @@ impl Application for ShortFlows {
                     return Ok(());
                 }
                 let ep = client;
-                let now = env.core.now;
+                let now = env.cx.now;
                 self.fct_ms.push((now - self.current[s].1).as_secs_f64() * 1e3);
                 self.bytes_done += self.cfg.flow_bytes;
                 env.tcp.close_pair(ep);
@@ -166,8 +160,8 @@ impl Application for ShortFlows {
     fn kind(&self) -> &'static str {
         "short_flows"
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let secs = core.now.saturating_since(self.started).as_secs_f64();
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let secs = cx.now.saturating_since(self.started).as_secs_f64();
         let rate = mbps(self.bytes_done as f64, secs);
         vec![
             ("flows_done", self.fct_ms.len() as f64),
@@ -183,61 +177,5 @@ impl Application for ShortFlows {
             .enumerate()
             .map(|(i, &t)| (i as f64, t))
             .collect()
-    }
-}
-
-/// `[[apps]] kind = "short_flows"`: `parallel` sequences of `flow`-byte TCP flows per source.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShortFlowsSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The sender(s).
-    pub src: Hosts,
-    /// The receiver.
-    pub dst: String,
-    /// Parallel sequences K, 1 to 100,000.
-    pub parallel: u32,
-    /// Bytes per flow (positive).
-    pub flow: Quantity,
-    /// Flows per sequence, 1 to 10^9 (default: until the run ends).
-    pub flows_per_sequence: Option<u32>,
-    /// Sequence starts spread uniformly over this span, us (default 0).
-    pub start_spread_us: Option<f64>,
-}
-
-impl ShortFlowsSpec {
-    /// Add one app per source to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        let start = cx.start(self.start_ms)?;
-        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
-            let flow = bytes(&self.flow, &cx.field("flow"))?;
-            if flow == 0 {
-                return Err(ScenarioError::field(&cx.field("flow"), "must be positive".into()));
-            }
-            count(self.parallel, &cx.field("parallel"), 1, 100_000)?;
-            if let Some(n) = self.flows_per_sequence {
-                count(n, &cx.field("flows_per_sequence"), 1, MAX_COUNT)?;
-            }
-            let cfg = ShortFlowsConfig {
-                src,
-                dst,
-                parallel: self.parallel,
-                flow_bytes: flow,
-                flows_per_sequence: self.flows_per_sequence,
-                start_spread: sim_us(self.start_spread_us, &cx.field("start_spread_us"), 0.0)?,
-            };
-            let id = sim.next_app_id();
-            let rng = cx.rng(sim);
-            sim.add_app(App::ShortFlows(ShortFlows::new(id, cfg, rng)), start);
-        }
-        Ok(())
-    }
-
-    /// The random draw it makes, if any.
-    pub fn random_draw(&self) -> Option<String> {
-        self.start_spread_us
-            .filter(|&d| d > 0.0)
-            .map(|d| format!("each sequence's start, uniform in [0, {d} us]"))
     }
 }

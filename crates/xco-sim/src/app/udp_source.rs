@@ -3,20 +3,15 @@
 //! The first message leaves at a random phase within one message gap after
 //! the start (seeded), then messages follow at exactly the configured rate.
 
-use super::App;
 use super::{mbps, AppNote, Application, Demand, DemandCx, Env, Metric};
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::host::sndbuf::SendBuffer;
 use crate::host::udp_socket::Room;
 use crate::net::packet::{Packet, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::scenario::apps::AppCx;
-use crate::scenario::limits::{count, MAX_COUNT, MAX_UDP_MSGS_PER_S};
-use crate::scenario::units::{bytes, rate_bps, Quantity};
-use crate::scenario::ScenarioError;
-use crate::sim::{Core, Sim};
 use crate::stats::{FlowKind, FlowStats};
 use crate::udp::{fragment_sizes, UdpSink};
-use serde::Deserialize;
+use crate::xco::Stack;
 use xco_core::{Dur, Rng, Time};
 
 /// Configuration of a UDP source.
@@ -82,7 +77,7 @@ impl UdpSource {
         }
     }
 
-    fn send_message(&mut self, core: &mut Core) {
+    fn send_message(&mut self, cx: &mut Ctx, stack: &mut Stack) {
         let n = self.frags.len() as u32;
         let mut app_left = self.cfg.message_bytes;
         for (i, &f) in self.frags.iter().enumerate() {
@@ -105,20 +100,20 @@ impl UdpSource {
                 fragment: i as u32,
                 fragments: n,
             });
-            let id = core.net.alloc(p);
+            let id = cx.net.alloc(p);
             if self.cfg.blocking {
-                core.udp_send(self.cfg.src, &mut self.sock, id, self.frag_frames[i]);
+                stack.udp_send(cx, self.cfg.src, &mut self.sock, id, self.frag_frames[i]);
             } else {
-                core.send(id);
+                stack.send(cx, id);
             }
         }
         self.sent += 1;
-        let f = &mut core.net.flows[self.flow as usize];
+        let f = &mut cx.net.flows[self.flow as usize];
         f.msgs_sent += 1;
         f.app_bytes_written += self.cfg.message_bytes;
         if self.cfg.count.is_none_or(|c| self.sent < c) {
-            core.ev.schedule(
-                core.now + self.gap,
+            cx.ev.schedule(
+                cx.now + self.gap,
                 Event::App {
                     app: self.id,
                     token: 1,
@@ -130,34 +125,28 @@ impl UdpSource {
 
 impl Application for UdpSource {
     fn start(&mut self, env: &mut Env) -> Result<(), String> {
-        let core = &mut *env.core;
-        self.started = core.now;
-        let h = xco_core::rng::mix64(core.seed, 0x0d_9000 + self.id as u64);
-        self.route = core.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
-        self.flow = core.net.flows.len() as u32;
-        core.net.flows.push(
-            FlowStats::new(
-                FlowKind::Udp,
-                self.id,
-                "udp",
-                self.cfg.src,
-                self.cfg.dst,
-                core.now,
-            )
-            .with_route(self.route),
+        let (cx, stack) = (&mut *env.cx, &mut *env.stack);
+        self.started = cx.now;
+        let h = xco_core::rng::mix64(stack.seed, 0x0d_9000 + self.id as u64);
+        self.route = cx.net.route(self.cfg.src, self.cfg.dst, h).map_err(|e| e.0)?;
+        self.flow = cx.net.flows.len() as u32;
+        cx.net.flows.push(
+            FlowStats::new(FlowKind::Udp, self.id, "udp", self.cfg.src, self.cfg.dst, cx.now)
+                .with_route(self.route),
         );
-        self.sink = core.udp_sinks.len() as u32;
-        core.udp_sinks
+        self.sink = stack.udp_sinks.len() as u32;
+        stack
+            .udp_sinks
             .push(UdpSink::new(self.flow, self.cfg.message_bytes));
-        let overhead = IPV4_HEADER_BYTES + core.net.framing.frame_overhead_bytes;
+        let overhead = IPV4_HEADER_BYTES + cx.net.framing.frame_overhead_bytes;
         self.frag_frames = self.frags.iter().map(|&f| f + overhead).collect();
         self.msg_frame_bytes = self.frag_frames.iter().map(|&f| f as u64).sum();
         self.gap = match self.cfg.rate_bps {
             Some(rate) => Dur::serialization(self.cfg.message_bytes, rate),
             None => {
-                let nic = core.net.nodes[self.cfg.src as usize].nic;
-                let port = &core.net.ports[nic as usize];
-                let fr = core.net.framing;
+                let nic = cx.net.nodes[self.cfg.src as usize].nic;
+                let port = &cx.net.ports[nic as usize];
+                let fr = cx.net.framing;
                 let wire: u64 = self
                     .frags
                     .iter()
@@ -170,8 +159,8 @@ impl Application for UdpSource {
         // are not locked to the same picosecond (which would make one of them
         // win every freed buffer slot)
         let phase = Dur(self.rng.below(self.gap.ps().max(1)));
-        core.ev.schedule(
-            core.now + phase,
+        cx.ev.schedule(
+            cx.now + phase,
             Event::App {
                 app: self.id,
                 token: 1,
@@ -183,14 +172,14 @@ impl Application for UdpSource {
         Ok(())
     }
     fn on_timer(&mut self, env: &mut Env, _token: u32) -> Result<(), String> {
-        let core = &mut *env.core;
+        let (cx, stack) = (&mut *env.cx, &mut *env.stack);
         if self.cfg.blocking {
             let (frames, n) = (self.msg_frame_bytes, self.frags.len() as u32);
-            match core.udp_room(self.cfg.src, self.cfg.dst, self.id, &mut self.sock, frames, n) {
+            match stack.udp_room(cx, self.cfg.src, self.cfg.dst, self.id, &mut self.sock, frames, n) {
                 Room::Now => {}
                 Room::At(t) => {
                     // the write blocks until the socket buffer or the NIC queue frees up
-                    core.ev.schedule(
+                    cx.ev.schedule(
                         t,
                         Event::App {
                             app: self.id,
@@ -202,7 +191,7 @@ impl Application for UdpSource {
                 Room::Woken => return Ok(()), // the coordinator wakes the write
             }
         }
-        self.send_message(core);
+        self.send_message(cx, stack);
         Ok(())
     }
     fn finished(&self) -> bool {
@@ -235,90 +224,14 @@ impl Application for UdpSource {
     fn kind(&self) -> &'static str {
         "udp"
     }
-    fn summary(&self, core: &Core) -> Vec<Metric> {
-        let f = &core.net.flows[self.flow as usize];
-        let secs = core.now.saturating_since(self.started).as_secs_f64();
+    fn summary(&self, cx: &Ctx) -> Vec<Metric> {
+        let f = &cx.net.flows[self.flow as usize];
+        let secs = cx.now.saturating_since(self.started).as_secs_f64();
         let goodput = mbps(f.app_bytes_delivered as f64, secs);
         vec![
             ("msgs_sent", f.msgs_sent as f64),
             ("msgs_delivered", f.msgs_delivered as f64),
             ("goodput_mbps", goodput),
         ]
-    }
-}
-
-/// `[[apps]] kind = "udp"`: UDP messages from each source to `dst`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UdpSpec {
-    /// Start time, ms (default 0).
-    pub start_ms: Option<f64>,
-    /// The sender(s).
-    pub src: crate::scenario::units::Hosts,
-    /// The receiver.
-    pub dst: String,
-    /// Payload rate, or `"line"` for flat out (default); at most 10^9 messages per second.
-    pub rate: Option<Quantity>,
-    /// Bytes per message, 1 to 65507 (default 65507, the largest UDP datagram).
-    pub message: Option<Quantity>,
-    /// Messages to send (default: until the run ends).
-    pub count: Option<u64>,
-}
-
-impl UdpSpec {
-    /// Add one source per sender to `sim`.
-    pub fn add_to(&self, sim: &mut Sim, cx: &AppCx) -> Result<(), ScenarioError> {
-        let start = cx.start(self.start_ms)?;
-        for (src, dst) in cx.pairs(&self.src, &self.dst)? {
-            let rate_bps = match &self.rate {
-                None => None,
-                Some(Quantity::Text(s)) if s.trim() == "line" => None,
-                Some(q) => Some(rate_bps(q, &cx.field("rate"))?),
-            };
-            let message_bytes = match &self.message {
-                Some(q) => bytes(q, &cx.field("message"))?,
-                None => 65_507,
-            };
-            if message_bytes == 0 || message_bytes > 65_507 {
-                return Err(ScenarioError::field(
-                    &cx.field("message"),
-                    format!("must be 1..65507 bytes (one UDP datagram), got {message_bytes}"),
-                ));
-            }
-            if let Some(r) = rate_bps {
-                let per_s = r as f64 / (8.0 * message_bytes as f64);
-                if per_s > MAX_UDP_MSGS_PER_S {
-                    return Err(ScenarioError::field(
-                        &cx.field("rate"),
-                        format!(
-                            "sends {per_s:e} messages per second; at most {MAX_UDP_MSGS_PER_S:e} \
-                             (raise message or lower rate)"
-                        ),
-                    ));
-                }
-            }
-            if let Some(c) = self.count {
-                count(c, &cx.field("count"), 1, MAX_COUNT * 1000)?;
-            }
-            let id = sim.next_app_id();
-            let cfg = UdpConfig {
-                src,
-                dst,
-                rate_bps,
-                message_bytes,
-                count: self.count,
-                mtu_bytes: cx.mtu_bytes,
-                blocking: sim.core.hosts.settings.blocking_udp,
-                sndbuf_bytes: sim.core.hosts.settings.udp_sndbuf_bytes,
-            };
-            let rng = cx.rng(sim);
-            sim.add_app(App::Udp(UdpSource::new(id, cfg, rng)), start);
-        }
-        Ok(())
-    }
-
-    /// Every source starts at a random phase.
-    pub fn random_draw(&self) -> Option<String> {
-        Some("each source's first message, at a uniform phase within one message gap".into())
     }
 }

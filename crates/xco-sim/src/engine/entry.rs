@@ -1,6 +1,6 @@
 //! Queue entries: a time and an event packed into one word (16 bytes).
 
-use super::Event;
+use super::event::Event;
 
 /// A queue entry: time and the event packed into one word (16 bytes in all).
 #[derive(Clone, Copy)]

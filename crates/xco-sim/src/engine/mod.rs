@@ -14,6 +14,7 @@
 //! [`EventQueue::cancel`].
 
 mod entry;
+mod event;
 mod queue;
 mod radix;
 mod timer;

@@ -14,9 +14,9 @@
 //!
 //! Here (`[host] tsq_limit_bytes`, 0: off, the old model) each TCP endpoint
 //! on a host XCo does not coordinate has a charge list, a [`crate::host::sndbuf::SendBuffer`]:
-//! every frame it hands to [`Core::send`] (data, retransmissions, ACKs) is
+//! every frame it hands to [`Stack::send`] (data, retransmissions, ACKs) is
 //! charged with the time its host's NIC finishes sending it, and trimmed
-//! lazily. Before a segment the endpoint asks [`Core::tsq_hold`]; an answer
+//! lazily. Before a segment the endpoint asks [`Stack::tsq_hold`]; an answer
 //! is the time enough of its frames have left the NIC, and the endpoint arms
 //! its pacing timer for it (one pending event per throttled socket, nothing
 //! scheduled per packet). We count frame bytes, not `truesize` (Linux's skb
@@ -24,9 +24,10 @@
 //! counted: TSQ is not applied there (its per-destination queue bounds the
 //! socket instead).
 
-use crate::net::packet::PktKind;
+use crate::ctx::Ctx;
+use crate::host::{Coordinator, Stack};
+use crate::net::packet::{PktId, PktKind};
 use crate::net::qdisc::PortMode;
-use crate::sim::Core;
 use crate::tcp::pacing::RatePacer;
 use xco_core::{Dur, Time};
 
@@ -49,7 +50,7 @@ pub fn pacing_rate_bytes_per_s(cwnd_bytes: u64, ssthresh_bytes: u64, srtt: Optio
     r.rate_bytes_per_s
 }
 
-impl Core {
+impl<C: Coordinator> Stack<C> {
     /// TSQ is on (`[host] tsq_limit_bytes` set): one load and a branch.
     #[inline(always)]
     pub fn tsq_on(&self) -> bool {
@@ -59,10 +60,12 @@ impl Core {
     /// With TSQ on, `Some(t)`: TCP endpoint `ep` on `host` holds its limit
     /// in its host and may send its next frame of `frame_bytes` at `t`,
     /// when enough of its frames have left the NIC. `None`: send now.
-    /// The caller checks [`Core::tsq_on`] first (the packet path stays one branch).
+    /// The caller checks [`Stack::tsq_on`] first (the packet path stays one branch).
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     pub fn tsq_hold(
         &mut self,
+        cx: &mut Ctx,
         host: u32,
         ep: u32,
         frame_bytes: u32,
@@ -77,30 +80,30 @@ impl Core {
         let cap = self.hosts.settings.tsq_limit_bytes;
         let sock = self.hosts.tsq_socket(ep);
         sock.limit_bytes = limit_bytes(frame_bytes, rate, cap);
-        sock.writable_at(self.now)
+        sock.writable_at(cx.now)
     }
 
     /// With TSQ on: hand `pkt` to its host's NIC queue and, if it is a TCP
     /// packet, charge it to its sending endpoint until the NIC has sent it.
     #[inline(never)]
-    pub fn tsq_send(&mut self, pkt: u32) {
-        let p = &self.net.pool[pkt];
+    pub fn tsq_send(&mut self, cx: &mut Ctx, pkt: PktId) {
+        let p = &cx.net.pool[pkt];
         let (tcp, host, ep) = (p.kind == PktKind::Tcp, p.src, p.src_ep);
-        let bytes = p.ip_bytes + self.net.framing.frame_overhead_bytes;
-        self.net.host_send(self.now, &mut self.ev, pkt);
+        let bytes = p.ip_bytes + cx.net.framing.frame_overhead_bytes;
+        cx.net.host_send(cx.now, &mut cx.ev, pkt);
         if !tcp {
             return;
         }
-        let pt = &self.net.ports[self.net.nodes[host as usize].nic as usize];
+        let pt = &cx.net.ports[cx.net.nodes[host as usize].nic as usize];
         let done = match pt.mode() {
-            PortMode::Fifo => pt.busy_until.max(self.now),
+            PortMode::Fifo => pt.busy_until.max(cx.now),
             // a scheduled NIC's departure is not known yet: not charged
             PortMode::Scheduled => return,
         };
         let sock = self.hosts.tsq_socket(ep);
         // trim what the NIC has sent: a socket that only ACKs is never
         // asked, and its list must not grow
-        sock.charged_bytes(self.now);
+        sock.charged_bytes(cx.now);
         sock.charge(done, bytes);
     }
 }

@@ -24,6 +24,7 @@
 pub mod drop_runs;
 pub mod onoff;
 pub mod packet;
+pub mod pcap;
 pub mod pdn;
 pub mod port;
 pub mod prefetch;
@@ -37,9 +38,9 @@ pub mod timeline;
 pub mod topology;
 
 use crate::engine::{Event, EventQueue};
-use crate::output::pcap::CaptureBuffer;
 use crate::stats::FlowStats;
 use packet::{Ecn, Packet, PacketPool, PktId, PktKind};
+use pcap::CaptureBuffer;
 use port::{InputCount, InputStats, Port};
 use qdisc::{Arrival, DropReason, DropTail, Input, Qdisc, Queued, Verdict};
 use routing::{Graph, RouteTable, Router, RoutingMode};

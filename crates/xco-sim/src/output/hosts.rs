@@ -9,7 +9,7 @@
 //! and role).
 
 use super::csv_table::CsvTable;
-use super::pcap::{ep_port, node_ip, node_mac, CONTROL_PORT};
+use crate::net::pcap::{ep_port, node_ip, node_mac, CONTROL_PORT};
 use crate::net::topology::NodeKind;
 use crate::sim::Sim;
 use crate::stats::FlowKind;
@@ -29,7 +29,7 @@ fn mac_text(n: u32) -> String {
 
 /// The `hosts.csv` text of a finished run.
 pub fn hosts_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let mut t = CsvTable::new(&[
         "node",
         "kind",
@@ -81,7 +81,7 @@ pub fn hosts_csv(sim: &Sim) -> String {
     for ep in &sim.tcp.eps {
         endpoint(ep.host, "tcp", ep_port(ep.id) as u32, ep.tx_flow);
     }
-    for (i, sink) in sim.core.udp_sinks.iter().enumerate() {
+    for (i, sink) in sim.stack.udp_sinks.iter().enumerate() {
         let f = &net.flows[sink.flow as usize];
         endpoint(f.src, "udp", ep_port(f.app) as u32, sink.flow);
         endpoint(f.dst, "udp", ep_port(i as u32) as u32, sink.flow);

@@ -6,10 +6,47 @@
 //! sorted, so the same run gives the same bytes.
 
 use super::human_bytes;
-use crate::scenario::RunRecord;
 use crate::sim::RunStats;
 use serde_json::{json, Value};
 use xco_core::Time;
+
+/// Where the seed of a run came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedSource {
+    /// Given to the run (`--seed`, `seed=` in Python): it overrides the file.
+    Override,
+    /// The file's `run.seed`.
+    File,
+    /// Neither: the default, 1.
+    Default,
+}
+
+impl SeedSource {
+    /// Name for `meta.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SeedSource::Override => "override",
+            SeedSource::File => "run.seed",
+            SeedSource::Default => "default",
+        }
+    }
+}
+
+/// What ran: the effective scenario, its seed and its random draws.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    /// The scenario's `name` (or `scenario`).
+    pub name: String,
+    /// The seed in use.
+    pub seed: u64,
+    /// Where the seed came from.
+    pub seed_source: SeedSource,
+    /// The scenario as read, with `run.seed` set to the seed in use.
+    pub scenario: Value,
+    /// The random draws the scenario makes, one sentence each; empty when the
+    /// seed changes nothing.
+    pub random_draws: Vec<String>,
+}
 
 /// What `meta.json` says when the seed changes nothing.
 pub const DETERMINISTIC: &str = "deterministic: the seed changes nothing";

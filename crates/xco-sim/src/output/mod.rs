@@ -1,4 +1,5 @@
-//! What a run leaves behind: CSV tables, `meta.json` and pcap captures.
+//! What a run leaves behind: CSV tables, `meta.json` and pcap captures (taken
+//! by the network's ports, [`crate::net::pcap`]).
 //!
 //! Everything is produced as text/bytes in memory and written by the caller
 //! (the Python package or a test), so the simulator never touches the file
@@ -8,9 +9,11 @@
 pub mod csv_table;
 pub mod hosts;
 pub mod meta;
-pub mod pcap;
 pub mod tables;
 pub mod timeseries;
+
+/// pcap captures: a tap of the network's ports ([`crate::net::pcap`]).
+pub use crate::net::pcap;
 
 /// `bytes` for people: `512 B`, `1.5 KiB`, `12.3 MiB`, `1.0 GiB`.
 pub fn human_bytes(bytes: u64) -> String {

@@ -1,13 +1,50 @@
 //! The CSV tables and `meta.json` of a finished run.
 
 use super::csv_table::{num, CsvTable};
+use super::meta::RunRecord;
 use super::meta::{meta_json, CutOutput};
 use super::timeseries::Timeseries;
 use crate::app::Metric;
 use crate::net::drop_runs::MAX_RUN;
 use crate::net::Net;
-use crate::scenario::{RunOutput, RunRecord};
 use crate::sim::{RunStats, Sim};
+
+/// Everything a run produces, as text and bytes ready to be written.
+pub struct RunOutput {
+    /// One row per flow.
+    pub flows_csv: String,
+    /// Per-bin flow throughput and port queues.
+    pub timeseries_csv: String,
+    /// One row per (app, metric).
+    pub apps_csv: String,
+    /// Per-round / per-probe / per-flow samples of apps.
+    pub samples_csv: String,
+    /// One row per port.
+    pub ports_csv: String,
+    /// Per port and input: arrivals and drops.
+    pub port_inputs_csv: String,
+    /// Per switch port and input: episodes of k consecutive drops.
+    pub drop_runs_csv: String,
+    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
+    pub queue_timeline_csv: String,
+    /// Node addresses and endpoint ports as they appear in pcaps.
+    pub hosts_csv: String,
+    /// Scenario, seed, version, run statistics.
+    pub meta_json: String,
+    /// Captured links: (file name, pcap bytes).
+    pub pcaps: Vec<(String, Vec<u8>)>,
+    /// Counters of the run.
+    pub stats: RunStats,
+    /// What the run did not write in full (an output that reached its size
+    /// limit), one sentence each.
+    pub warnings: Vec<String>,
+    /// Per app: (id, kind, metrics).
+    pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
+    /// Apps' own tables (`requests.csv` of a web fan-in): (file name, CSV text).
+    pub app_tables: Vec<(String, String)>,
+    /// The seed used.
+    pub seed: u64,
+}
 
 /// Every app's own tables; a name two apps share gets the app's index in front (`app1_requests.csv`).
 fn app_tables(sim: &Sim) -> Vec<(String, String)> {
@@ -26,8 +63,8 @@ fn app_tables(sim: &Sim) -> Vec<(String, String)> {
 }
 
 fn flows_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
-    let end = sim.core.now;
+    let net = &sim.cx.net;
+    let end = sim.cx.now;
     let mut t = CsvTable::new(&[
         "flow",
         "app",
@@ -106,8 +143,8 @@ fn flows_csv(sim: &Sim) -> String {
 }
 
 fn ports_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
-    let now = sim.core.now;
+    let net = &sim.cx.net;
+    let now = sim.cx.now;
     let secs = now.as_secs_f64();
     let mut t = CsvTable::new(&[
         "port",
@@ -157,7 +194,7 @@ fn ports_csv(sim: &Sim) -> String {
 /// more than [`crate::net::MAX_COUNTED_PAIRS`] (port, input) pairs, has one
 /// row of its totals (`input_from` empty too). Inputs that brought nothing have no row.
 fn port_inputs_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let mut t = CsvTable::new(&[
         "port",
         "from",
@@ -207,7 +244,7 @@ fn port_input_cells(net: &Net, port: u32, input: u32, from_node: Option<u32>) ->
 /// per `k` with episodes; `k` = [`MAX_RUN`] counts runs of that many or more,
 /// and `longest_run` (the same on every row of the input) is exact.
 fn drop_runs_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let mut t = CsvTable::new(&[
         "port",
         "from",
@@ -243,7 +280,7 @@ fn drop_runs_csv(sim: &Sim) -> String {
 /// time order with the bytes queued after each; a timeline cut by its bound
 /// ends with a `truncated` row at the first event not recorded.
 fn queue_timeline_csv(sim: &Sim) -> String {
-    let net = &sim.core.net;
+    let net = &sim.cx.net;
     let mut t = CsvTable::new(&[
         "port",
         "from",
@@ -316,7 +353,7 @@ fn cut_outputs(sim: &Sim) -> Vec<CutOutput> {
         })
         .into_iter()
         .collect();
-    for c in &sim.core.net.captures {
+    for c in &sim.cx.net.captures {
         if let Some(t) = c.cut_at() {
             out.push(CutOutput {
                 file: c.name.clone(),
@@ -368,7 +405,7 @@ fn collect_with(
     let mut samples_csv = CsvTable::new(&["app", "kind", "x", "value"]);
     let mut summaries: Vec<(u32, &'static str, Vec<Metric>)> = Vec::new();
     for (i, a) in sim.apps.iter().enumerate() {
-        let m = a.summary(&sim.core);
+        let m = a.summary(&sim.cx);
         for (k, v) in &m {
             apps_csv.row(&[i.to_string(), a.kind().to_string(), k.to_string(), num(*v)]);
         }
@@ -377,7 +414,7 @@ fn collect_with(
         }
         summaries.push((i as u32, a.kind(), m));
     }
-    if let Some(x) = &sim.core.xco {
+    if let Some(x) = &sim.stack.xco {
         // the XCo control plane reports as one more "app"
         let i = sim.apps.len();
         let m = x.summary();
@@ -386,11 +423,11 @@ fn collect_with(
         }
         summaries.push((i as u32, "xco", m));
     }
-    if let Some(p) = sim.core.net.pdn() {
+    if let Some(p) = sim.cx.net.pdn() {
         // PDN reports as one more "app" too
         let i = summaries.len();
         let t = p.totals();
-        let flows = &sim.core.net.flows;
+        let flows = &sim.cx.net.flows;
         let m: Vec<Metric> = vec![
             ("notifications_made", t.made as f64),
             ("piggybacked_hops", t.piggybacked as f64),
@@ -419,7 +456,7 @@ fn collect_with(
     let warnings = cut.iter().map(|c| c.warning()).collect();
     let meta_json = meta_json(record, &stats, source_commit, &cut);
     let pcaps = sim
-        .core
+        .cx
         .net
         .captures
         .iter()

@@ -1,24 +1,36 @@
 //! `[[apps]]`: a tagged enum, one entry per application, read kind by kind.
 //!
-//! Each entry's `kind` picks a spec struct that lives beside its application
-//! (`app/incast.rs` holds `IncastSpec`); the struct is read with unknown
+//! Each entry's `kind` picks a spec struct, in a file of its own beside this
+//! one (`scenario/apps/incast.rs` holds `IncastSpec`, the settings of
+//! `app/incast.rs`'s application); the struct is read with unknown
 //! fields denied, so a field of another kind (`rounds` in a `transfer`) is an
 //! error naming `apps[i].rounds`. An entry is read straight from the parsed
 //! document (not through serde's buffered tagged-enum path), so an error in a
 //! value still knows where it is: `apps[2].count: invalid type ...`.
 //!
-//! A new kind: its spec (serde) and builder in its app file, one arm in
-//! [`AppSpec`] and one in the table of [`read_apps`].
+//! A new kind: its application in `app/`, its spec (serde) and builder in
+//! `scenario/apps/`, one arm in [`AppSpec`] and one in the table of
+//! [`read_apps`]. The applications never import the scenario layer.
 
 use super::units::{HostIndex, Hosts};
 use super::{located, ScenarioError};
-use crate::app::{
-    BulkSpec, IncastSpec, PingSpec, ShortFlowsSpec, StripeSpec, TransferSpec, UdpSpec, WebFaninSpec,
-};
+mod bulk;
+mod incast;
+mod ping;
+mod short_flows;
+mod udp_source;
+mod web_fanin;
+
 use crate::sim::Sim;
+pub use bulk::{BulkSpec, TransferSpec};
+pub use incast::{IncastSpec, StripeSpec};
+pub use ping::PingSpec;
 use serde::Deserialize;
+pub use short_flows::ShortFlowsSpec;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
+pub use udp_source::UdpSpec;
+pub use web_fanin::WebFaninSpec;
 use xco_core::{Dur, Rng, Time};
 
 /// One `[[apps]]` entry, by `kind`.

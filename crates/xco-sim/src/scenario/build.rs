@@ -10,16 +10,16 @@ use super::record::{RunRecord, SeedSource};
 use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
-use crate::app::Metric;
 use crate::control::RunControl;
 use crate::host::settings::HostSettings;
+use crate::net::pcap::CaptureBuffer;
 use crate::net::pdn::{PdnConfig, PdnResend};
 use crate::net::routing::RoutingMode;
 use crate::net::topology::{LinkSpec, NodeKind, Topology};
 use crate::net::{Framing, Net, NetConfig};
-use crate::output::pcap::CaptureBuffer;
 use crate::output::tables;
-use crate::sim::{PortSampling, RunStats, Sim};
+pub use crate::output::tables::RunOutput;
+use crate::sim::{PortSampling, Sim};
 use crate::tcp::cc::CcKind;
 use crate::tcp::profile::TcpProfile;
 use crate::tcp::TcpConfig;
@@ -55,43 +55,6 @@ pub struct RunOptions<'a> {
     pub control: Option<Arc<RunControl>>,
     /// Overrides `output.max_file_bytes`.
     pub max_file_bytes: Option<u64>,
-}
-
-/// Everything a run produces, as text and bytes ready to be written.
-pub struct RunOutput {
-    /// One row per flow.
-    pub flows_csv: String,
-    /// Per-bin flow throughput and port queues.
-    pub timeseries_csv: String,
-    /// One row per (app, metric).
-    pub apps_csv: String,
-    /// Per-round / per-probe / per-flow samples of apps.
-    pub samples_csv: String,
-    /// One row per port.
-    pub ports_csv: String,
-    /// Per port and input: arrivals and drops.
-    pub port_inputs_csv: String,
-    /// Per switch port and input: episodes of k consecutive drops.
-    pub drop_runs_csv: String,
-    /// Enqueue/dequeue/drop events of the ports with a queue timeline.
-    pub queue_timeline_csv: String,
-    /// Node addresses and endpoint ports as they appear in pcaps.
-    pub hosts_csv: String,
-    /// Scenario, seed, version, run statistics.
-    pub meta_json: String,
-    /// Captured links: (file name, pcap bytes).
-    pub pcaps: Vec<(String, Vec<u8>)>,
-    /// Counters of the run.
-    pub stats: RunStats,
-    /// What the run did not write in full (an output that reached its size
-    /// limit), one sentence each.
-    pub warnings: Vec<String>,
-    /// Per app: (id, kind, metrics).
-    pub app_summaries: Vec<(u32, &'static str, Vec<Metric>)>,
-    /// Apps' own tables (`requests.csv` of a web fan-in): (file name, CSV text).
-    pub app_tables: Vec<(String, String)>,
-    /// The seed used.
-    pub seed: u64,
 }
 
 fn topology(sc: &Scenario) -> Result<Topology, ScenarioError> {
@@ -410,23 +373,23 @@ fn tcp_config_from(
 
 /// `[[tcp.hosts]]`: give the chosen hosts their profile's settings.
 fn select_host_tcp(sc: &Scenario, sim: &mut Sim, hosts: &HostIndex, mtu: u32) -> Result<(), ScenarioError> {
-    let mut by: Vec<Option<usize>> = vec![None; sim.core.net.nodes.len()];
+    let mut by: Vec<Option<usize>> = vec![None; sim.cx.net.nodes.len()];
     for (i, e) in sc.tcp.hosts.iter().enumerate() {
         let field = format!("tcp.hosts[{i}]");
         let c = tcp_config_from(sc, mtu, Some(&e.profile), &format!("{field}.profile"))?;
-        let idx = sim.core.tcp_cfg_index(c);
+        let idx = sim.stack.tcp.index(c);
         for n in hosts.select(&e.hosts, &format!("{field}.hosts"))? {
             if let Some(j) = by[n as usize] {
                 return Err(ScenarioError::field(
                     &format!("{field}.hosts"),
                     format!(
                         "host {:?} already has its profile from tcp.hosts[{j}]",
-                        sim.core.net.nodes[n as usize].name
+                        sim.cx.net.nodes[n as usize].name
                     ),
                 ));
             }
             by[n as usize] = Some(i);
-            let sel = &mut sim.core.tcp_select.host;
+            let sel = &mut sim.stack.tcp.select.host;
             if sel.is_empty() {
                 sel.resize(by.len(), 0);
             }
@@ -517,13 +480,12 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
     select_host_tcp(&sc, &mut sim, &hosts, mtu)?;
-    sim.core.hosts.settings = host_model;
+    sim.stack.hosts.settings = host_model;
     if let Some(x) = &sc.xco {
         let cfg = xco_config(x, &sim, &hosts)?;
-        let core = &mut sim.core;
-        let mut plane = XcoSim::new(&mut core.net, cfg, Time::ZERO);
-        plane.start(Time::ZERO, &mut core.ev);
-        core.xco = Some(Box::new(plane));
+        let mut plane = XcoSim::new(&mut sim.cx.net, cfg, Time::ZERO);
+        plane.start(Time::ZERO, &mut sim.cx.ev);
+        sim.stack.xco = Some(Box::new(plane));
     }
     let duration = match sc.run.duration_ms {
         Some(d) => {
@@ -548,9 +510,9 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         a.add_to(&mut sim, &cx)?;
         if let Some(name) = &sc.app_tcp[index] {
             let c = tcp_config_from(&sc, mtu, Some(name), &format!("apps[{index}].tcp"))?;
-            let idx = sim.core.tcp_cfg_index(c);
+            let idx = sim.stack.tcp.index(c);
             let (first, last) = (first as usize, sim.next_app_id() as usize);
-            let sel = &mut sim.core.tcp_select.app;
+            let sel = &mut sim.stack.tcp.select.app;
             sel.resize(last.max(sel.len()), None);
             sel[first..last].fill(Some(idx));
         }
@@ -622,13 +584,13 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     }
     for (i, c) in o.capture.iter().enumerate() {
         let field = format!("output.capture[{i}]");
-        let net = &mut sim.core.net;
+        let net = &mut sim.cx.net;
         let port = link_port(net, c, &field)?;
         let pt = &net.ports[port as usize];
         let name = format!("{}-{}.pcap", net.name(pt.from), net.name(pt.to));
         let timeline = net.ports[port as usize].timeline;
         net.ports[port as usize].set_taps(net.captures.len() as u32, timeline);
-        let mut capture = CaptureBuffer::new(name, o.capture_snaplen, mtu, sim.core.tcp_cfg.header_bytes);
+        let mut capture = CaptureBuffer::new(name, o.capture_snaplen, mtu, sim.stack.tcp.cfg.header_bytes);
         capture.set_limit(max_file_bytes);
         net.captures.push(capture);
     }
@@ -640,7 +602,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     )?;
     for (i, c) in o.queue_timeline.iter().enumerate() {
         let field = format!("output.queue_timeline[{i}]");
-        let net = &mut sim.core.net;
+        let net = &mut sim.cx.net;
         let port = link_port(net, c, &field)?;
         if net.ports[port as usize].timeline != crate::net::port::NO_TAP {
             return Err(ScenarioError::field(&field, format!("{c:?} is listed twice")));
@@ -743,7 +705,7 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
             1e6,
         )?),
     };
-    let mut coordinated = vec![false; sim.core.net.nodes.len()];
+    let mut coordinated = vec![false; sim.cx.net.nodes.len()];
     let chosen: Vec<u32> = match &x.hosts {
         Some(sel) => hosts.select(sel, &f("hosts"))?,
         None => hosts

@@ -124,7 +124,7 @@ impl Estimate {
 /// longest path a packet takes, for routings that take shortest paths; the
 /// climbs of equal-length routing are at most this long too in a fat-tree).
 fn max_hops(sim: &Sim) -> u32 {
-    let g = sim.core.net.router().graph();
+    let g = sim.cx.net.router().graph();
     let Some(first) = (0..g.nodes() as u32).find(|&n| g.is_host(n)) else {
         return 1;
     };
@@ -161,8 +161,8 @@ fn part(name: &'static str, count: u64, item_bytes: u64, what: String, change: &
 /// The estimate of running `sim` as built (before its first event);
 /// `ends_by_duration`: the run stops at `run.duration_ms`.
 pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
-    let net = &sim.core.net;
-    let cfg = &sim.core.tcp_cfg;
+    let net = &sim.cx.net;
+    let cfg = &sim.stack.tcp.cfg;
     let until_s = sim.stop_at.map_or(3600.0, |t| t.as_secs_f64());
     let mut nic_bps = vec![0u64; net.nodes.len()];
     for (i, n) in net.nodes.iter().enumerate() {
@@ -194,7 +194,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
     let hops = max_hops(sim);
     let n_nodes = net.nodes.len() as u64;
     let n_ports = net.ports.len() as u64;
-    let mtu = sim.core.tcp_cfg.mss_bytes as u64 + cfg.header_bytes as u64;
+    let mtu = sim.stack.tcp.cfg.mss_bytes as u64 + cfg.header_bytes as u64;
     let frame = mtu + net.framing.frame_overhead_bytes as u64;
     let mut parts = Vec::new();
 
@@ -281,7 +281,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
             by_bytes.min(limit) + wire
         })
         .sum();
-    let v2v: u64 = sim.core.xco.as_ref().map_or(0, |x| {
+    let v2v: u64 = sim.stack.xco.as_ref().map_or(0, |x| {
         let hosts = x.cfg.coordinated.iter().filter(|&&c| c).count() as u64;
         hosts * (x.cfg.v2v_queue_bytes / frame.max(1) + 1)
     });
@@ -306,7 +306,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
     } else {
         buffers.min(windows)
     };
-    let sack = sim.core.tcp_cfg.sack || sim.core.tcp_alt.iter().any(|c| c.sack);
+    let sack = sim.stack.tcp.cfg.sack || sim.stack.tcp.alt.iter().any(|c| c.sack);
     let packet_bytes = (size_of::<Packet>() + 4 + if sack { size_of::<SackOption>() } else { 0 }) as u64;
     parts.push(part(
         "packets in flight",
@@ -323,7 +323,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
         },
         "smaller buffers (topology.switch_buffer, topology.host_buffer, host.txqueuelen) or fewer flows",
     ));
-    let rack = sim.core.tcp_cfg.rack || sim.core.tcp_alt.iter().any(|c| c.rack);
+    let rack = sim.stack.tcp.cfg.rack || sim.stack.tcp.alt.iter().any(|c| c.rack);
     if rack {
         parts.push(part(
             "RACK sent records",
@@ -333,7 +333,7 @@ pub fn estimate(sim: &Sim, ends_by_duration: bool) -> Estimate {
             "fewer flows or smaller windows (tcp.rcv_buf_bytes)",
         ));
     }
-    if let Some(x) = &sim.core.xco {
+    if let Some(x) = &sim.stack.xco {
         let hosts = x.cfg.coordinated.iter().filter(|&&c| c).count() as u64;
         parts.push(part(
             "XCo coordinators",

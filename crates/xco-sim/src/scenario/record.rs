@@ -1,4 +1,5 @@
-//! The record of what a run actually ran, for `meta.json`.
+//! The record of what a run actually ran, for `meta.json` (the record itself,
+//! [`RunRecord`], is output's: [`crate::output::meta`] writes it).
 //!
 //! Not the file's text: the scenario as the simulator read it, after every
 //! override (the seed given on the command line, a sweep's changes), the seed
@@ -10,43 +11,7 @@ use super::schema::Scenario;
 use crate::net::topology::{NodeKind, Topology};
 use serde_json::Value;
 
-/// Where the seed of a run came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SeedSource {
-    /// Given to the run (`--seed`, `seed=` in Python): it overrides the file.
-    Override,
-    /// The file's `run.seed`.
-    File,
-    /// Neither: the default, 1.
-    Default,
-}
-
-impl SeedSource {
-    /// Name for `meta.json`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SeedSource::Override => "override",
-            SeedSource::File => "run.seed",
-            SeedSource::Default => "default",
-        }
-    }
-}
-
-/// What ran: the effective scenario, its seed and its random draws.
-#[derive(Clone, Debug)]
-pub struct RunRecord {
-    /// The scenario's `name` (or `scenario`).
-    pub name: String,
-    /// The seed in use.
-    pub seed: u64,
-    /// Where the seed came from.
-    pub seed_source: SeedSource,
-    /// The scenario as read, with `run.seed` set to the seed in use.
-    pub scenario: Value,
-    /// The random draws the scenario makes, one sentence each; empty when the
-    /// seed changes nothing.
-    pub random_draws: Vec<String>,
-}
+pub use crate::output::meta::{RunRecord, SeedSource};
 
 impl RunRecord {
     /// The record of scenario `sc` (read from `text`) run with `seed`.

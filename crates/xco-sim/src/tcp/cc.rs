@@ -19,10 +19,9 @@
 //! RFC 6582 fast recovery in `recovery`; RFC 3168 §6.1.2's once-per-window
 //! rule in the endpoint, its window cut here.
 //!
-//! Dispatch is an enum ([`Cc`]): the built-in algorithms are matched, never
-//! boxed; [`Cc::Custom`] takes a boxed algorithm for experiments and tests.
+//! Dispatch is an enum ([`super::congestion::Cc`]): the built-in algorithms are matched, never
+//! boxed; [`super::congestion::Cc::Custom`] takes a boxed algorithm for experiments and tests.
 
-use super::TcpConfig;
 use xco_core::{Dur, Time};
 
 /// The window variables an algorithm acts on.
@@ -162,67 +161,6 @@ impl CongestionControl for NewReno {
             }
             // RFC 3168 §6.1.2: halve the window, as for a loss
             CongestionEvent::EcnEcho => w.cwnd = w.cwnd.min(w.ssthresh),
-        }
-    }
-}
-
-/// Enum dispatch over the algorithms.
-pub enum Cc {
-    /// NewReno.
-    NewReno(NewReno),
-    /// CUBIC (RFC 9438).
-    Cubic(Box<super::cubic::Cubic>),
-    /// DCTCP (RFC 8257).
-    Dctcp(Box<super::dctcp::Dctcp>),
-    /// Any other algorithm, boxed (experiments and tests; one branch away
-    /// from the built-in ones).
-    Custom(Box<dyn CongestionControl + Send>),
-}
-
-impl std::fmt::Debug for Cc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Cc::NewReno(c) => c.fmt(f),
-            Cc::Cubic(c) => c.fmt(f),
-            Cc::Dctcp(c) => c.fmt(f),
-            Cc::Custom(_) => f.write_str("Custom"),
-        }
-    }
-}
-
-impl Cc {
-    /// A fresh instance of the algorithm `cfg` names.
-    pub fn new(cfg: &TcpConfig) -> Cc {
-        let abc_limit_bytes = cfg.abc_limit_segments as u64 * cfg.mss_bytes as u64;
-        match cfg.cc {
-            CcKind::NewReno => Cc::NewReno(NewReno { abc_limit_bytes }),
-            CcKind::Cubic if cfg.hystart => {
-                let h = super::hystart::HyStart::new(super::hystart::HyStartParams::default(), cfg.pacing);
-                Cc::Cubic(Box::new(super::cubic::Cubic::with_hystart(abc_limit_bytes, h)))
-            }
-            CcKind::Cubic => Cc::Cubic(Box::new(super::cubic::Cubic::new(abc_limit_bytes))),
-            CcKind::Dctcp => Cc::Dctcp(Box::new(super::dctcp::Dctcp::new(abc_limit_bytes))),
-        }
-    }
-}
-
-impl CongestionControl for Cc {
-    #[inline(always)]
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
-        match self {
-            Cc::NewReno(c) => c.on_ack(w, s),
-            Cc::Cubic(c) => c.on_ack(w, s),
-            Cc::Dctcp(c) => c.on_ack(w, s),
-            Cc::Custom(c) => c.on_ack(w, s),
-        }
-    }
-    #[inline]
-    fn on_congestion(&mut self, w: &mut Window, ev: CongestionEvent, s: &EventSample) {
-        match self {
-            Cc::NewReno(c) => c.on_congestion(w, ev, s),
-            Cc::Cubic(c) => c.on_congestion(w, ev, s),
-            Cc::Dctcp(c) => c.on_congestion(w, ev, s),
-            Cc::Custom(c) => c.on_congestion(w, ev, s),
         }
     }
 }

@@ -13,8 +13,11 @@
 mod pdn;
 use pdn::PdnSender;
 
-use super::cc::{AckSample, Cc, CongestionControl, CongestionEvent, EventSample, Window};
+use super::cc::{AckSample, CongestionControl, CongestionEvent, EventSample, Window};
+use super::congestion::Cc;
+use super::host::{TcpCount, TcpHost};
 use super::hot::{HotCfg, HOT_DELAYED_ACK, HOT_ECN, HOT_KARN, HOT_LIMITED_TRANSMIT, HOT_RESTART_AFTER_IDLE};
+use super::note::AppNote;
 use super::pacing::{Pacer, RatePacer};
 use super::rcv_window::{RcvState, RcvWindow};
 use super::recovery::{LossCtx, NextSeg, Recovery, Segment};
@@ -22,10 +25,9 @@ use super::rtt::RttEstimator;
 use super::sack::SackBlocks;
 use super::tlp::{Probe, TlpState};
 use super::TcpConfig;
-use crate::app::AppNote;
+use crate::ctx::Ctx;
 use crate::engine::{Event, Timer};
 use crate::net::packet::{Ecn, Packet, PktId, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_SACK, FLAG_SYN};
-use crate::sim::Core;
 use xco_core::{Dur, Time};
 
 /// Connection state (the subset of RFC 793 the model needs; no FIN exchange).
@@ -66,7 +68,7 @@ pub struct TcpEndpoint {
     pub rx_flow: u32,
     /// Connection state.
     pub state: TcpState,
-    /// Which TCP settings this endpoint runs ([`Core::tcp_cfg_of`]; 0: the run's).
+    /// Which TCP settings this endpoint runs ([`crate::tcp::select::TcpSettings::cfg_of`]; 0: the run's).
     pub cfg: u8,
     /// Their per-packet fields, copied at creation (no lookup per packet).
     hot: HotCfg,
@@ -190,7 +192,7 @@ pub struct EndpointInit {
     pub rx_flow: u32,
     /// Initial state.
     pub state: TcpState,
-    /// The settings' index ([`Core::tcp_cfg_of`]); `cfg` below must be them.
+    /// The settings' index ([`crate::tcp::select::TcpSettings::cfg_of`]); `cfg` below must be them.
     pub cfg: u8,
 }
 
@@ -341,18 +343,18 @@ impl TcpEndpoint {
     // application calls
 
     /// Active open: send the SYN (or, without handshake, nothing to do).
-    pub fn connect(&mut self, core: &mut Core) {
+    pub fn connect<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         if self.state == TcpState::SynSent {
-            self.send_control(core, FLAG_SYN);
-            self.arm_rto(core);
+            self.send_control(cx, h, FLAG_SYN);
+            self.arm_rto(cx, h);
         }
     }
 
     /// Queue `bytes` more application bytes and send what the window allows.
-    pub fn write(&mut self, core: &mut Core, bytes: u64) {
+    pub fn write<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, bytes: u64) {
         self.app_limit += bytes;
-        core.net.flows[self.tx_flow as usize].app_bytes_written += bytes;
-        self.output(core);
+        h.count(cx, self.tx_flow, TcpCount::Written(bytes));
+        self.output(cx, h);
     }
 
     /// Close: stop timers; later segments for this endpoint are discarded.
@@ -369,15 +371,15 @@ impl TcpEndpoint {
     /// Process segment `p` that arrived for this endpoint as packet `pkt`.
     /// The packet is not released here; it may have been released already,
     /// as its SACK option is read before anything is sent.
-    pub fn on_segment(&mut self, core: &mut Core, pkt: PktId, p: &Packet) {
+    pub fn on_segment<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, pkt: PktId, p: &Packet) {
         match self.state {
             TcpState::Closed => return,
             TcpState::Listen => {
                 if p.flags & FLAG_SYN != 0 {
                     self.ts_recent = p.ts_val;
                     self.state = TcpState::SynRcvd;
-                    self.send_control(core, FLAG_SYN | FLAG_ACK);
-                    self.arm_rto(core);
+                    self.send_control(cx, h, FLAG_SYN | FLAG_ACK);
+                    self.arm_rto(cx, h);
                 }
                 return;
             }
@@ -385,12 +387,12 @@ impl TcpEndpoint {
                 if p.flags & (FLAG_SYN | FLAG_ACK) == FLAG_SYN | FLAG_ACK {
                     self.ts_recent = p.ts_val;
                     self.peer_wnd = p.wnd as u64;
-                    self.handshake_done(core, p.ts_ecr);
+                    self.handshake_done(cx, h, p.ts_ecr);
                     // the ACK of the handshake: piggybacked on data if there is any
                     self.ack_now = true;
-                    self.output(core);
+                    self.output(cx, h);
                     if self.ack_now {
-                        self.send_control(core, FLAG_ACK);
+                        self.send_control(cx, h, FLAG_ACK);
                     }
                 }
                 return;
@@ -398,57 +400,57 @@ impl TcpEndpoint {
             TcpState::SynRcvd => {
                 if p.flags & FLAG_SYN != 0 {
                     // our SYN-ACK was lost: answer the retransmitted SYN again
-                    self.send_control(core, FLAG_SYN | FLAG_ACK);
+                    self.send_control(cx, h, FLAG_SYN | FLAG_ACK);
                     return;
                 }
                 if p.flags & FLAG_ACK == 0 {
                     return;
                 }
-                self.handshake_done(core, p.ts_ecr);
+                self.handshake_done(cx, h, p.ts_ecr);
             }
             TcpState::Established => {
                 if p.flags & FLAG_SYN != 0 {
                     // retransmitted SYN-ACK: our handshake ACK was lost
-                    self.send_control(core, FLAG_ACK);
+                    self.send_control(cx, h, FLAG_ACK);
                     return;
                 }
             }
         }
         self.peer_wnd = p.wnd as u64;
         if p.has_ecn_bits() {
-            self.on_ecn_signals(core, p);
+            self.on_ecn_signals(cx, h, p);
         }
         if p.flags & FLAG_ACK != 0 {
             let newly_sacked = if p.flags & FLAG_SACK != 0 {
-                self.on_sack_option(core, pkt, p)
+                self.on_sack_option(cx, pkt, p)
             } else {
                 0
             };
             let una_before = self.snd_una;
-            self.process_ack(core, p, newly_sacked);
+            self.process_ack(cx, h, p, newly_sacked);
             if self.rack_on {
-                self.rack_after_ack(core);
+                self.rack_after_ack(cx, h);
             }
             if self.prr_on && self.in_recovery {
                 self.prr_after_ack(una_before, newly_sacked);
             }
             if self.pdn.waiting_bytes > 0 {
-                self.pdn_resend_waiting(core);
+                self.pdn_resend_waiting(cx, h);
             }
         }
         if p.payload_bytes > 0 {
-            self.process_data(core, p);
+            self.process_data(cx, h, p);
         }
-        self.output(core);
+        self.output(cx, h);
         if self.ack_now {
-            self.send_control(core, FLAG_ACK);
+            self.send_control(cx, h, FLAG_ACK);
         }
     }
 
     /// RFC 3168 §6.1.2-6.1.3: CWR ends the echo, CE (re)starts it, ECE asks for CWR.
     #[cold]
     #[inline(never)]
-    fn on_ecn_signals(&mut self, core: &mut Core, p: &Packet) {
+    fn on_ecn_signals<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, p: &Packet) {
         if self.dctcp_echo && p.payload_bytes > 0 && p.is_ect() {
             // RFC 8257 §3.2: ECE tells exactly which data was CE-marked; when
             // the CE state changes, first ACK what is held with the old state
@@ -458,7 +460,7 @@ impl TcpEndpoint {
             }
             if ce != self.ece_pending {
                 if self.unacked_segs > 0 {
-                    self.send_control(core, FLAG_ACK);
+                    self.send_control(cx, h, FLAG_ACK);
                 }
                 self.ece_pending = ce;
             }
@@ -477,18 +479,18 @@ impl TcpEndpoint {
                 self.cwr_pending = true;
                 self.ecn_recover = self.snd_max;
                 if !self.in_recovery {
-                    let s = self.event_sample(core.now);
+                    let s = self.event_sample(cx.now);
                     self.cc.on_congestion(&mut self.win, CongestionEvent::EcnEcho, &s);
                 }
             }
         }
     }
 
-    fn handshake_done(&mut self, core: &mut Core, ts_ecr: u64) {
-        let cfg = core.tcp_cfg_of(self.cfg);
+    fn handshake_done<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, ts_ecr: u64) {
+        let cfg = h.tcp().cfg_of(self.cfg);
         self.state = TcpState::Established;
         if !self.syn_retransmitted && ts_ecr > 0 {
-            let rtt = core.now.saturating_since(Time(ts_ecr));
+            let rtt = cx.now.saturating_since(Time(ts_ecr));
             self.rtt
                 .sample(rtt, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
             if self.rack_on {
@@ -501,7 +503,7 @@ impl TcpEndpoint {
         }
         self.backoff = 0;
         self.rto_timer.cancel();
-        core.notes.push(AppNote::Connected {
+        h.note(AppNote::Connected {
             app: self.app,
             ep: self.id,
         });
@@ -512,7 +514,7 @@ impl TcpEndpoint {
     /// SACKed.
     #[cold]
     #[inline(never)]
-    fn on_sack_option(&mut self, core: &Core, pkt: PktId, p: &Packet) -> u64 {
+    fn on_sack_option(&mut self, cx: &Ctx, pkt: PktId, p: &Packet) -> u64 {
         if p.ack > self.snd_max {
             return 0;
         }
@@ -521,12 +523,12 @@ impl TcpEndpoint {
         let Some(r) = self.recovery.as_sack() else {
             return 0;
         };
-        let opt = core.net.pool.sack(pkt);
+        let opt = cx.net.pool.sack(pkt);
         r.on_dsack(&opt, p.ack, probe_end, mss);
         let newly = r.on_sack(&opt, una, max);
         if let Some(rack) = r.rack.as_mut() {
             for &(s, e) in opt.used() {
-                rack.on_sacked(s.max(una), e.min(max), core.now);
+                rack.on_sacked(s.max(una), e.min(max), cx.now);
             }
         }
         newly
@@ -547,34 +549,34 @@ impl TcpEndpoint {
     /// recovery as a third duplicate ACK would.
     #[cold]
     #[inline(never)]
-    fn rack_after_ack(&mut self, core: &mut Core) {
-        let (una, now) = (self.snd_una, core.now);
+    fn rack_after_ack<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
+        let (una, now) = (self.snd_una, cx.now);
         if let Some(rack) = self.recovery.as_sack().and_then(|r| r.rack.as_mut()) {
             rack.on_cum_ack(una, now);
             rack.on_ack_done(now); // §6.2 step 4, after the ACK's deliveries
         }
-        self.rack_detect_and_recover(core);
+        self.rack_detect_and_recover(cx, h);
     }
 
     /// Run RACK's detection; enter recovery if it found the first
     /// unacknowledged segment lost (once per window, as RFC 6582 guards
     /// fast retransmit) and point the loss timer at the RACK timer.
-    fn rack_detect_and_recover(&mut self, core: &mut Core) {
+    fn rack_detect_and_recover<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         if self.snd_una == self.snd_max {
             return;
         }
-        let (now, srtt) = (core.now, self.rtt.srtt());
-        let (r, cx) = self.loss_ctx();
+        let (now, srtt) = (cx.now, self.rtt.srtt());
+        let (r, lc) = self.loss_ctx();
         let Some(r) = r.as_sack() else {
             return;
         };
-        let lost = r.rack_detect(&cx, now, srtt);
+        let lost = r.rack_detect(&lc, now, srtt);
         if lost && !self.in_recovery && self.snd_una >= self.recover {
-            self.enter_fast_recovery(core);
+            self.enter_fast_recovery(cx, h);
         }
         if self.rto_armed() {
             let at = self.rto_at;
-            self.set_loss_timer(core, at);
+            self.set_loss_timer(cx, h, at);
         }
     }
 
@@ -588,17 +590,17 @@ impl TcpEndpoint {
     }
 
     /// The RACK timer fired: detect again, recover, send.
-    fn on_reo_timeout(&mut self, core: &mut Core) {
-        self.rack_detect_and_recover(core);
-        self.output(core);
+    fn on_reo_timeout<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
+        self.rack_detect_and_recover(cx, h);
+        self.output(cx, h);
         if !self.rto_armed() && self.snd_una < self.snd_max {
             let at = self.rto_at;
-            self.set_loss_timer(core, at);
+            self.set_loss_timer(cx, h, at);
         }
     }
 
     #[inline(always)]
-    fn process_ack(&mut self, core: &mut Core, p: &Packet, newly_sacked: u64) {
+    fn process_ack<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, p: &Packet, newly_sacked: u64) {
         let ack = p.ack;
         if ack > self.snd_max {
             return; // acknowledges data never sent: ignore (RFC 793)
@@ -610,7 +612,7 @@ impl TcpEndpoint {
             // byte is ambiguous: Karn's rule (RFC 6298 §3), as Linux's
             // FLAG_RETRANS_DATA_ACKED; the backoff then stays (§5.7)
             let karn_skip = cfg.on(HOT_KARN) && self.snd_una < self.rexmit_high;
-            let rtt_sample = (p.ts_ecr > 0 && !karn_skip).then(|| core.now.saturating_since(Time(p.ts_ecr)));
+            let rtt_sample = (p.ts_ecr > 0 && !karn_skip).then(|| cx.now.saturating_since(Time(p.ts_ecr)));
             if let Some(r) = rtt_sample {
                 self.rtt
                     .sample(r, cfg.clock_granularity, cfg.rto_min, cfg.rto_max);
@@ -624,16 +626,16 @@ impl TcpEndpoint {
             if self.snd_nxt < ack {
                 self.snd_nxt = ack;
             }
-            let (recovery, cx) = self.loss_ctx();
-            let step = recovery.on_new_ack(cx, acked);
+            let (recovery, lc) = self.loss_ctx();
+            let step = recovery.on_new_ack(lc, acked);
             if let Some(seg) = step.retransmit {
-                self.retransmit(core, seg);
+                self.retransmit(cx, h, seg);
             }
             if self.tlp_on {
-                self.tlp_on_ack(core.now, was_in_recovery);
+                self.tlp_on_ack(cx.now, was_in_recovery);
             }
             let sample = AckSample {
-                now: core.now,
+                now: cx.now,
                 bytes_acked: acked,
                 rtt_sample,
                 ece: p.flags & FLAG_ECE != 0,
@@ -646,10 +648,10 @@ impl TcpEndpoint {
             if self.snd_una == self.snd_max {
                 self.rto_timer.cancel(); // RFC 6298 (5.2)
             } else if step.restart_rto {
-                self.arm_rto(core); // (5.3)
+                self.arm_rto(cx, h); // (5.3)
             }
             if self.snd_una == self.app_limit {
-                core.notes.push(AppNote::SendAcked {
+                h.note(AppNote::SendAcked {
                     app: self.app,
                     ep: self.id,
                 });
@@ -660,9 +662,9 @@ impl TcpEndpoint {
             && p.flags & FLAG_SYN == 0
         {
             // a duplicate ACK (RFC 5681 §2)
-            let (recovery, cx) = self.loss_ctx();
-            if recovery.on_dup_ack(cx, ack, newly_sacked) {
-                self.enter_fast_recovery(core);
+            let (recovery, lc) = self.loss_ctx();
+            if recovery.on_dup_ack(lc, ack, newly_sacked) {
+                self.enter_fast_recovery(cx, h);
             }
         }
     }
@@ -673,15 +675,15 @@ impl TcpEndpoint {
     fn prr_after_ack(&mut self, una_before: u64, newly_sacked: u64) {
         let una_advanced = self.snd_una > una_before;
         let delivered = self.snd_una.saturating_sub(una_before) + newly_sacked;
-        let (r, mut cx) = self.loss_ctx();
+        let (r, mut lc) = self.loss_ctx();
         if let Some(r) = r.as_sack() {
-            r.prr_on_ack(&mut cx, delivered, una_advanced);
+            r.prr_on_ack(&mut lc, delivered, una_advanced);
         }
     }
 
-    fn enter_fast_recovery(&mut self, core: &mut Core) {
+    fn enter_fast_recovery<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let prior_cwnd = self.win.cwnd;
-        let s = self.event_sample(core.now);
+        let s = self.event_sample(cx.now);
         self.cc
             .on_congestion(&mut self.win, CongestionEvent::DupAckLoss, &s);
         self.tlp.abandon();
@@ -690,21 +692,21 @@ impl TcpEndpoint {
             self.snd_nxt = self.snd_max;
         }
         let prr_on = self.prr_on;
-        let (recovery, cx) = self.loss_ctx();
-        let seg = recovery.enter(cx);
+        let (recovery, lc) = self.loss_ctx();
+        let seg = recovery.enter(lc);
         if prr_on {
-            let (r, cx) = self.loss_ctx();
+            let (r, lc) = self.loss_ctx();
             if let Some(r) = r.as_sack() {
-                r.prr_start(&cx, prior_cwnd, seg.map_or(0, |s| s.len_bytes));
+                r.prr_start(&lc, prior_cwnd, seg.map_or(0, |s| s.len_bytes));
             }
         }
-        core.net.flows[self.tx_flow as usize].fast_retransmits += 1;
+        h.count(cx, self.tx_flow, TcpCount::FastRetransmit);
         if let Some(seg) = seg {
-            self.retransmit(core, seg);
+            self.retransmit(cx, h, seg);
         }
     }
 
-    fn process_data(&mut self, core: &mut Core, p: &Packet) {
+    fn process_data<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, p: &Packet) {
         let seq = p.seq;
         let end = seq + p.payload_bytes as u64;
         if seq <= self.last_ack_sent {
@@ -736,12 +738,8 @@ impl TcpEndpoint {
                 self.sack_rx.on_advance(self.rcv_nxt);
             }
             let delivered = self.rcv_nxt - before;
-            let f = &mut core.net.flows[self.rx_flow as usize];
-            f.delivered(delivered);
-            if f.app_bytes_delivered >= f.app_bytes_written {
-                f.end = Some(core.now);
-            }
-            core.notes.push(AppNote::Delivered {
+            h.count(cx, self.rx_flow, TcpCount::Delivered(delivered));
+            h.note(AppNote::Delivered {
                 app: self.app,
                 ep: self.id,
                 bytes: delivered,
@@ -758,7 +756,7 @@ impl TcpEndpoint {
                 if self.unacked_segs >= delack_segments {
                     self.ack_now = true;
                 } else {
-                    self.arm_delack(core);
+                    self.arm_delack(cx, h);
                 }
             }
         } else {
@@ -800,12 +798,12 @@ impl TcpEndpoint {
     // sending
 
     /// Send new (or go-back-N) data while the window allows.
-    pub fn output(&mut self, core: &mut Core) {
+    pub fn output<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         if self.state != TcpState::Established {
             return;
         }
         if self.in_recovery && self.sack_max_blocks > 0 {
-            self.sack_recovery_output(core);
+            self.sack_recovery_output(cx, h);
             return;
         }
         let header_bytes = self.hot.header_bytes as u64;
@@ -814,10 +812,10 @@ impl TcpEndpoint {
             && self.snd_una == self.snd_max
             && self.snd_nxt < self.app_limit
             && self.snd_max > 0
-            && core.now.saturating_since(self.last_send) > self.rtt.rto()
+            && cx.now.saturating_since(self.last_send) > self.rtt.rto()
         {
             // RFC 5681 §4.1: restart window after an idle period
-            let iw = core.tcp_cfg_of(self.cfg).initial_cwnd_segments.max(1) as u64 * mss;
+            let iw = h.tcp().cfg_of(self.cfg).initial_cwnd_segments.max(1) as u64 * mss;
             self.win.cwnd = self.win.cwnd.min(iw);
         }
         // RFC 3042: new data only, one segment per duplicate ACK (two at most), cwnd untouched
@@ -843,35 +841,35 @@ impl TcpEndpoint {
             if in_flight + len > wnd {
                 break;
             }
-            let frame = (header_bytes + len) as u32 + core.net.framing.frame_overhead_bytes;
-            if let Some(at) = self.pacer.hold_until(core.now, frame) {
-                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+            let frame = (header_bytes + len) as u32 + cx.net.framing.frame_overhead_bytes;
+            if let Some(at) = self.pacer.hold_until(cx.now, frame) {
+                self.pace_timer.arm(&mut cx.ev, at, Event::TcpPace(self.id));
                 break;
             }
-            if let Some(at) = self.tsq_hold(core, frame) {
-                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+            if let Some(at) = self.tsq_hold(cx, h, frame) {
+                self.pace_timer.arm(&mut cx.ev, at, Event::TcpPace(self.id));
                 break;
             }
-            if !core.egress_has_room(self.host, self.peer_host, frame) {
-                core.egress_block(self.host, self.id);
+            if !h.egress_has_room(cx, self.host, self.peer_host, frame) {
+                h.egress_block(cx, self.host, self.id);
                 break;
             }
             let seq = self.snd_nxt;
             if seq < self.snd_max {
-                core.net.flows[self.tx_flow as usize].retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
             }
-            self.send_data(core, seq, len);
-            self.pacer.on_send(core.now, frame);
+            self.send_data(cx, h, seq, len);
+            self.pacer.on_send(cx.now, frame);
             self.snd_nxt += len;
             if self.snd_nxt > self.snd_max {
                 self.snd_max = self.snd_nxt;
             }
             if !self.rto_armed() {
-                self.arm_rto(core); // RFC 6298 (5.1)
+                self.arm_rto(cx, h); // RFC 6298 (5.1)
             } else if self.tlp_on {
                 // RFC 8985 §7.2: restart the PTO after new data
                 let at = self.rto_at;
-                self.set_loss_timer(core, at);
+                self.set_loss_timer(cx, h, at);
             }
         }
     }
@@ -896,69 +894,69 @@ impl TcpEndpoint {
 
     /// RFC 6675 (C): while `cwnd - pipe >= 1 SMSS`, send what `NextSeg` picks.
     #[inline(never)]
-    fn sack_recovery_output(&mut self, core: &mut Core) {
+    fn sack_recovery_output<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let mss = self.win.mss;
         let wnd = self.peer_wnd.max(mss);
         {
-            let (r, cx) = self.loss_ctx();
-            r.as_sack().expect("SACK recovery").set_pipe(&cx); // (B.2)
+            let (r, lc) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").set_pipe(&lc); // (B.2)
         }
         loop {
             let new_len = mss.min(self.app_limit.saturating_sub(self.snd_max));
             let new_data = new_len > 0 && self.snd_max + new_len - self.snd_una <= wnd;
-            let (r, cx) = self.loss_ctx();
+            let (r, lc) = self.loss_ctx();
             let r = r.as_sack().expect("SACK recovery");
-            let Some(next) = r.next_seg(&cx, new_data) else {
+            let Some(next) = r.next_seg(&lc, new_data) else {
                 break;
             };
             let (seq, len) = match next {
                 NextSeg::Retransmit(s) | NextSeg::Rescue(s) => (s.seq, s.len_bytes),
                 NextSeg::NewData => (self.snd_max, new_len),
             };
-            let frame = (self.hot.header_bytes as u64 + len) as u32 + core.net.framing.frame_overhead_bytes;
-            if let Some(at) = self.tsq_hold(core, frame) {
-                self.pace_timer.arm(&mut core.ev, at, Event::TcpPace(self.id));
+            let frame = (self.hot.header_bytes as u64 + len) as u32 + cx.net.framing.frame_overhead_bytes;
+            if let Some(at) = self.tsq_hold(cx, h, frame) {
+                self.pace_timer.arm(&mut cx.ev, at, Event::TcpPace(self.id));
                 break;
             }
-            if !core.egress_has_room(self.host, self.peer_host, frame) {
-                core.egress_block(self.host, self.id);
+            if !h.egress_has_room(cx, self.host, self.peer_host, frame) {
+                h.egress_block(cx, self.host, self.id);
                 break;
             }
             if next == NextSeg::NewData {
-                self.send_data(core, seq, len);
+                self.send_data(cx, h, seq, len);
                 self.snd_max += len;
                 self.snd_nxt = self.snd_max;
             } else {
-                self.retransmit(core, Segment { seq, len_bytes: len });
+                self.retransmit(cx, h, Segment { seq, len_bytes: len });
             }
-            let (r, cx) = self.loss_ctx();
-            r.as_sack().expect("SACK recovery").on_sent(&cx, next, len);
+            let (r, lc) = self.loss_ctx();
+            r.as_sack().expect("SACK recovery").on_sent(&lc, next, len);
         }
         if !self.rto_armed() {
-            self.arm_rto(core);
+            self.arm_rto(cx, h);
         }
     }
 
     /// TCP Small Queues (`crate::host::tsq`): `Some(t)` if this socket
     /// holds its limit in its host until `t`.
     #[inline(always)]
-    fn tsq_hold(&self, core: &mut Core, frame: u32) -> Option<Time> {
-        if !core.tsq_on() {
+    fn tsq_hold<H: TcpHost>(&self, cx: &mut Ctx, h: &mut H, frame: u32) -> Option<Time> {
+        if !h.tsq_on() {
             return None;
         }
-        self.tsq_hold_on(core, frame)
+        self.tsq_hold_on(cx, h, frame)
     }
 
     #[cold]
     #[inline(never)]
-    fn tsq_hold_on(&self, core: &mut Core, frame: u32) -> Option<Time> {
+    fn tsq_hold_on<H: TcpHost>(&self, cx: &mut Ctx, h: &mut H, frame: u32) -> Option<Time> {
         let (cwnd, ssthresh, srtt) = (self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
-        core.tsq_hold(self.host, self.id, frame, cwnd, ssthresh, srtt)
+        h.tsq_hold(cx, self.host, self.id, frame, cwnd, ssthresh, srtt)
     }
 
-    fn retransmit(&mut self, core: &mut Core, seg: Segment) {
-        core.net.flows[self.tx_flow as usize].retransmits += 1;
-        self.send_data(core, seg.seq, seg.len_bytes);
+    fn retransmit<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seg: Segment) {
+        h.count(cx, self.tx_flow, TcpCount::Retransmit);
+        self.send_data(cx, h, seg.seq, seg.len_bytes);
     }
 
     fn advertised_window(&self, now: Time) -> u32 {
@@ -971,7 +969,7 @@ impl TcpEndpoint {
     }
 
     #[inline(always)]
-    fn stamp(&mut self, core: &Core, mut flags: u8) -> Packet {
+    fn stamp(&mut self, cx: &Ctx, mut flags: u8) -> Packet {
         if self.ece_pending && flags & FLAG_ACK != 0 {
             flags |= FLAG_ECE;
             self.ecn.ece_sent += 1;
@@ -984,7 +982,7 @@ impl TcpEndpoint {
         Packet {
             seq: self.snd_nxt,
             ack: self.rcv_nxt,
-            ts_val: core.now.ps().max(1),
+            ts_val: cx.now.ps().max(1),
             ts_ecr: self.ts_recent,
             route: self.route,
             hop: 0,
@@ -997,7 +995,7 @@ impl TcpEndpoint {
             src_ep: self.id,
             src: self.host,
             dst: self.peer_host,
-            wnd: self.advertised_window(core.now),
+            wnd: self.advertised_window(cx.now),
         }
     }
 
@@ -1014,8 +1012,8 @@ impl TcpEndpoint {
         self.last_ack_sent = self.rcv_nxt;
     }
 
-    fn send_data(&mut self, core: &mut Core, seq: u64, len: u64) {
-        let mut p = self.stamp(core, FLAG_ACK);
+    fn send_data<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seq: u64, len: u64) {
+        let mut p = self.stamp(cx, FLAG_ACK);
         p.seq = seq;
         p.payload_bytes = len as u32;
         p.ip_bytes += len as u32;
@@ -1032,79 +1030,79 @@ impl TcpEndpoint {
             }
         }
         self.acked_now();
-        self.last_send = core.now;
+        self.last_send = cx.now;
         if self.rack_on {
-            self.rack_on_send(seq, len, core.now);
+            self.rack_on_send(seq, len, cx.now);
         }
-        self.emit(core, p);
+        self.emit(cx, h, p);
     }
 
     /// Hand `p` to the host's egress, with its SACK option if it has one.
     #[inline(always)]
-    fn emit(&mut self, core: &mut Core, p: Packet) {
+    fn emit<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, p: Packet) {
         let sacked = p.flags & FLAG_SACK != 0;
-        let id = core.net.alloc(p);
+        let id = cx.net.alloc(p);
         if sacked {
-            self.attach_sack(core, id);
+            self.attach_sack(cx, id);
         }
-        core.send(id);
+        h.send(cx, id);
     }
 
     #[cold]
     #[inline(never)]
-    fn attach_sack(&mut self, core: &mut Core, id: PktId) {
+    fn attach_sack(&mut self, cx: &mut Ctx, id: PktId) {
         let opt = self.sack_rx.option(self.sack_max_blocks as usize);
-        core.net.pool.set_sack(id, opt);
+        cx.net.pool.set_sack(id, opt);
         if self.sack_rx.dsack_sent() {
             self.dsacks_sent += 1;
         }
     }
 
-    fn send_control(&mut self, core: &mut Core, flags: u8) {
-        let mut p = self.stamp(core, flags);
+    fn send_control<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, flags: u8) {
+        let mut p = self.stamp(cx, flags);
         if flags & FLAG_SYN != 0 {
-            p.ip_bytes = core.tcp_cfg_of(self.cfg).syn_bytes;
+            p.ip_bytes = h.tcp().cfg_of(self.cfg).syn_bytes;
             p.seq = 0;
             if flags & FLAG_ACK == 0 {
                 p.ack = 0;
             }
         }
         self.acked_now();
-        self.emit(core, p);
+        self.emit(cx, h, p);
     }
 
     // ------------------------------------------------------------------
     // timers
 
-    fn arm_rto(&mut self, core: &mut Core) {
-        let at = core.now + self.current_rto(core.tcp_cfg_of(self.cfg));
-        self.set_loss_timer(core, at);
+    fn arm_rto<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
+        let at = cx.now + self.current_rto(h.tcp().cfg_of(self.cfg));
+        self.set_loss_timer(cx, h, at);
     }
 
     /// RFC 6298's timer is due at `rto_at`; with tail loss probes the one
     /// timer fires at the PTO first when a probe may go (RFC 8985 §7.2).
     #[inline(always)]
-    fn set_loss_timer(&mut self, core: &mut Core, rto_at: Time) {
+    fn set_loss_timer<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, rto_at: Time) {
         if self.tlp_on | self.rack_on {
-            self.set_loss_timer_tlp(core, rto_at);
+            self.set_loss_timer_tlp(cx, h, rto_at);
         } else {
-            self.rto_timer.arm(&mut core.ev, rto_at, Event::TcpRto(self.id));
+            self.rto_timer.arm(&mut cx.ev, rto_at, Event::TcpRto(self.id));
         }
     }
 
     #[inline(never)]
-    fn set_loss_timer_tlp(&mut self, core: &mut Core, rto_at: Time) {
+    fn set_loss_timer_tlp<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, rto_at: Time) {
         self.rto_at = rto_at;
         self.probe_armed = false;
         self.reo_armed = false;
         let mut at = rto_at;
         if self.tlp_on && self.probe_allowed() {
             let flight = self.snd_max - self.snd_una;
-            let cfg = core.tcp_cfg_of(self.cfg);
+            let cfg = h.tcp().cfg_of(self.cfg);
             if cfg.tlp_linux_pto {
                 // Linux: the probe, not the timeout, at min(PTO, RTO deadline)
                 let pto = TlpState::pto_linux(self.rtt.srtt(), flight, self.win.mss, cfg.rto_min);
-                at = (core.now + pto).min(rto_at);
+                at = (cx.now + pto).min(rto_at);
                 self.probe_armed = true;
             } else {
                 let max_ack_delay = if cfg.delayed_ack {
@@ -1113,7 +1111,7 @@ impl TcpEndpoint {
                     Dur::ZERO
                 };
                 let pto = TlpState::pto(self.rtt.srtt(), flight, self.win.mss, max_ack_delay);
-                let pto_at = core.now + pto;
+                let pto_at = cx.now + pto;
                 if pto_at < rto_at {
                     at = pto_at;
                     self.probe_armed = true;
@@ -1131,7 +1129,7 @@ impl TcpEndpoint {
                 self.reo_armed = true;
             }
         }
-        self.rto_timer.arm(&mut core.ev, at, Event::TcpRto(self.id));
+        self.rto_timer.arm(&mut cx.ev, at, Event::TcpRto(self.id));
     }
 
     /// When RACK's timer is due (`Time::NEVER`: not armed).
@@ -1154,7 +1152,7 @@ impl TcpEndpoint {
     }
 
     /// The PTO fired: send the probe (RFC 8985 §7.3) and arm the RTO.
-    fn send_probe(&mut self, core: &mut Core) {
+    fn send_probe<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let mss = self.win.mss;
         let flight = self.snd_max - self.snd_una;
         let mut probe = TlpState::choose(self.snd_una, self.snd_max, self.app_limit, self.peer_wnd, mss);
@@ -1178,15 +1176,15 @@ impl TcpEndpoint {
         match probe {
             Probe::NewData(len) => {
                 let seq = self.snd_max;
-                self.send_data(core, seq, len);
+                self.send_data(cx, h, seq, len);
                 self.snd_max += len;
                 self.snd_nxt = self.snd_max;
             }
-            Probe::Retransmit(seg) => self.retransmit(core, seg),
+            Probe::Retransmit(seg) => self.retransmit(cx, h, seg),
         }
         let is_retrans = matches!(probe, Probe::Retransmit(_));
-        self.tlp.on_probe(core.now, self.snd_max, is_retrans, flight);
-        self.arm_rto(core);
+        self.tlp.on_probe(cx.now, self.snd_max, is_retrans, flight);
+        self.arm_rto(cx, h);
     }
 
     /// RFC 8985 §7.4 on an ACK of new data: a probe that retransmitted data
@@ -1207,47 +1205,46 @@ impl TcpEndpoint {
         }
     }
 
-    fn arm_delack(&mut self, core: &mut Core) {
+    fn arm_delack<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         if !self.delack_timer.is_armed() {
-            let at = core.now + core.tcp_cfg_of(self.cfg).delayed_ack_timeout;
-            self.delack_timer.arm(&mut core.ev, at, Event::TcpDelack(self.id));
+            let at = cx.now + h.tcp().cfg_of(self.cfg).delayed_ack_timeout;
+            self.delack_timer.arm(&mut cx.ev, at, Event::TcpDelack(self.id));
         }
     }
 
     /// The retransmission-timer event fired.
-    pub fn on_rto_event(&mut self, core: &mut Core) {
+    pub fn on_rto_event<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let ev = Event::TcpRto(self.id);
-        if self.rto_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
+        if self.rto_timer.fire(&mut cx.ev, cx.now, ev) && self.state != TcpState::Closed {
             if self.probe_armed {
                 self.probe_armed = false;
-                self.send_probe(core);
+                self.send_probe(cx, h);
             } else if self.reo_armed {
                 self.reo_armed = false;
-                self.on_reo_timeout(core);
+                self.on_reo_timeout(cx, h);
             } else {
-                self.on_timeout(core);
+                self.on_timeout(cx, h);
             }
         }
     }
 
-    fn on_timeout(&mut self, core: &mut Core) {
-        let flow = &mut core.net.flows[self.tx_flow as usize];
-        flow.timeouts += 1;
+    fn on_timeout<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
+        h.count(cx, self.tx_flow, TcpCount::Timeout);
         // (5.5) back off the timer
         self.backoff += 1;
         match self.state {
             TcpState::SynSent => {
-                flow.retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
                 self.syn_retransmitted = true;
-                self.send_control(core, FLAG_SYN);
-                self.arm_rto(core);
+                self.send_control(cx, h, FLAG_SYN);
+                self.arm_rto(cx, h);
                 return;
             }
             TcpState::SynRcvd => {
-                flow.retransmits += 1;
+                h.count(cx, self.tx_flow, TcpCount::Retransmit);
                 self.syn_retransmitted = true;
-                self.send_control(core, FLAG_SYN | FLAG_ACK);
-                self.arm_rto(core);
+                self.send_control(cx, h, FLAG_SYN | FLAG_ACK);
+                self.arm_rto(cx, h);
                 return;
             }
             _ => {}
@@ -1257,38 +1254,35 @@ impl TcpEndpoint {
         }
         // the loss window; RFC 6582 §4: recover := highest sent
         self.pdn_forget();
-        let s = self.event_sample(core.now);
+        let s = self.event_sample(cx.now);
         self.cc.on_congestion(&mut self.win, CongestionEvent::Rto, &s);
-        let (recovery, cx) = self.loss_ctx();
-        recovery.on_rto(cx);
+        let (recovery, lc) = self.loss_ctx();
+        recovery.on_rto(lc);
         self.tlp.abandon();
         self.rto_recovery = self.tlp_on;
         // go back N: resend from the first unacknowledged byte
         self.snd_nxt = self.snd_una;
-        self.output(core);
+        self.output(cx, h);
         if !self.rto_armed() {
-            self.arm_rto(core);
+            self.arm_rto(cx, h);
         }
     }
 
     /// The pacing event fired: send what the window allows.
-    pub fn on_pace_event(&mut self, core: &mut Core) {
-        if self
-            .pace_timer
-            .fire(&mut core.ev, core.now, Event::TcpPace(self.id))
-        {
+    pub fn on_pace_event<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
+        if self.pace_timer.fire(&mut cx.ev, cx.now, Event::TcpPace(self.id)) {
             if self.pdn.waiting_bytes > 0 {
-                self.pdn_resend_waiting(core);
+                self.pdn_resend_waiting(cx, h);
             }
-            self.output(core);
+            self.output(cx, h);
         }
     }
 
     /// The delayed-ACK event fired.
-    pub fn on_delack_event(&mut self, core: &mut Core) {
+    pub fn on_delack_event<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let ev = Event::TcpDelack(self.id);
-        if self.delack_timer.fire(&mut core.ev, core.now, ev) && self.state != TcpState::Closed {
-            self.send_control(core, FLAG_ACK);
+        if self.delack_timer.fire(&mut cx.ev, cx.now, ev) && self.state != TcpState::Closed {
+            self.send_control(cx, h, FLAG_ACK);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The few TCP settings an endpoint reads on every packet, copied into the
 //! endpoint when it is created.
 //!
-//! An endpoint keeps the index of its settings ([`crate::sim::Core::tcp_cfg_of`])
+//! An endpoint keeps the index of its settings ([`crate::tcp::select::TcpSettings::cfg_of`])
 //! for the rare paths (handshake, timers, recovery); the per-packet paths
 //! (stamping a segment, taking an ACK's RTT sample, deciding on a delayed ACK,
 //! marking ECT) read this compact copy instead, so a run with the default

@@ -11,13 +11,23 @@
 //! DCTCP in [`dctcp`]) grows the window from an ACK sample and answers congestion
 //! events. Two hooks sit at the edges: the advertised window
 //! ([`rcv_window`]) and pacing ([`pacing`]).
+//!
+//! TCP sits below the host stack: an endpoint is handed the context
+//! ([`crate::ctx::Ctx`]) and its host through the [`host::TcpHost`] trait,
+//! by which it sends, waits for egress room and raises the notes
+//! ([`note::AppNote`]) its application hears. It imports neither the host
+//! stack, nor XCo, nor the driver, nor an application.
 
 pub mod cc;
+pub mod congestion;
 pub mod cubic;
 pub mod dctcp;
 pub mod endpoint;
+pub mod host;
 pub mod hot;
 pub mod hystart;
+pub mod loss;
+pub mod note;
 pub mod pacing;
 pub mod profile;
 pub mod prr;

@@ -22,9 +22,9 @@
 //! `super::prr`); without it cwnd = ssthresh for the whole episode, as
 //! RFC 6675 writes it. Limited Transmit (RFC 3042) is the endpoint's.
 
+use super::loss::{LossCtx, NewAckStep, Segment};
 use super::prr::Prr;
 use super::rack::Rack;
-use super::recovery::{LossCtx, NewAckStep, Segment};
 use super::sack::{dsack_block, Scoreboard};
 use crate::net::packet::SackOption;
 

@@ -1,8 +1,8 @@
 //! Which TCP settings an endpoint runs: the run's `[tcp]`, a host's
 //! profile (`[[tcp.hosts]]`) or an application's (`[[apps]] tcp = ...`).
 //!
-//! The settings live in [`Core`]: index 0 is the run's (`core.tcp_cfg`),
-//! indices 1.. are `core.tcp_alt`. Each endpoint keeps its index, so a
+//! The settings live in [`TcpSettings`] (the host stack keeps them): index 0
+//! is the run's (`cfg`), indices 1.. are `alt`. Each endpoint keeps its index, so a
 //! NewReno host and a DCTCP host can share a run. An application's choice
 //! applies to both ends of its connections; otherwise each end takes its
 //! own host's, and what the two ends must agree on is negotiated as the
@@ -13,7 +13,6 @@
 
 use super::cc::CcKind;
 use super::TcpConfig;
-use crate::sim::Core;
 
 /// Per-host and per-app choices of TCP settings (empty: the run's everywhere).
 #[derive(Clone, Debug, Default)]
@@ -36,28 +35,49 @@ pub fn negotiate(own: &TcpConfig, peer: &TcpConfig) -> TcpConfig {
     c
 }
 
-impl Core {
+/// Every TCP setting of a run: index 0 is the run's (`[tcp]`), 1.. the
+/// profiles of hosts and apps and what two of them negotiated.
+#[derive(Clone, Debug)]
+pub struct TcpSettings {
+    /// The run's settings (index 0).
+    pub cfg: TcpConfig,
+    /// Further settings (indices 1..).
+    pub alt: Vec<TcpConfig>,
+    /// Per-host and per-app choice of settings.
+    pub select: TcpSelect,
+}
+
+impl TcpSettings {
+    /// The run's settings `cfg` and no others.
+    pub fn new(cfg: TcpConfig) -> TcpSettings {
+        TcpSettings {
+            cfg,
+            alt: Vec::new(),
+            select: TcpSelect::default(),
+        }
+    }
+
     /// TCP settings number `i` (0: the run's `[tcp]`).
     #[inline(always)]
-    pub fn tcp_cfg_of(&self, i: u8) -> &TcpConfig {
+    pub fn cfg_of(&self, i: u8) -> &TcpConfig {
         if i == 0 {
-            &self.tcp_cfg
+            &self.cfg
         } else {
-            &self.tcp_alt[i as usize - 1]
+            &self.alt[i as usize - 1]
         }
     }
 
     /// Add settings `c` (or find them): their index. Panics past 255 settings
     /// (the scenario bounds the profiles far below that).
-    pub fn tcp_cfg_index(&mut self, c: TcpConfig) -> u8 {
-        if c == self.tcp_cfg {
+    pub fn index(&mut self, c: TcpConfig) -> u8 {
+        if c == self.cfg {
             return 0;
         }
-        let i = match self.tcp_alt.iter().position(|x| *x == c) {
+        let i = match self.alt.iter().position(|x| *x == c) {
             Some(i) => i,
             None => {
-                self.tcp_alt.push(c);
-                self.tcp_alt.len() - 1
+                self.alt.push(c);
+                self.alt.len() - 1
             }
         };
         u8::try_from(i + 1).expect("at most 255 TCP settings")
@@ -65,18 +85,18 @@ impl Core {
 
     /// The settings indices of the two ends of a connection of `app`
     /// between hosts `client` and `server`.
-    pub fn tcp_cfgs_for(&mut self, app: u32, client: u32, server: u32) -> (u8, u8) {
-        if let Some(Some(i)) = self.tcp_select.app.get(app as usize) {
+    pub fn for_connection(&mut self, app: u32, client: u32, server: u32) -> (u8, u8) {
+        if let Some(Some(i)) = self.select.app.get(app as usize) {
             return (*i, *i);
         }
-        let of = |n: u32| self.tcp_select.host.get(n as usize).copied().unwrap_or(0);
+        let of = |n: u32| self.select.host.get(n as usize).copied().unwrap_or(0);
         let (a, b) = (of(client), of(server));
         if a == b {
             return (a, a);
         }
-        let ca = negotiate(self.tcp_cfg_of(a), self.tcp_cfg_of(b));
-        let cb = negotiate(self.tcp_cfg_of(b), self.tcp_cfg_of(a));
-        (self.tcp_cfg_index(ca), self.tcp_cfg_index(cb))
+        let ca = negotiate(self.cfg_of(a), self.cfg_of(b));
+        let cb = negotiate(self.cfg_of(b), self.cfg_of(a));
+        (self.index(ca), self.index(cb))
     }
 }
 

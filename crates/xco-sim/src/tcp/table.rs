@@ -1,9 +1,11 @@
 //! All TCP endpoints of a run, and connection set-up.
 
 use super::endpoint::{EndpointInit, TcpEndpoint, TcpState};
+use super::note::AppNote;
+use crate::ctx::Ctx;
 use crate::net::NetError;
-use crate::sim::Core;
 use crate::stats::{FlowKind, FlowStats};
+use crate::tcp::host::TcpHost;
 use xco_core::rng::mix64;
 
 /// The endpoints, indexed by id (ids are never reused within a run).
@@ -28,38 +30,43 @@ impl TcpTable {
     /// returns (client endpoint, server endpoint). With a handshake the client
     /// sends its SYN now; without, both ends start established and an
     /// `AppNote::Connected` is queued for each.
-    pub fn open(
+    #[allow(clippy::too_many_arguments)]
+    pub fn open<H: TcpHost>(
         &mut self,
-        core: &mut Core,
+        cx: &mut Ctx,
+        h: &mut H,
         app: u32,
         client: u32,
         server: u32,
         tag: u32,
         roles: Roles,
     ) -> Result<(u32, u32), NetError> {
-        let handshake = core.tcp_cfg.handshake;
-        self.open_with(core, app, client, server, tag, roles, handshake)
+        let handshake = h.tcp().cfg.handshake;
+        self.open_with(cx, h, app, client, server, tag, roles, handshake)
     }
 
     /// Like [`TcpTable::open`], but both ends start established whatever
     /// `tcp.handshake` says: a persistent connection opened before the run's
     /// traffic, its set-up not simulated (no RTT sample from a handshake).
-    pub fn open_established(
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_established<H: TcpHost>(
         &mut self,
-        core: &mut Core,
+        cx: &mut Ctx,
+        h: &mut H,
         app: u32,
         client: u32,
         server: u32,
         tag: u32,
         roles: Roles,
     ) -> Result<(u32, u32), NetError> {
-        self.open_with(core, app, client, server, tag, roles, false)
+        self.open_with(cx, h, app, client, server, tag, roles, false)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn open_with(
+    fn open_with<H: TcpHost>(
         &mut self,
-        core: &mut Core,
+        cx: &mut Ctx,
+        h: &mut H,
         app: u32,
         client: u32,
         server: u32,
@@ -69,24 +76,25 @@ impl TcpTable {
     ) -> Result<(u32, u32), NetError> {
         let conn = self.connections;
         self.connections += 1;
-        let fwd = core.net.route(client, server, mix64(core.seed, conn * 2))?;
-        let rev = core.net.route(server, client, mix64(core.seed, conn * 2 + 1))?;
+        let fwd = cx.net.route(client, server, mix64(h.seed(), conn * 2))?;
+        let rev = cx.net.route(server, client, mix64(h.seed(), conn * 2 + 1))?;
         let c_id = self.eps.len() as u32;
         let s_id = c_id + 1;
-        let c_flow = core.net.flows.len() as u32;
-        let s_flow = c_flow + 1;
-        core.net
-            .flows
-            .push(FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, core.now).with_route(fwd));
-        core.net
-            .flows
-            .push(FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, core.now).with_route(rev));
+        let now = cx.now;
+        let c_flow = h.open_flow(
+            cx,
+            FlowStats::new(FlowKind::Tcp, app, roles.client, client, server, now).with_route(fwd),
+        );
+        let s_flow = h.open_flow(
+            cx,
+            FlowStats::new(FlowKind::Tcp, app, roles.server, server, client, now).with_route(rev),
+        );
         let (cs, ss) = if handshake {
             (TcpState::SynSent, TcpState::Listen)
         } else {
             (TcpState::Established, TcpState::Established)
         };
-        let (c_cfg, s_cfg) = core.tcp_cfgs_for(app, client, server);
+        let (c_cfg, s_cfg) = h.tcp_mut().for_connection(app, client, server);
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
                 id: c_id,
@@ -101,7 +109,7 @@ impl TcpTable {
                 state: cs,
                 cfg: c_cfg,
             },
-            core.tcp_cfg_of(c_cfg),
+            h.tcp().cfg_of(c_cfg),
         ));
         self.eps.push(TcpEndpoint::new(
             EndpointInit {
@@ -117,28 +125,26 @@ impl TcpTable {
                 state: ss,
                 cfg: s_cfg,
             },
-            core.tcp_cfg_of(s_cfg),
+            h.tcp().cfg_of(s_cfg),
         ));
-        if let Some(pdn) = core.net.pdn() {
-            for (ep, host) in [(c_id, client), (s_id, server)] {
-                if pdn.host(host) {
-                    self.eps[ep as usize].use_pdn(pdn.resend());
-                }
+        for (ep, host) in [(c_id, client), (s_id, server)] {
+            if let Some(rule) = h.pdn(cx, host) {
+                self.eps[ep as usize].use_pdn(rule);
             }
         }
         if handshake {
-            self.eps[c_id as usize].connect(core);
+            self.eps[c_id as usize].connect(cx, h);
         } else {
             for ep in [c_id, s_id] {
-                core.notes.push(crate::app::AppNote::Connected { app, ep });
+                h.note(AppNote::Connected { app, ep });
             }
         }
         Ok((c_id, s_id))
     }
 
     /// Write `bytes` on endpoint `ep`.
-    pub fn write(&mut self, core: &mut Core, ep: u32, bytes: u64) {
-        self.eps[ep as usize].write(core, bytes);
+    pub fn write<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, ep: u32, bytes: u64) {
+        self.eps[ep as usize].write(cx, h, bytes);
     }
 
     /// Close both ends of the connection of `ep`.

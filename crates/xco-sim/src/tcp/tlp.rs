@@ -19,7 +19,7 @@
 //! taken as having repaired a loss (without a D-SACK the sender "MUST
 //! assume" one) and the congestion control is told, as for fast recovery.
 
-use super::recovery::Segment;
+use super::loss::Segment;
 use xco_core::{Dur, Time};
 
 /// RFC 8985 §7.2: the PTO when no RTT has been measured.

@@ -11,8 +11,9 @@
 
 pub mod coordinator;
 
+use crate::ctx::Ctx;
 use crate::engine::{Event, EventQueue, Timer};
-use crate::host::Hosts;
+use crate::host::{Coordinator, Hosts};
 use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
 use crate::net::topology::NodeKind;
 use crate::net::Net;
@@ -504,3 +505,43 @@ impl XcoSim {
         ]
     }
 }
+
+/// XCo is the host stack's egress gate: the host layer calls it through
+/// this interface and never names XCo.
+impl Coordinator for XcoSim {
+    #[inline(always)]
+    fn coordinates(&self, host: u32) -> bool {
+        XcoSim::coordinates(self, host)
+    }
+    #[inline(always)]
+    fn offer(&mut self, cx: &mut Ctx, hosts: &mut Hosts, pkt: u32) {
+        XcoSim::offer(self, cx.now, &mut cx.ev, &mut cx.net, hosts, pkt)
+    }
+    #[inline(always)]
+    fn has_room(&self, host: u32, dst: u32, frame: u32) -> bool {
+        XcoSim::has_room(self, host, dst, frame)
+    }
+    #[inline(always)]
+    fn held_bytes(&self, host: u32, dst: u32) -> u64 {
+        XcoSim::held_bytes(self, host, dst)
+    }
+    #[inline(always)]
+    fn block(&mut self, host: u32, ep: u32) {
+        XcoSim::block(self, host, ep)
+    }
+    #[inline(always)]
+    fn block_app(&mut self, host: u32, app: u32) {
+        XcoSim::block_app(self, host, app)
+    }
+    #[inline(always)]
+    fn on_nic_room(&mut self, cx: &mut Ctx, hosts: &mut Hosts, host: u32) {
+        XcoSim::on_nic_room(self, cx.now, &mut cx.ev, &mut cx.net, hosts, host)
+    }
+    #[inline(always)]
+    fn on_message(&mut self, cx: &mut Ctx, hosts: &mut Hosts, slot: u32) {
+        XcoSim::on_message(self, cx.now, &mut cx.ev, &mut cx.net, hosts, slot)
+    }
+}
+
+/// The host stack of a run, with XCo as its egress gate.
+pub type Stack = crate::host::Stack<XcoSim>;

@@ -37,8 +37,8 @@ impl WebFanin {
         let n = match self.cfg.hubs_per_request {
             Some(n) => n,
             None => {
-                let down = &env.core.net.ports[place.down_port[host as usize] as usize];
-                let nic = &env.core.net.ports[place.nic_port[host as usize] as usize];
+                let down = &env.cx.net.ports[place.down_port[host as usize] as usize];
+                let nic = &env.cx.net.ports[place.nic_port[host as usize] as usize];
                 let m = max_hubs_at_once(
                     down.buffer_bytes,
                     self.cfg.mean_packet_bytes as u64,
@@ -115,7 +115,7 @@ impl WebFanin {
         f.period_bytes.resize(roots.len(), 0);
         f.rack_root.clear();
         f.redirects = 0;
-        f.period_start = env.core.now;
+        f.period_start = env.cx.now;
         for h in 0..f.tree.hubs() as u32 {
             let mut r = h;
             while let Parent::Hub(p) = f.tree.parent(r) {
@@ -202,7 +202,7 @@ impl WebFanin {
             expected,
             rate,
             self.cfg.burst_bytes,
-            env.core.now,
+            env.cx.now,
         );
         let slot = match self.free_senders.pop() {
             Some(i) => {
@@ -273,14 +273,14 @@ impl WebFanin {
         let base = if assigned_bps > 0 {
             assigned_bps
         } else {
-            env.core.net.ports[self.cfg.place.nic_port[server as usize] as usize].rate_bps
+            env.cx.net.ports[self.cfg.place.nic_port[server as usize] as usize].rate_bps
         };
         (base as u128 * self.cfg.overload_fraction_ppm as u128 / 1_000_000).max(1) as u64
     }
 
     /// Send what hub sender `slot` may send now; arm its timer for the rest.
     pub(super) fn pump(&mut self, env: &mut Env, slot: usize) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         let mut ready = std::mem::take(&mut self.ready);
         ready.clear();
         let s = self.senders[slot].as_mut().expect("live sender");
@@ -304,7 +304,7 @@ impl WebFanin {
             self.free_senders.push(slot);
             self.sender_of.remove(&(fe, from));
         } else if let Some(t) = rearm {
-            env.core.ev.schedule(
+            env.cx.ev.schedule(
                 t,
                 Event::App {
                     app: self.id,

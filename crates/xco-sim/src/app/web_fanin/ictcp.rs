@@ -37,13 +37,13 @@ impl WebFanin {
     /// time) and put ICTCP's window on the front-end's endpoint.
     pub(super) fn ictcp_prepare(&mut self, env: &mut Env, fe: usize, server: u32) -> Result<(), String> {
         let host = self.fes[fe].host;
-        let now_ns = env.core.now.ps() / 1000;
+        let now_ns = env.cx.now.ps() / 1000;
         if self.fes[fe].ictcp.is_none() {
-            let down = &env.core.net.ports[self.cfg.place.down_port[host as usize] as usize];
+            let down = &env.cx.net.ports[self.cfg.place.down_port[host as usize] as usize];
             let cfg = IctcpConfig {
-                mss_bytes: env.core.tcp_cfg.mss_bytes,
-                min_window_bytes: 2 * env.core.tcp_cfg.mss_bytes,
-                initial_window_bytes: 2 * env.core.tcp_cfg.mss_bytes,
+                mss_bytes: env.stack.tcp.cfg.mss_bytes,
+                min_window_bytes: 2 * env.stack.tcp.cfg.mss_bytes,
+                initial_window_bytes: 2 * env.stack.tcp.cfg.mss_bytes,
                 ..IctcpConfig::default()
             };
             self.fes[fe].ictcp = Some(FeIctcp {
@@ -73,7 +73,7 @@ impl WebFanin {
 
     /// `bytes` of an object from `server` arrived at front-end `fe`.
     pub(super) fn ictcp_on_data(&mut self, env: &mut Env, fe: usize, server: u32, bytes: u64) {
-        let now_ns = env.core.now.ps() / 1000;
+        let now_ns = env.cx.now.ps() / 1000;
         let Some(st) = self.fes[fe].ictcp.as_mut() else {
             return;
         };
@@ -94,7 +94,7 @@ impl WebFanin {
 
     /// ICTCP's timer of front-end `fe` fired: run its checks, apply every window.
     pub(super) fn ictcp_on_timer(&mut self, env: &mut Env, fe: usize) {
-        let now = env.core.now;
+        let now = env.cx.now;
         let Some(st) = self.fes[fe].ictcp.as_mut() else {
             return;
         };
@@ -116,10 +116,10 @@ impl WebFanin {
         let Some(st) = self.fes[fe].ictcp.as_mut() else {
             return;
         };
-        let at = Time(st.rx.poll_at().saturating_mul(1000)).max(env.core.now);
-        if st.wake_at == Time::NEVER || at < st.wake_at || st.wake_at < env.core.now {
+        let at = Time(st.rx.poll_at().saturating_mul(1000)).max(env.cx.now);
+        if st.wake_at == Time::NEVER || at < st.wake_at || st.wake_at < env.cx.now {
             st.wake_at = at;
-            env.core.ev.schedule(
+            env.cx.ev.schedule(
                 at,
                 Event::App {
                     app: self.id,

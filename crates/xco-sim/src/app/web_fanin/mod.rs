@@ -40,17 +40,15 @@ mod ictcp;
 mod pacing;
 mod place;
 mod redirect;
-pub mod spec;
 mod speed;
 
 use pacing::HubSender;
 
 pub use place::Placement;
-pub use spec::WebFaninSpec;
 
 use super::messages::{ConnPool, Messages};
 use super::{mean, quantile, AppNote, Application, Demand, DemandCx, Env, Metric};
-use crate::sim::Core;
+use crate::ctx::Ctx;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -412,7 +410,7 @@ impl WebFanin {
     }
 
     fn port_counts(&self, env: &Env, fe: usize) -> (u64, u64, u64, u64) {
-        let ports = &env.core.net.ports;
+        let ports = &env.cx.net.ports;
         let up: u64 = self
             .cfg
             .place
@@ -422,7 +420,7 @@ impl WebFanin {
             .sum();
         let d = &ports[self.cfg.place.down_port[self.fes[fe].host as usize] as usize].stats;
         let timeouts: u64 = env
-            .core
+            .cx
             .net
             .flows
             .iter()
@@ -471,7 +469,7 @@ impl WebFanin {
         f.got.clear();
         f.got.resize(q, 0);
         f.left = q as u32;
-        f.start = env.core.now;
+        f.start = env.cx.now;
         (f.uplink_pkts0, f.fe_pkts0, f.fe_bytes0, f.timeouts0) = counts;
         // targets: distinct servers asked, ascending, with their objects
         let mut order: Vec<u32> = (0..q as u32).collect();
@@ -549,7 +547,7 @@ impl WebFanin {
             let server = self.fes[fe].targets[t as usize];
             let ep = self.ep(env, server, host)?;
             let flow = env.tcp.eps[ep as usize].tx_flow;
-            self.fes[fe].retx_mark[t as usize] = env.core.net.flows[flow as usize].retransmits;
+            self.fes[fe].retx_mark[t as usize] = env.cx.net.flows[flow as usize].retransmits;
             self.ask_target(env, fe, t as usize, host)?;
         }
         Ok(())
@@ -581,7 +579,7 @@ impl WebFanin {
 
     /// Object `i` of front-end `fe`'s request arrived at the front-end.
     fn on_object_at_fe(&mut self, env: &mut Env, fe: usize, i: u32, from: u32) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         let method = self.cfg.method.name();
         let o = self.fes[fe].objs[i as usize];
         let bytes = self.size_bytes[o as usize] as u64;
@@ -628,7 +626,7 @@ impl WebFanin {
                 let ep = self.pool.endpoint(env, self.id, server, host)?;
                 let flow = env.tcp.eps[ep as usize].tx_flow;
                 let f = &mut self.fes[fe];
-                if env.core.net.flows[flow as usize].retransmits > f.retx_mark[t] {
+                if env.cx.net.flows[flow as usize].retransmits > f.retx_mark[t] {
                     f.sw.on_loss(t as u32);
                 }
                 f.sw.on_response(t as u32);
@@ -644,7 +642,7 @@ impl WebFanin {
     fn end(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
         let (up, pk, by, to) = self.port_counts(env, fe);
         let f = &mut self.fes[fe];
-        let lat_us = (env.core.now - f.start).as_secs_f64() * 1e6;
+        let lat_us = (env.cx.now - f.start).as_secs_f64() * 1e6;
         self.latencies_us.push(lat_us);
         let (hubs, depth) = match self.cfg.method {
             Method::Sicc { .. } => (f.tree.hubs().to_string(), f.tree.max_depth().to_string()),
@@ -722,7 +720,7 @@ impl WebFanin {
                         self.senders[slot]
                             .as_mut()
                             .expect("live sender")
-                            .set_rate(env.core.now, rate);
+                            .set_rate(env.cx.now, rate);
                         self.pump(env, slot)?;
                     }
                 }
@@ -828,7 +826,7 @@ impl Application for WebFanin {
                 Ok(())
             }
             SEND => {
-                let now = env.core.now;
+                let now = env.cx.now;
                 match self.senders.get_mut(payload).and_then(|s| s.as_mut()) {
                     Some(s) if s.wake_at == now => {
                         s.wake_at = Time::NEVER;
@@ -879,7 +877,7 @@ impl Application for WebFanin {
             ..Demand::default()
         }
     }
-    fn summary(&self, _core: &Core) -> Vec<Metric> {
+    fn summary(&self, _cx: &Ctx) -> Vec<Metric> {
         vec![
             ("requests_done", self.n as f64),
             ("latency_us_mean", mean(&self.latencies_us)),

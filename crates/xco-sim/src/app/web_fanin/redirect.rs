@@ -50,7 +50,7 @@ impl ReplicaMap for Replicas<'_> {
 impl WebFanin {
     /// Front-end `fe`'s period ended: plan and start the moves (eqs 7–8).
     pub(super) fn plan_redirects(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
-        let now = env.core.now;
+        let now = env.cx.now;
         let f = &mut self.fes[fe];
         // b_r over the period, or since the request began if it began later
         let dt_ns = now.saturating_since(f.period_start).as_ns().max(1);
@@ -202,7 +202,7 @@ impl WebFanin {
             None => {
                 // it had finished: a new stream to the front-end, as TCP allows
                 let fe_host = self.fes[fe as usize].host;
-                let sender = HubSender::new(fe, req, host, fe_host, 1, 0, self.cfg.burst_bytes, env.core.now);
+                let sender = HubSender::new(fe, req, host, fe_host, 1, 0, self.cfg.burst_bytes, env.cx.now);
                 let slot = match self.free_senders.pop() {
                     Some(i) => {
                         self.senders[i] = Some(sender);

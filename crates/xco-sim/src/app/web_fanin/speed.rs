@@ -15,8 +15,8 @@ impl WebFanin {
     /// aggregation router's ports into its rack (S_a: their buffers), the
     /// queue report's travel time, and the first period.
     pub(super) fn start_speed_control(&mut self, env: &mut Env, speed: bool) -> Result<(), String> {
-        let now = env.core.now;
-        let ports = &env.core.net.ports;
+        let now = env.cx.now;
+        let ports = &env.cx.net.ports;
         for fe in 0..self.fes.len() {
             let host = self.fes[fe].host;
             let rack = self.cfg.place.rack_of[host as usize];
@@ -38,7 +38,7 @@ impl WebFanin {
             f.period_start = now;
             f.agg_ports = into;
             f.report_delay = delay;
-            env.core.ev.schedule(
+            env.cx.ev.schedule(
                 next,
                 Event::App {
                     app: self.id,
@@ -57,19 +57,19 @@ impl WebFanin {
         if self.fes[fe].done {
             return Ok(());
         }
-        let now = env.core.now;
+        let now = env.cx.now;
         let now_ns = now.ps() / 1000;
         let q: u64 = self.fes[fe]
             .agg_ports
             .iter()
-            .map(|&p| env.core.net.ports[p as usize].backlog_bytes(now))
+            .map(|&p| env.cx.net.ports[p as usize].backlog_bytes(now))
             .sum();
         let f = &mut self.fes[fe];
         f.reports.push_back(QueueReport {
             queue_bytes: q,
             measured_at_ns: now_ns,
         });
-        env.core.ev.schedule(
+        env.cx.ev.schedule(
             now + f.report_delay,
             Event::App {
                 app: self.id,
@@ -83,7 +83,7 @@ impl WebFanin {
             }
             None => now + Dur::from_ns(self.cfg.speed.period_ns),
         };
-        env.core.ev.schedule(
+        env.cx.ev.schedule(
             next.max(now + Dur(1)),
             Event::App {
                 app: self.id,

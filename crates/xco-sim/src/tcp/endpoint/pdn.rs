@@ -50,10 +50,11 @@
 //!   resends circulates at most once per RTT.
 
 use super::TcpEndpoint;
+use crate::ctx::Ctx;
 use crate::engine::Event;
 use crate::net::pdn::{PdnResend, NOTICE_BYTES};
-use crate::sim::Core;
 use crate::tcp::cc::{CongestionControl, CongestionEvent};
+use crate::tcp::host::{TcpCount, TcpHost};
 use crate::tcp::recovery::Segment;
 use xco_core::Time;
 
@@ -118,7 +119,7 @@ impl TcpEndpoint {
     }
 
     /// A drop notification for the `len` bytes from `seq` arrived.
-    pub fn on_drop_notification(&mut self, core: &mut Core, seq: u64, len: u64) {
+    pub fn on_drop_notification<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seq: u64, len: u64) {
         if !self.pdn.on || seq < self.snd_una || seq >= self.snd_max || len == 0 {
             return; // already acknowledged (or not ours to answer)
         }
@@ -126,13 +127,13 @@ impl TcpEndpoint {
         let srtt = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
         let una = self.snd_una;
         match self.pdn.rule {
-            PdnResend::AtOnce => self.pdn_resend_now(core, seq, len_bytes),
+            PdnResend::AtOnce => self.pdn_resend_now(cx, h, seq, len_bytes),
             PdnResend::Once => {
                 if self.pdn.resent_before(seq, una) {
                     // its notified resend was dropped too: the timer's
-                    core.net.flows[self.tx_flow as usize].notified_left_to_timer += 1;
+                    h.count(cx, self.tx_flow, TcpCount::NotifiedLeftToTimer);
                 } else {
-                    self.pdn_resend_now(core, seq, len_bytes);
+                    self.pdn_resend_now(cx, h, seq, len_bytes);
                 }
             }
             PdnResend::Window => self.pdn.wait(Waiting {
@@ -142,7 +143,7 @@ impl TcpEndpoint {
             }),
             PdnResend::WindowRtt => {
                 let lost_resend = self.pdn.resent.binary_search(&seq).is_ok();
-                let not_before = if lost_resend { core.now + srtt } else { Time::ZERO };
+                let not_before = if lost_resend { cx.now + srtt } else { Time::ZERO };
                 self.pdn.wait(Waiting {
                     seq,
                     len_bytes,
@@ -151,26 +152,26 @@ impl TcpEndpoint {
             }
         }
         let windowed = matches!(self.pdn.rule, PdnResend::Window | PdnResend::WindowRtt);
-        let again = windowed && core.now.saturating_since(self.pdn.cut_at) >= srtt;
+        let again = windowed && cx.now.saturating_since(self.pdn.cut_at) >= srtt;
         if seq >= self.recover || again {
-            let s = self.event_sample(core.now);
+            let s = self.event_sample(cx.now);
             self.cc
                 .on_congestion(&mut self.win, CongestionEvent::DropNotification, &s);
             self.recover = self.snd_max;
-            self.pdn.cut_at = core.now;
-            core.net.flows[self.tx_flow as usize].notified_reductions += 1;
+            self.pdn.cut_at = cx.now;
+            h.count(cx, self.tx_flow, TcpCount::NotifiedReduction);
         }
         if self.pdn.waiting_bytes > 0 {
-            self.pdn_resend_waiting(core);
+            self.pdn_resend_waiting(cx, h);
         }
         if !self.rto_armed() {
-            self.arm_rto(core);
+            self.arm_rto(cx, h);
         }
     }
 
-    fn pdn_resend_now(&mut self, core: &mut Core, seq: u64, len_bytes: u64) {
-        core.net.flows[self.tx_flow as usize].notified_retransmits += 1;
-        self.retransmit(core, Segment { seq, len_bytes });
+    fn pdn_resend_now<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H, seq: u64, len_bytes: u64) {
+        h.count(cx, self.tx_flow, TcpCount::NotifiedRetransmit);
+        self.retransmit(cx, h, Segment { seq, len_bytes });
     }
 
     /// `window`, `window-rtt`: resend the waiting segments that are due and
@@ -178,14 +179,14 @@ impl TcpEndpoint {
     /// leave the list); wake at the next due time if one must wait.
     #[cold]
     #[inline(never)]
-    pub(super) fn pdn_resend_waiting(&mut self, core: &mut Core) {
+    pub(super) fn pdn_resend_waiting<H: TcpHost>(&mut self, cx: &mut Ctx, h: &mut H) {
         let una = self.snd_una;
         self.pdn.waiting.retain(|w| w.seq >= una);
         self.pdn.waiting_bytes = self.pdn.waiting.iter().map(|w| w.len_bytes).sum();
         let mut next_due = Time::NEVER;
         let mut i = 0;
         while let Some(&w) = self.pdn.waiting.get(i) {
-            if w.not_before > core.now {
+            if w.not_before > cx.now {
                 next_due = next_due.min(w.not_before);
                 i += 1;
                 continue;
@@ -203,11 +204,11 @@ impl TcpEndpoint {
             if self.pdn.rule == PdnResend::WindowRtt {
                 self.pdn.resent_before(w.seq, una);
             }
-            self.pdn_resend_now(core, w.seq, w.len_bytes);
+            self.pdn_resend_now(cx, h, w.seq, w.len_bytes);
         }
         if next_due != Time::NEVER {
             self.pace_timer
-                .arm_earlier(&mut core.ev, next_due, Event::TcpPace(self.id));
+                .arm_earlier(&mut cx.ev, next_due, Event::TcpPace(self.id));
         }
     }
 

@@ -1,9 +1,9 @@
 //! `[[apps]] kind = "web_fanin"`: the scenario's settings of the web
 //! fan-in, checked field by field (a bad one is named: `apps[0].queries`).
 
-use super::{Method, Placement, WebFanin, WebFaninConfig};
+use super::AppCx;
+use crate::app::web_fanin::{Method, Placement, WebFanin, WebFaninConfig};
 use crate::app::App;
-use crate::scenario::apps::AppCx;
 use crate::scenario::limits::count;
 use crate::scenario::units::Hosts;
 use crate::scenario::ScenarioError;
@@ -115,7 +115,7 @@ impl WebFaninSpec {
                 ))
             }
         };
-        let place = Placement::of(&sim.core.net).map_err(|e| ScenarioError::field("topology", e))?;
+        let place = Placement::of(&sim.cx.net).map_err(|e| ScenarioError::field("topology", e))?;
         let servers: Vec<u32> = cx
             .hosts
             .names()
@@ -178,7 +178,7 @@ impl WebFaninSpec {
                 if let Some(&x) = v.iter().find(|&&x| !servers.contains(&x)) {
                     return Err(ScenarioError::field(
                         &f("front_ends"),
-                        format!("{:?} is not a server", sim.core.net.name(x)),
+                        format!("{:?} is not a server", sim.cx.net.name(x)),
                     ));
                 }
                 v

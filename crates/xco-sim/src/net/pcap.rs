@@ -9,8 +9,8 @@
 //! header carries the packet's ECN field (ECT, CE) and the TCP header its
 //! ECE and CWR flags.
 
-use crate::net::packet::{Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SACK, FLAG_SYN};
-use crate::net::pdn::{EMPTY_FRAME_BYTES, ETHERTYPE_PDN_IPV4, NOTICE_BYTES};
+use super::packet::{Packet, PktKind, FLAG_ACK, FLAG_CWR, FLAG_ECE, FLAG_FIN, FLAG_SACK, FLAG_SYN};
+use super::pdn::{EMPTY_FRAME_BYTES, ETHERTYPE_PDN_IPV4, NOTICE_BYTES};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 use std::time::Duration;
