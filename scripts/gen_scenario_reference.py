@@ -5,7 +5,7 @@ The simulator's extension cannot hand out its schema as data (it validates
 text; it does not describe itself), so this script reads the schema's source:
 the serde structs of ``crates/xco-sim/src/scenario/schema.rs``, the ``[[apps]]``
 kinds (``scenario/apps.rs`` names each kind's struct, which lives beside its
-application under ``crates/xco-sim/src/app/``), the port disciplines
+application under ``crates/xco-sim/src/scenario/apps/``), the port disciplines
 (``scenario/queues.rs``), the XCo settings every ``[xco]`` table gains from
 ``xco_core::xco_settings_table!`` (``crates/xco-core/src/coord/settings.rs``)
 and the bounds table of ``scenario/limits.rs``. Each key's type comes from
@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "crates/xco-sim/src/scenario"
-APPS = ROOT / "crates/xco-sim/src/app"
+APPS = ROOT / "crates/xco-sim/src/scenario/apps"
 SETTINGS = ROOT / "crates/xco-core/src/coord/settings.rs"
 OUT = ROOT / "docs/reference/scenario.md"
 
