@@ -1,12 +1,17 @@
-//! The host layer: what sits between a host's transports and its NIC.
+//! The host layer: what sits between a host's transports and its NIC, the
+//! host stack ([`Stack`]).
 //!
 //! A host in the simulator is its transports (TCP endpoints, UDP sources and
 //! sinks, the ping responder), this layer, and one NIC — the host's output
 //! port into the fabric, a [`crate::net::port::Port`] like any switch port.
+//! The layer sits above the transports and below XCo and the applications:
+//! TCP reaches it through [`crate::tcp::host::TcpHost`], which [`Stack`]
+//! implements, and XCo's coordinators fill its egress gate ([`Coordinator`]),
+//! so it names neither XCo nor an application.
 //!
 //! **Egress** ([`egress`]): a packet a transport built goes through
 //! [`Stack::send`]. On a host XCo coordinates, the host's local coordinator
-//! (`crate::xco`, the core's `HostCoordinator`) holds it in its
+//! (the gate: `crate::xco`, the core's `HostCoordinator`) holds it in its
 //! per-destination queue until a directive releases it; otherwise it enters
 //! the NIC queue at once. Transports never lose a packet at their own host:
 //! TCP asks [`Stack::egress_has_room`] before it builds a data segment and,
@@ -16,13 +21,15 @@
 //! event ([`Stack::after_event`]). Pacing lives in the transport (`crate::tcp::pacing`) and hands its
 //! packets to this same path.
 //!
-//! **Receive** ([`receive`]): a packet that reached its destination host is
-//! handed to the transport it names — a TCP segment to its endpoint (whose
+//! **Receive** ([`receive`], [`Stack::deliver`]): a packet that reached its
+//! destination host is handed to the transport it names — a TCP segment to its endpoint (whose
 //! receive-window policy is `crate::tcp::rcv_window`), a UDP fragment to its
 //! sink, an XCo control message to the coordinator or controller — and an
 //! echo request is answered at once. Notifications addressed to a host's
 //! stack rather than to one socket (PDN's drop notifications) arrive here too,
-//! as their own packet kind, when a scenario turns them on.
+//! as their own packet kind, when a scenario turns them on. What transports
+//! tell applications ([`crate::tcp::note::AppNote`]) is collected here
+//! ([`Stack::notes`]); the driver hands each to its application after the event.
 //!
 //! **Flow statistics** ([`crate::stats::FlowStats`], one row of `flows.csv`
 //! per flow): the wire counters are the network's (its ports count the bytes

@@ -8,6 +8,11 @@
 //! or out-of-band with a fixed latency. They are the wire protocol's messages,
 //! sized as the real daemons encode them. The scheduler's paths are the
 //! simulator's own routes (one path per host pair when XCo is on).
+//!
+//! XCo sits above the host stack: [`XcoSim`] implements the stack's egress
+//! gate ([`crate::host::Coordinator`]) and the stack holds it
+//! ([`Stack`] = `host::Stack<XcoSim>`); neither the host layer nor TCP
+//! imports this module. The driver hands XCo its own timer events.
 
 pub mod coordinator;
 
