@@ -142,6 +142,25 @@ def pivot(df: pd.DataFrame, x: str, y: str, fmt: str, order: list[str]) -> str:
     return f"{y}:\n" + "\n".join(lines)
 
 
+def sicc_summary(rid: str, title: str, opts: Options, modes: str, parts: list[str]) -> str:
+    """A SICC reproduction's summary: its header (settings: sicc-latency.toml) and its parts."""
+    text = header(rid, title, opts, modes).replace(
+        f"xco/scenarios/{rid}.toml", "xco/scenarios/sicc-latency.toml"
+    )
+    return text + "\n\n".join(parts)
+
+
+def finish(
+    rid: str, opts: Options, b: dict, points: list[sweep.Point], text: str, extra: dict, files: list
+) -> Outcome:
+    """Write ``rid``'s summary and record (every point as run) and return what it wrote."""
+    txt = opts.out / f"{rid}.txt"
+    txt.write_text(text + "\n")
+    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
+    meta = write_meta(opts, rid, extra, base=b, points=record)
+    return Outcome(files=[*files, txt, meta], summary=text)
+
+
 # "a above b": a exceeds b by more than this fraction of b (a tie within it is no order)
 MARGIN = 0.05
 

@@ -19,11 +19,11 @@ import json
 
 from .. import plot, sweep
 from .._lazy import np, pd, plt
-from . import Options, Outcome, Reproduction, point_record, register, write_meta
+from . import Options, Outcome, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
-from .experiment import header, note
-from .sicc import LAT_SERIES, NAMES, base, compact, pivot, point_row, with_method
+from .experiment import note
+from .sicc import LAT_SERIES, NAMES, base, compact, finish, pivot, point_row, sicc_summary, with_method
 
 RID = "sicc-scale"
 RACKS = 2_500  # x 60 servers = 150,000: the paper's 50x of 3,000
@@ -148,22 +148,16 @@ def run(opts: Options) -> Outcome:
         " requests per point (One-all and ICTCP take minutes a request at 50,000 queries)."
         " Settings: xco/scenarios/sicc-latency.toml with racks = 2,500."
     )
-    text = header(RID, "request latency at 50x servers (One-all, SW, ICTCP, SICC)", opts, modes).replace(
-        f"xco/scenarios/{RID}.toml", "xco/scenarios/sicc-latency.toml"
-    )
-    text += "\n\n".join(
-        [
-            pivot(df, "queries", "latency_ms_mean", "{:.1f}", LAT_SERIES),
-            pivot(df, "queries", "timeouts_mean", "{:.0f}", LAT_SERIES),
-            pivot(df, "queries", "data_packet_hops", "{:.0f}", LAT_SERIES),
-            claims_text(checks(df), spec="sicc.md"),
-        ]
-    )
-    txt = opts.out / f"{RID}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, RID, {"series": LAT_SERIES, "requests_per_point": reqs}, base=b, points=record)
-    return Outcome(files=[csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+    parts = [
+        pivot(df, "queries", "latency_ms_mean", "{:.1f}", LAT_SERIES),
+        pivot(df, "queries", "timeouts_mean", "{:.0f}", LAT_SERIES),
+        pivot(df, "queries", "data_packet_hops", "{:.0f}", LAT_SERIES),
+        claims_text(checks(df), spec="sicc.md"),
+    ]
+    title = "request latency at 50x servers (One-all, SW, ICTCP, SICC)"
+    text = sicc_summary(RID, title, opts, modes, parts)
+    extra = {"series": LAT_SERIES, "requests_per_point": reqs}
+    return finish(RID, opts, b, points, text, extra, [csv, png, png.with_suffix(".svg")])
 
 
 register(

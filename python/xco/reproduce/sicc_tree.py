@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from .. import plot, sweep
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, point_record, register, write_meta
+from . import Options, Outcome, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
-from .experiment import header, note
-from .sicc import NAMES, base, pivot, point_row, run_points, with_downlink
+from .experiment import note
+from .sicc import NAMES, base, finish, pivot, point_row, run_points, sicc_summary, with_downlink
 
 RID = "sicc-tree"
 SERIES = ["sicc", "sicc-nmt", "sicc-n10"]
@@ -136,22 +136,16 @@ def run(opts: Options) -> Outcome:
         f" quick: {REQ_QUICK} requests per point; --full: {REQ_FULL:,} (the paper ran 10,000)."
         " Settings: xco/scenarios/sicc-latency.toml."
     )
-    text = header(RID, "query-latency CDF, SICC vs SICC-NMT, slow and fast downlink", opts, modes).replace(
-        f"xco/scenarios/{RID}.toml", "xco/scenarios/sicc-latency.toml"
-    )
-    text += "\n\n".join(
-        [
-            pivot(df, "downlink_mbps", "latency_ms_mean", "{:.2f}", SERIES),
-            pivot(df, "downlink_mbps", "latency_ms_p99", "{:.2f}", SERIES),
-            pivot(df, "downlink_mbps", "tree_depth_max", "{:.0f}", SERIES),
-            claims_text(tree_checks(df), spec="sicc.md"),
-        ]
-    )
-    txt = opts.out / f"{RID}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, RID, {"series": SERIES, "requests_per_point": reqs}, base=b, points=record)
-    return Outcome(files=[csv, cdf_csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+    parts = [
+        pivot(df, "downlink_mbps", "latency_ms_mean", "{:.2f}", SERIES),
+        pivot(df, "downlink_mbps", "latency_ms_p99", "{:.2f}", SERIES),
+        pivot(df, "downlink_mbps", "tree_depth_max", "{:.0f}", SERIES),
+        claims_text(tree_checks(df), spec="sicc.md"),
+    ]
+    title = "query-latency CDF, SICC vs SICC-NMT, slow and fast downlink"
+    text = sicc_summary(RID, title, opts, modes, parts)
+    extra = {"series": SERIES, "requests_per_point": reqs}
+    return finish(RID, opts, b, points, text, extra, [csv, cdf_csv, png, png.with_suffix(".svg")])
 
 
 register(

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from .. import plot, scenario, sweep
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, point_record, register, write_meta
+from . import Options, Outcome, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
-from .experiment import header, note
-from .sicc import base, pivot, run_points, table_of, with_method
+from .experiment import note
+from .sicc import base, finish, pivot, run_points, sicc_summary, table_of, with_method
 
 RID = "web-fanin-all"
 XCO = {"controller": "h0", "slice_ms": 2, "control": "inband"}
@@ -160,22 +160,15 @@ def run(opts: Options) -> Outcome:
         " Settings: xco/scenarios/sicc-latency.toml; series: "
         + "; ".join(f"{s} = {LABELS[s]}" for s in ORDER)
     )
-    text = header(RID, "web fan-in under every remedy (beyond the papers)", opts, modes).replace(
-        f"xco/scenarios/{RID}.toml", "xco/scenarios/sicc-latency.toml"
-    )
-    text += "\n\n".join(
-        [
-            pivot(df, "queries", "latency_ms_mean", "{:.2f}", ORDER),
-            pivot(df, "queries", "timeouts_mean", "{:.1f}", ORDER),
-            pivot(df, "queries", "inter_rack_packets_mean", "{:.0f}", ORDER),
-            claims_text(checks(df), spec="sicc.md"),
-        ]
-    )
-    txt = opts.out / f"{RID}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, RID, {"series": ORDER, "requests_per_point": reqs}, base=b, points=record)
-    return Outcome(files=[csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+    parts = [
+        pivot(df, "queries", "latency_ms_mean", "{:.2f}", ORDER),
+        pivot(df, "queries", "timeouts_mean", "{:.1f}", ORDER),
+        pivot(df, "queries", "inter_rack_packets_mean", "{:.0f}", ORDER),
+        claims_text(checks(df), spec="sicc.md"),
+    ]
+    text = sicc_summary(RID, "web fan-in under every remedy (beyond the papers)", opts, modes, parts)
+    extra = {"series": ORDER, "requests_per_point": reqs}
+    return finish(RID, opts, b, points, text, extra, [csv, png, png.with_suffix(".svg")])
 
 
 register(
