@@ -802,8 +802,18 @@ def _resp_draw(df: pd.DataFrame, opts: Options):
         )
         ax.grid(True, alpha=0.3)
     zooms[0].set_ylabel("Mbit/s, 1 ms bins\n(red: below half the median)", fontsize=8)
+    # the flows are UDP messages of one datagram each (65,507 B by default), counted when the last
+    # fragment arrives: a 1-ms bin holds whole messages, so bins step by one message's rate
+    msg_mbps = 65_507 * 8 / 1e-3 / 1e6
+    fig.text(
+        0.01, 0.03,
+        f"1-ms bins count whole UDP messages (65,507 B: {msg_mbps:.0f} Mbit/s a message in a bin)"
+        " when their last fragment arrives, so they step by that;\na bin above the 1 Gbit/s link"
+        " holds messages that completed together, not more than the link carried.",
+        fontsize=7, color="dimgrey",
+    )  # fmt: skip
     fig.text(0.01, 0.01, note("xco-responsive", opts), fontsize=7, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return plot.save(fig, opts.out / "xco-responsive.png")
 
 
