@@ -106,6 +106,16 @@ def point_row(res: dict) -> dict:
     }
 
 
+def grid(b: dict, series: list[str], x: str, xs: list, make, requests: int, seed: int) -> list[sweep.Point]:
+    """One point per series and value of ``x`` (series outer), each ``make(b, series, value,
+    requests)``, labelled ``{"series": s, x: value}``."""
+    return [
+        sweep.Point(labels={"series": s, x: v}, scenario=make(b, s, v, requests), seed=seed)
+        for s in series
+        for v in xs
+    ]
+
+
 def run_points(rid: str, opts: Options, points: list[sweep.Point], b: dict, measure=None) -> list[dict]:
     """Run ``points``, keeping each run's compact result (``measure``, default :func:`compact`);
     an interrupt writes what finished."""
@@ -254,11 +264,7 @@ def run_latency(opts: Options) -> Outcome:
     b = base()
     xs = LAT_FULL if opts.full else LAT_QUICK
     reqs = LAT_REQ_FULL if opts.full else LAT_REQ_QUICK
-    points = [
-        sweep.Point(labels={"series": s, "queries": q}, scenario=with_method(b, s, q, reqs), seed=opts.seed)
-        for s in LAT_SERIES
-        for q in xs
-    ]
+    points = grid(b, LAT_SERIES, "queries", xs, with_method, reqs, opts.seed)
     results = run_points(rid, opts, points, b)
     df = table_of(results, "queries")
     csv = opts.out / f"{rid}.csv"
@@ -372,13 +378,7 @@ def run_interrack(opts: Options) -> Outcome:
     b = base()
     xs = IR_FULL if opts.full else IR_QUICK
     reqs = IR_REQ_FULL if opts.full else IR_REQ_QUICK
-    points = [
-        sweep.Point(
-            labels={"series": s, "downlink_mbps": x}, scenario=with_downlink(b, s, x, reqs), seed=opts.seed
-        )
-        for s in IR_SERIES
-        for x in xs
-    ]
+    points = grid(b, IR_SERIES, "downlink_mbps", xs, with_downlink, reqs, opts.seed)
     results = run_points(rid, opts, points, b)
     df = table_of(results, "downlink_mbps")
     csv = opts.out / f"{rid}.csv"

@@ -15,15 +15,16 @@ outside the run (docs/sicc.md, docs/speed.md), never written here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
-from .. import plot, sweep
+from .. import plot
 from .._lazy import np, pd, plt
 from . import Options, Outcome, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import LAT_SERIES, NAMES, base, compact, finish, pivot, point_row, sicc_summary, with_method
+from .sicc import LAT_SERIES, NAMES, base, compact, finish, grid, pivot, point_row, sicc_summary, with_method
 
 RID = "sicc-scale"
 RACKS = 2_500  # x 60 servers = 150,000: the paper's 50x of 3,000
@@ -118,13 +119,9 @@ def run(opts: Options) -> Outcome:
     b = base()
     xs = FULL if opts.full else QUICK
     reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = [
-        sweep.Point(labels={"series": s, "queries": q}, scenario=scn_of(b, s, q, reqs), seed=opts.seed)
-        for s in LAT_SERIES
-        for q in xs
-    ]
+    points = grid(b, LAT_SERIES, "queries", xs, scn_of, reqs, opts.seed)
     # each point is a data center of 150,000 servers (about 0.5 GB): two at a time at most
-    scaled = Options(**{**opts.__dict__, "jobs": min(opts.jobs or 2, 2)})
+    scaled = dataclasses.replace(opts, jobs=min(opts.jobs or 2, 2))
     results = run_points(RID, scaled, points, b, measure=measure)
     df = pd.DataFrame(
         [

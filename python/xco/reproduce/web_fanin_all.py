@@ -14,13 +14,13 @@ and SICC, on the scenario's TCP. Each point is the mean over its requests.
 
 from __future__ import annotations
 
-from .. import plot, scenario, sweep
+from .. import plot, scenario
 from .._lazy import pd, plt
 from . import Options, Outcome, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import base, finish, pivot, run_points, sicc_summary, table_of, with_method
+from .sicc import base, finish, grid, pivot, run_points, sicc_summary, table_of, with_method
 
 RID = "web-fanin-all"
 XCO = {"controller": "h0", "slice_ms": 2, "control": "inband"}
@@ -143,11 +143,7 @@ def run(opts: Options) -> Outcome:
     b = base()
     xs = FULL if opts.full else QUICK
     reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = [
-        sweep.Point(labels={"series": s, "queries": q}, scenario=scn_of(b, s, q, reqs), seed=opts.seed)
-        for s in ORDER
-        for q in xs
-    ]
+    points = grid(b, ORDER, "queries", xs, scn_of, reqs, opts.seed)
     results = run_points(RID, opts, points, b)
     df = table_of(results, "queries")
     df["remedy"] = df["series"].map(LABELS)
