@@ -76,27 +76,6 @@ def _topology(workdir: Path, prefix: str) -> topo.TestbedTopology:
     return topo.load(path)
 
 
-def _set_rto_min(tb: netns.Testbed, host: str, ms: int) -> str:
-    """Set ``rto_min`` on ``host``'s default route (the route every flow to Dest takes)."""
-    ns = tb.ns(host)
-    line = netns.sh("ip", "-o", "route", "show", "default", ns=ns).stdout.strip()
-    if not line.startswith("default"):
-        raise netns.TestbedError(f"real-outcast: {host} has no default route to set rto_min on: {line!r}")
-    words = [w for w in line.split() if w != "\\"]
-    # drop a previous rto_min (and a "lock" before it) so the change is idempotent
-    out, skip = [], 0
-    for w in words:
-        if skip:
-            skip -= 1
-            continue
-        if w == "rto_min":
-            skip = 1
-            continue
-        out.append(w)
-    netns.sh("ip", "route", "change", *out, "rto_min", f"{ms}ms", ns=ns)
-    return netns.sh("ip", "-o", "route", "show", "default", ns=ns).stdout.strip()
-
-
 def run_real(seconds: float, prefix: str = "xro", work: Path | None = None) -> tuple[pd.DataFrame, str]:
     """Both series on one testbed (removed after): per-flow rows and the route line that ran."""
     netns.require_root("real-outcast")
@@ -108,7 +87,7 @@ def run_real(seconds: float, prefix: str = "xro", work: Path | None = None) -> t
         try:
             route = ""
             for h in SENDERS:
-                route = _set_rto_min(tb, h, RTO_MIN_MS)
+                route = netns.set_rto_min(tb, h, RTO_MIN_MS)
             edge, port = t.host(DEST).switch, f"p-{DEST}"
             for series in SERIES:
                 print(f"  real-outcast: {series} ({seconds:g} s, 1 two-hop vs 12 six-hop flows)", flush=True)

@@ -52,7 +52,6 @@ from ..sim import run_raw
 from ..testbed import netns, topo, webfanin
 from . import Options, Outcome, Reproduction, register, write_meta
 from .claims import FAILS, HOLDS, PARTLY
-from .real_outcast import _set_rto_min
 
 RATE_MBPS = 100
 BUFFER_BYTES = 16384
@@ -217,7 +216,7 @@ def run_real(
         tb = netns.up(t)
         try:
             for h in t.hosts:
-                _set_rto_min(tb, h.name, RTO_MIN_MS)
+                netns.set_rto_min(tb, h.name, RTO_MIN_MS)
             servers = [h.name for h in t.hosts if h.name != FRONT_END]
             racks = [h.switch for h in t.hosts if h.name != FRONT_END]
             for q in qs:

@@ -240,6 +240,28 @@ class Testbed:
         self.procs.clear()
 
 
+def set_rto_min(tb: Testbed, host: str, ms: int) -> str:
+    """Set ``rto_min`` on ``host``'s default route (the one its flows to other hosts take);
+    returns the route as it now reads. Idempotent."""
+    ns = tb.ns(host)
+    line = sh("ip", "-o", "route", "show", "default", ns=ns).stdout.strip()
+    if not line.startswith("default"):
+        raise TestbedError(f"{host} has no default route to set rto_min on: {line!r}")
+    words = [w for w in line.split() if w != "\\"]
+    # drop a previous rto_min (and a "lock" before it) so the change is idempotent
+    out, skip = [], 0
+    for w in words:
+        if skip:
+            skip -= 1
+            continue
+        if w == "rto_min":
+            skip = 1
+            continue
+        out.append(w)
+    sh("ip", "route", "change", *out, "rto_min", f"{ms}ms", ns=ns)
+    return sh("ip", "-o", "route", "show", "default", ns=ns).stdout.strip()
+
+
 def _signal_group(p: subprocess.Popen, sig: int) -> None:
     """Send ``sig`` to the process group ``p`` leads (spawned with its own session),
     or to ``p`` alone if it leads none."""
