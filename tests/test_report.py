@@ -185,3 +185,9 @@ def test_reproduce_all_reports_every_reproduction_xco_list_prints(cli, tmp_path:
     with browser.serve(out) as base_url, browser.chromium() as driver:
         problems = browser.check_pages(driver, base_url, out, ["report.html"])
     assert not problems, "\n".join(problems)
+
+
+def test_reproduce_all_refuses_a_profile_with_a_clear_error(cli, tmp_path: Path):
+    r = cli("reproduce", "all", "--profile", "paper", "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and "--profile" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "r" / "report.html").exists()
