@@ -333,12 +333,14 @@ impl Rack {
             return self.lost_below;
         };
         let mut latest: Option<Time> = None;
-        let (rtt, end_seq, fack) = (self.rtt, self.end_seq, self.fack);
+        let (rtt, end_seq) = (self.rtt, self.end_seq);
         let mut lost_below = self.lost_below;
+        // By send time, not by sequence (RFC 8985 §6.2 step 5; Linux's
+        // `tcp_rack_detect_loss` walks its time-sorted queue): a segment
+        // above everything delivered is lost too once a segment sent after
+        // it (a retransmission) was delivered, which is how RACK repairs a
+        // lost tail without the timeout.
         for r in self.sent.iter_mut() {
-            if r.start >= fack {
-                break; // nothing delivered above: no evidence
-            }
             // a retransmitted segment can be lost again, wherever the boundary is;
             // below it nothing else is news
             if r.delivered || r.relost || (!r.retrans && r.end <= lost_below) {
@@ -346,6 +348,11 @@ impl Rack {
             }
             let sent_before = r.xmit_at < rack_xmit_at || (r.xmit_at == rack_xmit_at && r.end < end_seq);
             if !sent_before {
+                if !r.retrans {
+                    // new data leaves in sequence order, and a retransmission
+                    // after its first sending: everything above left later
+                    break;
+                }
                 continue;
             }
             let due = r.xmit_at + rtt + reo_wnd;
@@ -446,6 +453,33 @@ mod tests {
         assert_eq!(r.segments_lost, 1);
         // with DupThresh SACKed (no reordering seen) the window is zero
         assert_eq!(r.reo_wnd(true, Some(Dur::from_us(100))), Dur::ZERO);
+    }
+
+    #[test]
+    fn a_tail_above_everything_delivered_is_lost_once_a_later_retransmission_arrives() {
+        // 0..10 sent; 0 ACKed; 1 lost, 2..10 lost too (a whole tail); 1 is
+        // retransmitted at 200 us and delivered at 300 us: everything sent
+        // before 200 us and not delivered is lost by time (RFC 8985 §6.2
+        // step 5 judges by send time; Linux's tcp_rack_detect_loss walks its
+        // time-sorted queue), although 2..10 lie above the highest byte delivered
+        let mut r = ten();
+        r.on_cum_ack(MSS, t_us(101));
+        r.on_send(MSS, MSS, t_us(200));
+        r.on_cum_ack(2 * MSS, t_us(300));
+        assert_eq!(r.fack, 2 * MSS);
+        assert_eq!(r.detect_loss(t_us(300), 2 * MSS, Dur::ZERO), 10 * MSS);
+        assert_eq!(r.segments_lost, 8);
+        // new data sent after the retransmission is not judged by it
+        let mut r = ten();
+        r.on_cum_ack(MSS, t_us(101));
+        r.on_send(MSS, MSS, t_us(200));
+        r.on_send(10 * MSS, MSS, t_us(201));
+        r.on_cum_ack(2 * MSS, t_us(300));
+        assert_eq!(
+            r.detect_loss(t_us(300), 2 * MSS, Dur::ZERO),
+            10 * MSS,
+            "10 left after 1's copy"
+        );
     }
 
     #[test]
