@@ -5,61 +5,57 @@
 //! kernel passed or dropped at the queue).
 
 use super::{Agent, PacketGate};
-use crate::http::Prom;
+use crate::http::{Kind, Labels, Prom, Value};
 use xco_core::coord::Gate;
 
 /// Render the agent's metrics text (`name`: this host).
 pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
     let mut p = Prom::default();
-    let host = format!("host=\"{name}\"");
+    let host = || -> Labels { vec![("host", name.to_string())] };
+    let with = |k: &'static str, v: &str| -> Labels { vec![("host", name.to_string()), (k, v.to_string())] };
     let names: Vec<&str> = a.topo.file.hosts.iter().map(|h| h.name.as_str()).collect();
-    let per = |f: &dyn Fn(&super::DestStats) -> u64| -> Vec<(String, String)> {
+    let per = |f: &dyn Fn(&super::DestStats) -> u64| -> Vec<(Labels, Value)> {
         a.stats
             .per_dest
             .iter()
             .enumerate()
             .filter(|&(d, _)| d as u32 != a.me)
-            .map(|(d, s)| (format!("{{{host},dest=\"{}\"}}", names[d]), f(s).to_string()))
+            .map(|(d, s)| (with("dest", names[d]), f(s).into()))
             .collect()
     };
     p.metric(
         "xco_agent_held_packets_total",
-        "counter",
+        Kind::Counter,
         "Packets held for a directive, per destination host.",
-        &per(&|s| s.held_pkts),
+        per(&|s| s.held_pkts),
     );
     p.metric(
         "xco_agent_held_bytes_total",
-        "counter",
+        Kind::Counter,
         "IP bytes held for a directive, per destination host.",
-        &per(&|s| s.held_bytes),
+        per(&|s| s.held_bytes),
     );
     p.metric(
         "xco_agent_released_packets_total",
-        "counter",
+        Kind::Counter,
         "Held packets released, per destination host.",
-        &per(&|s| s.released_pkts),
+        per(&|s| s.released_pkts),
     );
     p.metric(
         "xco_agent_released_bytes_total",
-        "counter",
+        Kind::Counter,
         "IP bytes released after being held, per destination host.",
-        &per(&|s| s.released_bytes),
+        per(&|s| s.released_bytes),
     );
-    let held_now: Vec<(String, String)> = (0..names.len() as u32)
+    let held_now: Vec<(Labels, Value)> = (0..names.len() as u32)
         .filter(|&d| d != a.me)
-        .map(|d| {
-            (
-                format!("{{{host},dest=\"{}\"}}", names[d as usize]),
-                a.node.coord.held_bytes(d).to_string(),
-            )
-        })
+        .map(|d| (with("dest", names[d as usize]), a.node.coord.held_bytes(d).into()))
         .collect();
     p.metric(
         "xco_agent_queued_bytes",
-        "gauge",
+        Kind::Gauge,
         "Bytes held now, per destination host.",
-        &held_now,
+        held_now,
     );
     let state = match a.node.coord.state.gate {
         Gate::Closed => "closed",
@@ -67,151 +63,138 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         Gate::Rated => "rated",
         Gate::FailOpen => "fail_open",
     };
-    let gate: Vec<(String, String)> = ["closed", "open", "rated", "fail_open"]
+    let gate: Vec<(Labels, Value)> = ["closed", "open", "rated", "fail_open"]
         .iter()
-        .map(|s| {
-            (
-                format!("{{{host},state=\"{s}\"}}"),
-                u8::from(*s == state).to_string(),
-            )
-        })
+        .map(|s| (with("state", s), u64::from(*s == state).into()))
         .collect();
     p.metric(
         "xco_agent_gate",
-        "gauge",
+        Kind::Gauge,
         "The gate's state (1 for the current one).",
-        &gate,
+        gate,
     );
-    let one = |v: u64| vec![(format!("{{{host}}}"), v.to_string())];
+    let one = |v: u64| vec![(host(), Value::from(v))];
     let k = &a.node.coord.stats;
     p.metric(
         "xco_agent_fail_open_total",
-        "counter",
+        Kind::Counter,
         "Times the agent failed open (backlogged without a directive).",
-        &one(k.fail_opens),
+        one(k.fail_opens),
     );
     p.metric(
         "xco_agent_directives_total",
-        "counter",
+        Kind::Counter,
         "Directives applied.",
-        &one(k.directives),
+        one(k.directives),
     );
     p.metric(
         "xco_agent_passed_packets_total",
-        "counter",
+        Kind::Counter,
         "Intercepted packets passed at once (not coordinated, or failed open).",
-        &one(a.stats.passed),
+        one(a.stats.passed),
     );
     let g = a.gate.counters();
     p.metric(
         "xco_agent_release_errors_total",
-        "counter",
+        Kind::Counter,
         "Verdicts the kernel did not take.",
-        &one(a.stats.release_errors + g.verdict_errors),
+        one(a.stats.release_errors + g.verdict_errors),
     );
     p.metric(
         "xco_agent_gso_packets_total",
-        "counter",
+        Kind::Counter,
         "Packets intercepted whole as GSO packets (one verdict for several segments).",
-        &one(g.gso_packets),
+        one(g.gso_packets),
     );
     p.metric(
         "xco_agent_verdict_messages_total",
-        "counter",
+        Kind::Counter,
         "Verdict messages sent: a batch verdict accepts a run of packets.",
-        &[
-            (format!("{{{host},kind=\"batch\"}}"), g.batch_verdicts.to_string()),
-            (
-                format!("{{{host},kind=\"single\"}}"),
-                g.single_verdicts.to_string(),
-            ),
+        vec![
+            (with("kind", "batch"), g.batch_verdicts.into()),
+            (with("kind", "single"), g.single_verdicts.into()),
         ],
     );
     p.metric(
         "xco_agent_kernel_bypassed_packets_total",
-        "counter",
+        Kind::Counter,
         "Packets the kernel passed uncoordinated because the agent's queue socket was full (fail-open).",
-        &one(g.kernel_bypassed),
+        one(g.kernel_bypassed),
     );
     p.metric(
         "xco_agent_kernel_dropped_packets_total",
-        "counter",
+        Kind::Counter,
         "Packets the kernel dropped at the agent's queue (its queue_dropped + queue_user_dropped).",
-        &one(g.kernel_dropped),
+        one(g.kernel_dropped),
     );
     p.metric(
         "xco_agent_kernel_queue_packets",
-        "gauge",
+        Kind::Gauge,
         "Packets awaiting the agent's verdict in the kernel now (held, and on their way).",
-        &one(g.kernel_queued),
+        one(g.kernel_queued),
     );
     p.metric(
         "xco_agent_kernel_queue_max_packets",
-        "gauge",
+        Kind::Gauge,
         "The kernel queue's length: at this many, further packets pass uncoordinated (fail-open).",
-        &one(g.kernel_queue_max),
+        one(g.kernel_queue_max),
     );
     let r = &a.node.rejected;
-    let rej: Vec<(String, String)> = [
+    let rej: Vec<(Labels, Value)> = [
         ("auth", r.auth),
         ("replay", r.replay),
         ("malformed", r.malformed),
         ("session", r.session),
     ]
     .iter()
-    .map(|(why, n)| (format!("{{{host},reason=\"{why}\"}}"), n.to_string()))
+    .map(|(why, n)| (with("reason", why), (*n).into()))
     .collect();
     p.metric(
         "xco_agent_rejected_total",
-        "counter",
+        Kind::Counter,
         "Control datagrams rejected, by reason.",
-        &rej,
+        rej,
     );
     p.metric(
         "xco_agent_controller_run",
-        "gauge",
+        Kind::Gauge,
         "1 while a controller run is obeyed (adopted from a signed answer to its join).",
-        &one(u64::from(a.node.run().is_some())),
+        one(u64::from(a.node.run().is_some())),
     );
     p.metric(
         "xco_agent_stale_term_total",
-        "counter",
+        Kind::Counter,
         "Controller messages refused: of a lower term than the highest seen, or another run of it.",
-        &one(a.node.stats.stale_term),
+        one(a.node.stats.stale_term),
     );
     p.metric(
         "xco_agent_controller_term",
-        "gauge",
+        Kind::Gauge,
         "The highest controller term seen signed.",
-        &one(a.node.max_term()),
+        one(a.node.max_term()),
     );
     if let Some((_, gap_us)) = a.last_run_change {
         p.metric(
             "xco_agent_run_change_gap_microseconds",
-            "gauge",
+            Kind::Gauge,
             "At the latest change of controller run: time from the last directive of the previous run to the first of the new.",
-            &one(gap_us),
+            one(gap_us),
         );
     }
     p.metric(
         "xco_agent_control_dropped_total",
-        "counter",
+        Kind::Counter,
         "Control datagrams dropped unread: not from the controller's address, or over the signature budget.",
-        &[
-            (
-                format!("{{{host},why=\"foreign\"}}"),
-                a.node.stats.foreign.to_string(),
-            ),
-            (
-                format!("{{{host},why=\"over_budget\"}}"),
-                a.node.stats.over_budget.to_string(),
-            ),
+        vec![
+            (with("why", "foreign"), a.node.stats.foreign.into()),
+            (with("why", "over_budget"), a.node.stats.over_budget.into()),
         ],
     );
     p.histogram(
         "xco_agent_verdict_latency_seconds",
         "How long held packets waited from interception to their verdict.",
+        Labels::new(),
         &a.stats.verdict_latency,
     );
-    p.out
+    p.finish()
 }

@@ -1,7 +1,7 @@
 //! What the controller's `/metrics` endpoint shows (served by [`crate::http`]).
 
 use crate::channel::ChannelStats;
-use crate::http::{Histogram, Prom};
+use crate::http::{Histogram, Kind, Labels, Prom, Value};
 use xco_core::control::controller::MESSAGE_NAMES;
 use xco_core::control::ControllerStats;
 use xco_core::sched::Scheduler;
@@ -32,7 +32,7 @@ impl RateWindow {
     }
 }
 
-fn by_reason(c: &RejectCounts, prefix: &str) -> Vec<(String, String)> {
+fn by_reason(c: &RejectCounts, host: Option<&str>) -> Vec<(Labels, Value)> {
     [
         ("auth", c.auth),
         ("replay", c.replay),
@@ -40,7 +40,11 @@ fn by_reason(c: &RejectCounts, prefix: &str) -> Vec<(String, String)> {
         ("session", c.session),
     ]
     .iter()
-    .map(|(r, n)| (format!("{{{prefix}reason=\"{r}\"}}"), n.to_string()))
+    .map(|(r, n)| {
+        let mut l: Labels = host.map(|h| ("host", h.to_string())).into_iter().collect();
+        l.push(("reason", r.to_string()));
+        (l, (*n).into())
+    })
     .collect()
 }
 
@@ -71,55 +75,55 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
     let hosts = v.host_names.len() as u32;
     p.metric(
         "xco_run_info",
-        "gauge",
+        Kind::Gauge,
         "The controller's run id (random per start; agents adopt it from a signed challenge answering their join).",
-        &[(format!("{{run=\"{:016x}\"}}", v.run), "1".into())],
+        vec![(vec![("run", format!("{:016x}", v.run))], 1u64.into())],
     );
     p.one(
         "xco_controller_active",
-        "gauge",
+        Kind::Gauge,
         "1 while this controller directs; 0 while it stands by (hot standby).",
-        v.active as u8,
+        u64::from(v.active),
     );
     p.one(
         "xco_controller_term",
-        "gauge",
+        Kind::Gauge,
         "The term of this controller's run (the high half of the run id).",
         xco_core::wire::term_of(v.run),
     );
     p.one(
         "xco_controller_takeovers_total",
-        "counter",
+        Kind::Counter,
         "Terms this controller took (a standby's takeovers, a term above one taken).",
         v.st.takeovers,
     );
     p.one(
         "xco_controller_stepped_down_total",
-        "counter",
+        Kind::Counter,
         "Times this controller stopped directing: it learned of a higher term.",
         v.st.stepped_down,
     );
     p.one(
         "xco_directives_total",
-        "counter",
+        Kind::Counter,
         "Directives issued.",
         s.directives,
     );
     p.one(
         "xco_directives_per_second",
-        "gauge",
+        Kind::Gauge,
         "Directives issued per second over the last second.",
-        format!("{:.1}", v.directives_per_s),
+        v.directives_per_s,
     );
     p.one(
         "xco_scheduler_events_total",
-        "counter",
+        Kind::Counter,
         "Scheduling events handled.",
         s.events,
     );
     p.one(
         "xco_scheduler_nodes_considered_total",
-        "counter",
+        Kind::Counter,
         "Hosts considered by Algorithm 1.",
         s.nodes_considered,
     );
@@ -130,111 +134,107 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
     let sending = (0..hosts).filter(|&x| sched.dest(x).is_some()).count();
     p.one(
         "xco_active_hosts",
-        "gauge",
+        Kind::Gauge,
         "Hosts registered with the controller.",
         joined,
     );
     p.one(
         "xco_backlogged_hosts",
-        "gauge",
+        Kind::Gauge,
         "Registered hosts with backlogged traffic.",
         backlogged,
     );
     p.one(
         "xco_sending_hosts",
-        "gauge",
+        Kind::Gauge,
         "Hosts holding a timeslice now.",
         sending,
     );
     p.one(
         "xco_hosts_timed_out_total",
-        "counter",
+        Kind::Counter,
         "Hosts dropped for silence.",
         s.hosts_timed_out,
     );
-    let link = |f: &dyn Fn(u32) -> u64| -> Vec<(String, String)> {
+    let link = |f: &dyn Fn(u32) -> u64| -> Vec<(Labels, Value)> {
         (0..sched.links() as u32)
-            .map(|l| {
-                (
-                    format!("{{link=\"{}\"}}", v.link_names[l as usize]),
-                    f(l).to_string(),
-                )
-            })
+            .map(|l| (vec![("link", v.link_names[l as usize].clone())], f(l).into()))
             .collect()
     };
     p.metric(
         "xco_link_admitted_bps",
-        "gauge",
+        Kind::Gauge,
         "Capacity the schedule admits on each directed link, bit/s.",
-        &link(&|l| sched.admitted_bps(l)),
+        link(&|l| sched.admitted_bps(l)),
     );
     p.metric(
         "xco_link_capacity_bps",
-        "gauge",
+        Kind::Gauge,
         "Schedulable capacity of each directed link, bit/s.",
-        &link(&|l| sched.link_bps(l)),
+        link(&|l| sched.link_bps(l)),
     );
-    let msgs: Vec<(String, String)> = MESSAGE_NAMES
+    let msgs: Vec<(Labels, Value)> = MESSAGE_NAMES
         .iter()
         .zip(v.st.msgs)
-        .map(|(t, n)| (format!("{{type=\"{t}\"}}"), n.to_string()))
+        .map(|(t, n)| (vec![("type", t.to_string())], n.into()))
         .collect();
     p.metric(
         "xco_messages_total",
-        "counter",
+        Kind::Counter,
         "Accepted control messages by type.",
-        &msgs,
+        msgs,
     );
     p.metric(
         "xco_rejected_total",
-        "counter",
+        Kind::Counter,
         "Control datagrams the controller rejected, by reason.",
-        &by_reason(&v.st.rejected, ""),
+        by_reason(&v.st.rejected, None),
     );
     let mut agents = Vec::new();
     for (h, c) in v.st.agent_rejections.iter().enumerate() {
         if let Some(c) = c {
-            agents.extend(by_reason(c, &format!("host=\"{}\",", v.host_names[h])));
+            agents.extend(by_reason(c, Some(&v.host_names[h])));
         }
     }
     p.metric(
         "xco_agent_rejected_total",
-        "counter",
+        Kind::Counter,
         "Control datagrams each agent rejected, by reason (as the agents last reported).",
-        &agents,
+        agents,
     );
     p.metric(
         "xco_datagrams_total",
-        "counter",
+        Kind::Counter,
         "Control datagrams received and sent, and sends that failed.",
-        &[
-            ("{dir=\"received\"}".to_string(), v.ch.received.to_string()),
-            ("{dir=\"sent\"}".to_string(), v.ch.sent.to_string()),
-            ("{dir=\"send_error\"}".to_string(), v.ch.send_errors.to_string()),
+        vec![
+            (vec![("dir", "received".to_string())], v.ch.received.into()),
+            (vec![("dir", "sent".to_string())], v.ch.sent.into()),
+            (vec![("dir", "send_error".to_string())], v.ch.send_errors.into()),
         ],
     );
     p.one(
         "xco_challenges_limited_total",
-        "counter",
+        Kind::Counter,
         "Joins not answered because the host had a challenge too recently.",
         v.st.challenges_limited,
     );
     p.one(
         "xco_undeliverable_total",
-        "counter",
+        Kind::Counter,
         "Directives for hosts of unknown address.",
         v.st.undeliverable,
     );
     p.one(
         "xco_timer_fires_total",
-        "counter",
+        Kind::Counter,
         "Scheduler timer expiries handled.",
         v.st.timer_fires,
     );
     p.histogram(
         "xco_timer_lateness_seconds",
         "How late the scheduler's timer fired.",
+        Labels::new(),
         v.late,
     );
-    p.out
+    p.finish()
 }

@@ -116,12 +116,19 @@ impl Drop for Slot {
     }
 }
 
+/// The content type of `/metrics` (what `prometheus-client` encodes).
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 fn text(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
+    typed(status, body, "text/plain; charset=utf-8")
+}
+
+fn typed(status: StatusCode, body: Bytes, content_type: &'static str) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        header::HeaderValue::from_static(content_type),
     );
     r
 }
@@ -132,7 +139,7 @@ fn answer(shared: &Mutex<Snapshot>, req: &Request<Incoming>) -> Response<Full<By
         Err(_) => return text(StatusCode::INTERNAL_SERVER_ERROR, Bytes::new()),
     };
     match (req.method(), req.uri().path()) {
-        (&Method::GET, "/metrics") => text(StatusCode::OK, body),
+        (&Method::GET, "/metrics") => typed(StatusCode::OK, body, OPENMETRICS),
         (&Method::GET, "/healthz") => {
             let age = published.elapsed();
             if age < STALL {
@@ -305,7 +312,7 @@ mod tests {
         let a = srv.local_addr();
         let r = get(a, "/metrics");
         assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("xco_up 1\n"), "{r}");
-        assert!(r.contains("text/plain; version=0.0.4"), "{r}");
+        assert!(r.contains("application/openmetrics-text; version=1.0.0"), "{r}");
         let r = get(a, "/healthz");
         assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("ok\n"), "{r}");
         assert!(get(a, "/").starts_with("HTTP/1.1 404"));
