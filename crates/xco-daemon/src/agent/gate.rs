@@ -63,6 +63,13 @@ pub trait PacketGate {
     fn counters(&self) -> GateCounters {
         GateCounters::default()
     }
+    /// The watchdog released the host while the agent was hung: every packet up to
+    /// kernel id `released_upto` has gone, and new ones pass without asking. Forget
+    /// the packets the gate knew and hold new ones again.
+    fn retake(&mut self, released_upto: u32) -> std::io::Result<()> {
+        let _ = released_upto;
+        Ok(())
+    }
     /// Remove everything the gate installed (idempotent).
     fn uninstall(&mut self) -> Result<(), String>;
 }

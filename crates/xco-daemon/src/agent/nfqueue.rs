@@ -59,6 +59,9 @@ pub struct NfQueueGate {
     gso_packets: u64,
     chain: String,
     installed: bool,
+    /// The watchdog accepted every packet up to this id (the agent was hung): messages
+    /// of those still unread are skipped, they are no longer in the kernel's queue.
+    skip_upto: Option<u32>,
     /// A chain of this queue's name was found (left by a crashed run) and removed before installing.
     pub removed_stale: bool,
 }
@@ -91,7 +94,7 @@ fn iptables(args: &[&str]) -> Result<(), String> {
 }
 
 /// Remove `chain` and its jumps; true if there was anything to remove.
-fn remove_chain(chain: &str) -> bool {
+pub(super) fn remove_chain(chain: &str) -> bool {
     let mut found = false;
     for hook in ["OUTPUT", "FORWARD"] {
         while iptables(&["-w", "-D", hook, "-j", chain]).is_ok() {
@@ -162,6 +165,7 @@ impl NfQueueGate {
             gso_packets: 0,
             chain,
             installed: true,
+            skip_upto: None,
             removed_stale,
         })
     }
@@ -177,30 +181,43 @@ impl NfQueueGate {
     /// (`queue_dropped + queue_user_dropped`) from `/proc/net/netfilter/nfnetlink_queue`
     /// (zeros if unreadable).
     fn kernel_queue(&self) -> KernelQueue {
-        let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").unwrap_or_default();
-        kernel_queue(&text, self.num)
+        read_kernel_queue(self.num).unwrap_or_default()
     }
 }
 
 /// A queue's line of `/proc/net/netfilter/nfnetlink_queue`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct KernelQueue {
+pub(super) struct KernelQueue {
+    /// The netlink port id of the socket bound to it.
+    pub portid: u32,
     /// Packets awaiting a verdict.
-    queued: u64,
+    pub queued: u64,
     /// Packets dropped (queue full without fail-open, or undeliverable).
-    dropped: u64,
+    pub dropped: u64,
+    /// The id of the last packet queued (ids count up from it).
+    pub id_sequence: u32,
+}
+
+/// Queue `num`'s line of this network namespace's `/proc/net/netfilter/nfnetlink_queue`
+/// (`None`: no such queue is bound, or the file cannot be read).
+pub(super) fn read_kernel_queue(num: u16) -> Option<KernelQueue> {
+    let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").ok()?;
+    kernel_queue(&text, num)
 }
 
 /// Queue `num`'s counters in the text of `/proc/net/netfilter/nfnetlink_queue` (fields: queue,
-/// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped, ...).
-fn kernel_queue(text: &str, num: u16) -> KernelQueue {
-    let field = |f: &[&str], i: usize| f[i].parse::<u64>().unwrap_or(0);
+/// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped,
+/// id_sequence, 1).
+fn kernel_queue(text: &str, num: u16) -> Option<KernelQueue> {
+    let field = |f: &[&str], i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
     text.lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .find(|f| f.len() >= 7 && f[0].parse() == Ok(num))
-        .map_or(KernelQueue::default(), |f| KernelQueue {
+        .map(|f| KernelQueue {
+            portid: field(&f, 1) as u32,
             queued: field(&f, 2),
             dropped: field(&f, 5) + field(&f, 6),
+            id_sequence: field(&f, 7) as u32,
         })
 }
 
@@ -218,6 +235,12 @@ impl PacketGate for NfQueueGate {
             match self.sock.next()? {
                 None => return Ok(None),
                 Some(Incoming::Packet(p)) => {
+                    if let Some(upto) = self.skip_upto {
+                        if !super::verdict::after(p.id, upto) {
+                            continue; // the watchdog accepted it while the agent was hung
+                        }
+                        self.skip_upto = None;
+                    }
                     self.batcher.received(p.id);
                     self.gso_packets += u64::from(p.gso);
                     return Ok(Some((p.id, parse_ipv4(p.head, p.len as usize))));
@@ -273,6 +296,16 @@ impl PacketGate for NfQueueGate {
         }
     }
 
+    fn retake(&mut self, released_upto: u32) -> std::io::Result<()> {
+        // every packet the agent had (held, or released with its verdict not yet sent)
+        // and every one still unread has been accepted: forget them all
+        self.batcher = VerdictBatcher::new();
+        self.sock.discard_verdicts();
+        self.skip_upto = Some(released_upto);
+        // new packets queue again (the watchdog set the queue's length to 0: passed)
+        self.sock.send_config(self.num, Config::MaxLen(QUEUE_MAXLEN))
+    }
+
     fn uninstall(&mut self) -> Result<(), String> {
         if self.installed {
             self.installed = false;
@@ -301,10 +334,17 @@ mod tests {
     #[test]
     fn reads_the_kernels_counters_of_its_own_queue() {
         let text = "    3  12345     0 2    64     5     1       99  1\n    7  23456     4 2    64     0     2     1000  1\n";
-        let q = |queued, dropped| KernelQueue { queued, dropped };
-        assert_eq!(kernel_queue(text, 7), q(4, 2));
-        assert_eq!(kernel_queue(text, 3), q(0, 6));
-        assert_eq!(kernel_queue(text, 9), q(0, 0));
-        assert_eq!(kernel_queue("", 7), q(0, 0));
+        let q = |portid, queued, dropped, id_sequence| {
+            Some(KernelQueue {
+                portid,
+                queued,
+                dropped,
+                id_sequence,
+            })
+        };
+        assert_eq!(kernel_queue(text, 7), q(23456, 4, 2, 1000));
+        assert_eq!(kernel_queue(text, 3), q(12345, 0, 6, 99));
+        assert_eq!(kernel_queue(text, 9), None);
+        assert_eq!(kernel_queue("", 7), None);
     }
 }
