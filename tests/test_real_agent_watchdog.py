@@ -75,7 +75,8 @@ print(n)
 def pair(tmp_path, request):
     path = tmp_path / "pair.toml"
     prefix = "xw" + str(abs(hash(request.node.name)) % 9999)
-    path.write_text(topo.star_toml(2, prefix=prefix, slice_ms=2.0, extra_control=f"fail_open_ms = {FAIL_OPEN_MS}"))
+    extra = f"fail_open_ms = {FAIL_OPEN_MS}"
+    path.write_text(topo.star_toml(2, prefix=prefix, slice_ms=2.0, extra_control=extra))
     t = topo.load(path)
     tb = netns.up(t)
     try:

@@ -304,16 +304,17 @@ fn run(cli: Cli) -> Result<u8, String> {
             }
             // signals are blocked and the poller made before the gate is opened
             let poller = Poller::new().map_err(|e| format!("event loop: {e}"))?;
-            let dests: Vec<_> = (0..topo.hosts())
-                .filter(|&h| h as u32 != me)
-                .flat_map(|h| topo.prefixes[h].iter().copied())
-                .collect();
+            let others = || (0..topo.hosts()).filter(|&h| h as u32 != me);
+            let dests: Vec<_> = others().flat_map(|h| topo.prefixes[h].iter().copied()).collect();
+            let dests6: Vec<_> = others().flat_map(|h| topo.prefixes6[h].iter().copied()).collect();
             let gate = NfQueueGate::install(
                 queue,
                 &Intercept {
                     dests: &dests,
+                    dests6: &dests6,
                     bypass_bytes: topo.settings.bypass.packet_bytes,
-                    controllers: &topo.controllers(),
+                    bypass_pps: topo.bypass_pps(),
+                    control_mark: topo.control_mark(),
                 },
             )?;
             if gate.removed_stale {

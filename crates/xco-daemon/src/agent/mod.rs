@@ -96,7 +96,7 @@ pub struct AgentOpts {
 pub struct AgentStats {
     /// Packets intercepted.
     pub intercepted: u64,
-    /// Of those, released at once (not for a coordinated host, not IPv4, or failed open).
+    /// Of those, released at once (not for a coordinated host, not IP, or failed open).
     pub passed: u64,
     /// IP bytes held.
     pub held_bytes: u64,
@@ -303,15 +303,16 @@ impl<G: PacketGate> Agent<G> {
             self.stats.intercepted += 1;
             let dst = info
                 .dst
-                .and_then(|a| self.topo.host_of(a))
+                .and_then(|a| self.topo.host_of_ip(a))
                 .filter(|&d| d != self.me);
             let Some(dst) = dst else {
                 self.stats.passed += 1;
                 self.release(p);
                 continue;
             };
-            // packets of at most bypass_bytes never reach the agent (the
-            // kernel rule applies that part of the bypass rule)
+            // packets of at most bypass_bytes within the bypass_pps token bucket
+            // never reach the agent (the kernel rule applies that part of the
+            // bypass rule); those beyond it are counted like any other
             match self.node.coord.offer(
                 now,
                 dst,
@@ -472,7 +473,10 @@ impl<G: PacketGate> Agent<G> {
             self.log.warn(
                 "gate_retaken",
                 &[
-                    ("why", &"the watchdog released the host while the agent was silent"),
+                    (
+                        "why",
+                        &"the watchdog released the host while the agent was silent",
+                    ),
                     ("watchdog_released_pkts", &r.held_pkts),
                     ("held_pkts_forgotten", &forgotten),
                     ("upto_id", &r.upto),
@@ -505,6 +509,8 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
     let controllers = opts.topo.controllers();
     let chan =
         Channel::bind(opts.bind).map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
+    // the gate lets the control traffic pass by this mark (never by its address)
+    chan.mark(opts.topo.control_mark()).map_err(|e| e.to_string())?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
@@ -513,14 +519,12 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
         .map_err(|e| format!("event loop: {e}"))?;
     let mut dog = opts.watchdog.take();
     if let Some(d) = &dog {
-        poller
-            .watch(d.fd(), 2)
-            .map_err(|e| format!("event loop: {e}"))?;
+        poller.watch(d.fd(), 2).map_err(|e| format!("event loop: {e}"))?;
     }
     // the loop wakes at least this often (a beat each time)
-    let max_wait = dog
-        .as_ref()
-        .map_or(Duration::from_millis(100), |d| d.beat_every().min(Duration::from_millis(100)));
+    let max_wait = dog.as_ref().map_or(Duration::from_millis(100), |d| {
+        d.beat_every().min(Duration::from_millis(100))
+    });
     if opts.debug_spin_on_sigusr1.is_some() {
         // SAFETY: the handler only stores to an atomic (async-signal-safe)
         unsafe { libc::signal(libc::SIGUSR1, on_sigusr1 as *const () as libc::sighandler_t) };
@@ -604,7 +608,10 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
                 a.retake(r);
             }
             if d.gone {
-                a.log.warn("watchdog_exited", &[("why", &"its pipe closed; the host has no watchdog now")]);
+                a.log.warn(
+                    "watchdog_exited",
+                    &[("why", &"its pipe closed; the host has no watchdog now")],
+                );
                 // closing its pipe takes it out of the poller too
                 dog.take().expect("some").reap();
                 continue;

@@ -595,7 +595,11 @@ mod tests {
         put_config(&mut quiet, 3, Config::MaxLen(0), false);
         assert_eq!(u16_ne(&quiet[6..]), NLM_F_REQUEST, "no NLM_F_ACK");
         assert_eq!(acked[8..], quiet[8..], "the same message otherwise");
-        assert_eq!(&quiet[20..28], &[8, 0, 3, 0, 0, 0, 0, 0][..], "QUEUE_MAXLEN 0, big-endian");
+        assert_eq!(
+            &quiet[20..28],
+            &[8, 0, 3, 0, 0, 0, 0, 0][..],
+            "QUEUE_MAXLEN 0, big-endian"
+        );
     }
 
     #[test]

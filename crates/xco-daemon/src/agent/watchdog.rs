@@ -137,7 +137,12 @@ pub struct Watchdog {
 impl Watchdog {
     /// Start the watchdog of queue `queue` (socket `nfq`): it releases the host after
     /// `stale` without a beat.
-    pub fn spawn(queue: u16, nfq: BorrowedFd<'_>, stale: Duration, log_level: &str) -> Result<Watchdog, String> {
+    pub fn spawn(
+        queue: u16,
+        nfq: BorrowedFd<'_>,
+        stale: Duration,
+        log_level: &str,
+    ) -> Result<Watchdog, String> {
         let (beat_r, beat_w) = pipe().map_err(|e| format!("watchdog: pipe: {e}"))?;
         let (rel_r, rel_w) = pipe().map_err(|e| format!("watchdog: pipe: {e}"))?;
         let keep = [nfq.as_raw_fd(), beat_r.as_raw_fd(), rel_w.as_raw_fd()];
@@ -295,7 +300,8 @@ impl Dog {
         // after the length went to 0 no packet is queued: the last id is final
         let q = read_kernel_queue(self.queue).unwrap_or_default();
         let verdict = if q.queued > 0 {
-            self.sock.send_verdict_now(self.queue, Verdict::UpTo(q.id_sequence))
+            self.sock
+                .send_verdict_now(self.queue, Verdict::UpTo(q.id_sequence))
         } else {
             Ok(())
         };
@@ -339,7 +345,10 @@ pub fn run(o: WatchdogOpts) -> Result<(), String> {
     for fd in o.fds {
         // SAFETY: the agent passed these three descriptors open; nothing else here owns them
         if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
-            return Err(format!("watchdog: descriptor {fd}: {}", io::Error::last_os_error()));
+            return Err(format!(
+                "watchdog: descriptor {fd}: {}",
+                io::Error::last_os_error()
+            ));
         }
     }
     let [nfq, beats, releases] = o.fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
@@ -348,7 +357,9 @@ pub fn run(o: WatchdogOpts) -> Result<(), String> {
     // a watchdog late by a scheduler's slice is a host held that much longer
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
     let sock = NfqSocket::inherited(nfq);
-    let portid = sock.portid().map_err(|e| format!("watchdog: queue socket: {e}"))?;
+    let portid = sock
+        .portid()
+        .map_err(|e| format!("watchdog: queue socket: {e}"))?;
     let mut dog = Dog {
         sock,
         portid,
@@ -432,11 +443,18 @@ mod tests {
             upto: 0xfffffffe,
             held_pkts: 3,
         };
-        let b = Release { upto: 7, held_pkts: 0 };
+        let b = Release {
+            upto: 7,
+            held_pkts: 0,
+        };
         let mut buf = encode(a).to_vec();
         buf.extend_from_slice(&encode(b));
         assert_eq!(decode(&buf), vec![a, b]);
-        assert_eq!(decode(&buf[..RECORD_BYTES + 4]), vec![a], "a partial record waits");
+        assert_eq!(
+            decode(&buf[..RECORD_BYTES + 4]),
+            vec![a],
+            "a partial record waits"
+        );
     }
 
     #[test]
@@ -444,14 +462,20 @@ mod tests {
         let s = stale_after(Duration::from_millis(10));
         assert_eq!(s, Duration::from_millis(60));
         assert_eq!(beat_every(s), Duration::from_millis(15));
-        assert_eq!(beat_every(stale_after(Duration::from_secs(60))), Duration::from_millis(25));
+        assert_eq!(
+            beat_every(stale_after(Duration::from_secs(60))),
+            Duration::from_millis(25)
+        );
         assert_eq!(beat_every(Duration::from_micros(100)), Duration::from_millis(1));
     }
 
     #[test]
     fn a_release_record_reaches_the_agent_through_the_pipe() {
         let (r, w) = pipe().unwrap();
-        let rec = Release { upto: 41, held_pkts: 9 };
+        let rec = Release {
+            upto: 41,
+            held_pkts: 9,
+        };
         assert!(write_all_nb(w.as_raw_fd(), &encode(rec)));
         let mut wd_partial = Vec::new();
         let mut buf = [0u8; 64];
