@@ -116,4 +116,22 @@ mod tests {
         assert_eq!(parse_ip(&h, 1500).dst, None, "neither");
         assert_eq!(parse_ip(&[], 0).dst, None);
     }
+
+    #[test]
+    fn any_prefix_of_any_header_parses_without_panicking() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut h = [0u8; 64];
+            for b in h.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            for n in 0..=h.len() {
+                let p = parse_ip(&h[..n], n);
+                assert_eq!(p.ip_bytes as usize, n);
+            }
+        }
+    }
 }

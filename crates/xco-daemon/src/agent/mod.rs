@@ -652,13 +652,15 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
             }
         }
         if wakes.contains(&Wake::Shutdown) {
+            // a normal stop: the watchdog goes first (removing the rules may take
+            // longer than its deadline, and nothing is held after release_all)
+            if let Some(d) = dog.take() {
+                d.stop();
+            }
             a.release_all();
             a.node.leave();
             a.flush();
             let r = a.gate.uninstall();
-            if let Some(d) = dog.take() {
-                d.stop();
-            }
             a.log_stats("stop");
             return r;
         }

@@ -352,8 +352,15 @@ pub fn run(o: WatchdogOpts) -> Result<(), String> {
         }
     }
     let [nfq, beats, releases] = o.fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
-    // a terminal's Ctrl-C goes to the agent, which stops normally and says so
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    // the agent blocks SIGTERM and SIGINT (it reads them from a signalfd), and a blocked
+    // mask is inherited: unblock, so that SIGTERM ends the watchdog; a terminal's Ctrl-C
+    // goes to the agent, which stops normally and says so
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
     // a watchdog late by a scheduler's slice is a host held that much longer
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
     let sock = NfqSocket::inherited(nfq);
