@@ -38,7 +38,11 @@
 //! watchdog releases the host the same way, then removes the agent's rules
 //! (only its chain `XCO-Q<queue>`, only if the queue is still bound to
 //! this socket, so a new agent's rules are never touched) and exits; the
-//! kernel then unbinds the queue. At a normal exit (`B`) it exits at once.
+//! kernel then unbinds the queue. At a normal exit (`B`, written before the
+//! agent releases what it holds and removes its rules) it exits at once. It
+//! keeps SIGTERM and SIGINT blocked, so a signal to the whole process group
+//! (systemd's stop, or its clean-up after a crash) cannot end it before it
+//! has done its part.
 //!
 //! The alternative, killing a hung agent so that the kernel unbinds the queue
 //! and `--queue-bypass` acts, drops every packet the queue held (the kernel
@@ -352,15 +356,11 @@ pub fn run(o: WatchdogOpts) -> Result<(), String> {
         }
     }
     let [nfq, beats, releases] = o.fds.map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
-    // the agent blocks SIGTERM and SIGINT (it reads them from a signalfd), and a blocked
-    // mask is inherited: unblock, so that SIGTERM ends the watchdog; a terminal's Ctrl-C
-    // goes to the agent, which stops normally and says so
-    unsafe {
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-    }
+    // SIGTERM and SIGINT stay blocked (the agent blocks them for its signalfd, and the
+    // mask is inherited): a signal to the whole group (systemd's stop, a terminal's Ctrl-C,
+    // systemd cleaning up after a crashed agent) must not end the watchdog before the
+    // agent has said goodbye or the host is released; it exits by itself right after.
+    // SIGKILL still ends it.
     // a watchdog late by a scheduler's slice is a host held that much longer
     unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
     let sock = NfqSocket::inherited(nfq);
