@@ -2,7 +2,8 @@
 item 1), on real hosts: a flood of small UDP packets gets at most the
 bypass token bucket past a closed gate, IPv6 TCP to a coordinated host is
 held like IPv4, and a guest that spoofs the controller's source address and
-port is held (control traffic passes by its socket mark, not its address).
+port is held (control traffic passes by its socket mark, not its address, and a
+guest cannot give its packets that mark).
 
 In each test h1's agent runs without a controller (``fail_open_ms`` a minute
 away), so its gate to h2 stays closed: whatever reaches h2 meanwhile went
@@ -72,7 +73,8 @@ while time.monotonic() < end:
 print(json.dumps(got))
 """
 
-# sends SIZE-byte UDP payloads to DST:PORT for SECONDS, up to 30,000 a second (from SRC:SPORT if given);
+# sends SIZE-byte UDP payloads to DST:PORT for SECONDS, up to 30,000 a second (from SRC:SPORT and
+# with firewall mark MARK if given);
 # prints [datagrams the kernel took, start, end] (monotonic)
 UDP_FLOOD = """
 import json, socket, sys, time
@@ -80,6 +82,8 @@ dst, port, size, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(s
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 if len(sys.argv) > 5:
     s.bind((sys.argv[5], int(sys.argv[6])))
+if len(sys.argv) > 7:  # a firewall mark on the socket (root in its namespace may set one)
+    s.setsockopt(socket.SOL_SOCKET, 36, int(sys.argv[7], 0))  # SO_MARK
 s.setblocking(False)  # held packets fill the send buffer: a blocking send would wait for them
 pps = 30000  # at most: a flood of more than the kernel's queue holds (65,536 packets seen
 # on 6.18) would pass by the queue's fail-open, which this test does not measure
@@ -212,7 +216,7 @@ def test_ipv6_tcp_to_a_coordinated_host_is_held_until_the_controller_permits_it(
     assert int(st["held"]) > 0 and st["held"] == st["released"], st
 
 
-def test_a_guest_spoofing_the_controller_s_address_and_port_is_held(build, tmp_path, request):
+def test_a_guest_spoofing_the_controller_s_address_port_and_mark_is_held(build, tmp_path, request):
     text = topo.star_toml(2, prefix=_prefix(request), extra_control=CLOSED).replace(
         'addr = "10.0.0.1"\n', 'addr = "10.0.0.1"\nguests = ["10.1.1.0/24"]\n'
     )
@@ -220,7 +224,9 @@ def test_a_guest_spoofing_the_controller_s_address_and_port_is_held(build, tmp_p
     guest = tb.ns(netns.guest_name("h1", 0))
     ctl_ip, ctl_port = tb.topo.controller_ip, "7400"
     netns.sh("ip", "addr", "add", f"{ctl_ip}/32", "dev", "eth0", ns=guest)
-    spoof = (str(ctl_ip), ctl_port)
+    # the controller's address and port, and the control sockets' mark on the guest's socket:
+    # a mark does not survive the crossing into h1's namespace
+    spoof = (str(ctl_ip), ctl_port, "0x58430000")
     secs = 1.0
     # 1000-byte datagrams: too large for the small-packet bypass
     sent0, got0, _, _ = _udp(tb, tmp_path, "bare", guest, "10.0.0.2", 1000, secs, spoof)
