@@ -603,19 +603,6 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
     let mut next_render = Instant::now();
     loop {
         if let Some(d) = &mut dog {
-            // what the watchdog did while this loop was silent comes first
-            if let Some(r) = d.take_release() {
-                a.retake(r);
-            }
-            if d.gone {
-                a.log.warn(
-                    "watchdog_exited",
-                    &[("why", &"its pipe closed; the host has no watchdog now")],
-                );
-                // closing its pipe takes it out of the poller too
-                dog.take().expect("some").reap();
-                continue;
-            }
             d.beat(Instant::now());
         }
         if let Some(spin) = opts.debug_spin_on_sigusr1 {
@@ -644,11 +631,19 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
         poller
             .wait(max_wait, &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
-        if let Some(d) = &mut dog {
-            // the watchdog released the host while the loop slept (stopped, most
-            // likely, or starved): take the gate back before touching a packet
+        if let (Some(d), true) = (&mut dog, wakes.contains(&Wake::Readable(2))) {
+            // the watchdog released the host while this loop was silent (stopped,
+            // spinning or starved): take the gate back before touching a packet
             if let Some(r) = d.take_release() {
                 a.retake(r);
+            }
+            if d.gone {
+                a.log.warn(
+                    "watchdog_exited",
+                    &[("why", &"its pipe closed; the host has no watchdog now")],
+                );
+                // closing its pipe takes it out of the poller too
+                dog.take().expect("some").reap();
             }
         }
         if wakes.contains(&Wake::Shutdown) {

@@ -150,8 +150,12 @@ impl Watchdog {
         let (beat_r, beat_w) = pipe().map_err(|e| format!("watchdog: pipe: {e}"))?;
         let (rel_r, rel_w) = pipe().map_err(|e| format!("watchdog: pipe: {e}"))?;
         let keep = [nfq.as_raw_fd(), beat_r.as_raw_fd(), rel_w.as_raw_fd()];
-        let exe = std::env::current_exe().map_err(|e| format!("watchdog: own executable: {e}"))?;
-        let mut cmd = Command::new(exe);
+        // this very binary, also if its file was replaced since (an upgrade)
+        let mut cmd = Command::new("/proc/self/exe");
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.arg0("xco-daemon");
+        }
         cmd.args([
             "agent-watchdog",
             "--queue",
