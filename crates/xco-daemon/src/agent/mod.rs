@@ -479,6 +479,7 @@ impl<G: PacketGate> Agent<G> {
                     ),
                     ("watchdog_released_pkts", &r.held_pkts),
                     ("held_pkts_forgotten", &forgotten),
+                    ("held_total", &self.node.coord.stats.held),
                     ("upto_id", &r.upto),
                     ("error", &err),
                     ("count", &n),
