@@ -28,6 +28,9 @@ STAR = topo.star_toml(2, prefix="xcli", slice_ms=2.0)
         ("slice_ms = 2.0", "slice_ms = 2.0\nbypass_bytes = 4294967295", "control.bypass_bytes"),
         ("10.200.0.1:7400", "10.200.0.1:0", "control.controller"),
         ("slice_ms = 2.0", "slice_ms = 2.0\nfail_open_ms = 1", "control.fail_open_ms"),
+        ("slice_ms = 2.0", "slice_ms = 2.0\ncontrol_mark = 0", "control.control_mark"),
+        ("slice_ms = 2.0", "slice_ms = 2.0\nbypass_pps = 2000000", "control.bypass_pps"),
+        ('addr = "10.0.0.2"', 'addr = "10.0.0.2"\naddr6 = ["fe80::1/129"]', "host 'h2': addr6"),
     ],
 )
 def test_check_refuses_out_of_bounds_fields_in_one_line(tmp_path, old, new, field):

@@ -128,6 +128,8 @@ def test_a_tcp_transfer_through_the_agent_at_full_speed_delivers_every_byte(fast
     assert _metric(m, "xco_agent_kernel_dropped_packets_total" + one) == 0, m
     assert _metric(m, "xco_agent_kernel_bypassed_packets_total" + one) == 0, m
     assert _metric(m, "xco_agent_kernel_queue_max_packets" + one) == 262_144, m
+    assert _metric(m, "xco_agent_watchdog_releases_total" + one) == 0, m
+    assert _metric(m, "xco_agent_bypass_limit_packets_per_second" + one) == 10_000, m  # the default
     got = json.loads((tmp_path / "sink.json").read_text())
     sent = json.loads((tmp_path / "src.json").read_text())
     assert got["bytes"] == SIZE, f"received {got['bytes']} of {SIZE} bytes"

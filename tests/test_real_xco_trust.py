@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import subprocess
@@ -471,7 +472,9 @@ def test_a_crashed_agent_s_chain_is_cleaned_at_restart_and_the_controller_names_
     p = _start_agent(x, tb, "h1")
     ctl_log = x.dir / "controller.log"
     _wait_for(lambda: "host=h1" in ctl_log.read_text(), "h1 registered")
-    p.kill()  # SIGKILL: no cleanup
+    # SIGKILL of the agent and its watchdog (its process group): no cleanup (the agent
+    # alone killed, its watchdog removes the chain: tests/test_real_agent_watchdog.py)
+    os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     rules = netns.sh("iptables", "-S", ns=tb.ns("h1")).stdout
     assert "-N XCO-Q7" in rules, rules

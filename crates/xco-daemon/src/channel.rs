@@ -16,6 +16,29 @@ pub struct ChannelStats {
     pub send_errors: u64,
 }
 
+fn set_mark(sock: &UdpSocket, mark: u32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain setsockopt on a socket this function borrows
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MARK,
+            (&mark as *const u32).cast(),
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = std::io::Error::last_os_error();
+        Err(std::io::Error::new(
+            e.kind(),
+            format!("cannot mark the control socket (SO_MARK needs CAP_NET_ADMIN): {e}"),
+        ))
+    }
+}
+
 /// A non-blocking UDP endpoint with a receive buffer allocated once.
 pub struct Channel {
     /// The socket.
@@ -35,6 +58,12 @@ impl Channel {
             buf: vec![0; 65536],
             stats: ChannelStats::default(),
         })
+    }
+
+    /// Mark every packet sent with firewall mark `mark` (`SO_MARK`: the agents' rules let
+    /// exactly this mark pass their gate; setting it needs `CAP_NET_ADMIN`).
+    pub fn mark(&self, mark: u32) -> std::io::Result<()> {
+        set_mark(&self.sock, mark)
     }
 
     /// Send `datagram` to `to` (errors are counted, not returned: the

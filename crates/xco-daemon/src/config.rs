@@ -9,6 +9,10 @@
 //! standby = "10.200.0.2:7400"      # optional: a hot standby's (agents send to both)
 //! takeover_ms = 2.0                # optional: the standby takes over after this
 //!                                  # long without the primary's beat (default one slice)
+//! control_mark = 0x58430000        # optional: the firewall mark (SO_MARK) of the daemons'
+//!                                  # control sockets; agents let only this mark past the gate
+//! bypass_pps = 10000               # optional: small packets (<= bypass_bytes) that may pass
+//!                                  # the gate uncounted, per second and IP family (0: none)
 //! mode = "timeslice"               # timeslice | ratelimit | hybrid
 //! slice_ms = 2.0
 //!
@@ -19,6 +23,8 @@
 //! name = "h1"
 //! addr = "10.0.0.1"                # the host's address on the data network
 //! guests = ["10.1.1.0/24"]         # optional: its containers/VMs
+//! addr6 = ["fd00::1", "fe80::1"]   # optional: its IPv6 addresses/prefixes (and its guests');
+//!                                  # IPv6 to them is gated like IPv4
 //! switch = "s1"                    # its access link ...
 //! rate_mbps = 100                  # ... and that link's rate, both ways
 //!
@@ -34,7 +40,7 @@
 
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use xco_core::coord::Settings;
 use xco_core::routing::{Graph, HostPaths, Router, RoutingMode};
 use xco_core::sched::SchedTopology;
@@ -83,6 +89,11 @@ xco_core::xco_settings_table! {
         pub standby: Option<SocketAddr>,
         /// The standby takes over after this long without the primary's beat, ms (default one slice).
         pub takeover_ms: Option<f64>,
+        /// The firewall mark of the daemons' control sockets (default [`DEFAULT_CONTROL_MARK`]).
+        pub control_mark: Option<u32>,
+        /// Small packets that may pass the gate uncounted, per second and IP family
+        /// (default [`DEFAULT_BYPASS_PPS`]; 0: every packet is counted).
+        pub bypass_pps: Option<u32>,
     }
 }
 
@@ -105,6 +116,9 @@ pub struct Host {
     /// Guest (container/VM) prefixes behind this host, "a.b.c.d/len".
     #[serde(default)]
     pub guests: Vec<String>,
+    /// IPv6 addresses or prefixes of this host and its guests (link-local ones too).
+    #[serde(default)]
+    pub addr6: Vec<String>,
     /// Switch of its access link.
     pub switch: String,
     /// Access link rate, Mbit/s.
@@ -161,6 +175,50 @@ impl Prefix {
     }
 }
 
+/// An IPv6 prefix: network address and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prefix6 {
+    /// Network address.
+    pub net: Ipv6Addr,
+    /// Prefix length.
+    pub len: u8,
+}
+
+impl Prefix6 {
+    /// Parse "addr/len" (or a bare address: /128).
+    pub fn parse(s: &str) -> Result<Prefix6, String> {
+        let (a, l) = s.split_once('/').unwrap_or((s, "128"));
+        let net: Ipv6Addr = a
+            .parse()
+            .map_err(|_| format!("'{s}' is not an IPv6 address/prefix"))?;
+        let len: u8 = l
+            .parse()
+            .ok()
+            .filter(|&l| l <= 128)
+            .ok_or_else(|| format!("'{s}': prefix length must be 0-128"))?;
+        Ok(Prefix6 { net, len })
+    }
+
+    fn mask(self) -> u128 {
+        if self.len == 0 {
+            0
+        } else {
+            u128::MAX << (128 - self.len)
+        }
+    }
+
+    /// True if `a` is inside.
+    pub fn contains(self, a: Ipv6Addr) -> bool {
+        (u128::from(a) & self.mask()) == (u128::from(self.net) & self.mask())
+    }
+}
+
+impl std::fmt::Display for Prefix6 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.net, self.len)
+    }
+}
+
 impl std::fmt::Display for Prefix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.net, self.len)
@@ -174,6 +232,8 @@ pub struct Topology {
     pub file: TopologyFile,
     /// Per host: its address and guest prefixes.
     pub prefixes: Vec<Vec<Prefix>>,
+    /// Per host: its IPv6 addresses and prefixes (`addr6`).
+    pub prefixes6: Vec<Vec<Prefix6>>,
     /// The XCo settings, checked and completed.
     pub settings: Settings,
     /// The paths packets take.
@@ -197,6 +257,8 @@ pub mod bounds {
     /// pings); a bound at or above the smallest IP MTU (IPv6's 1280) would let
     /// full-size packets bypass, and XCo would coordinate nothing.
     pub const MAX_BYPASS_BYTES: u32 = 1279;
+    /// Most small packets per second (and IP family) that may bypass the gate.
+    pub const MAX_BYPASS_PPS: u32 = 1_000_000;
     /// A host or switch name: 1 to 64 of letters, digits, `-`, `_`, `.`
     /// (names go into logs, metric labels and key derivation).
     pub const MAX_NAME_LEN: usize = 64;
@@ -262,6 +324,12 @@ impl std::fmt::Display for ConfigError {
         f.write_str(&self.0)
     }
 }
+
+/// The control sockets' firewall mark unless `control.control_mark` says otherwise ("XC").
+pub const DEFAULT_CONTROL_MARK: u32 = 0x5843_0000;
+/// Small packets per second (and IP family) that may bypass the gate unless
+/// `control.bypass_pps` says otherwise: at most 10.24 Mbit/s of 128-byte packets.
+pub const DEFAULT_BYPASS_PPS: u32 = 10_000;
 
 /// The largest topology file read (a 100,000-host file is about 6 MB).
 pub const MAX_TOPOLOGY_BYTES: u64 = 16 << 20;
@@ -407,7 +475,18 @@ impl Topology {
                 return err(format!("switch '{}': duplicate name", s.name));
             }
         }
+        if c.control_mark == Some(0) {
+            return err("control.control_mark: 0 is every unmarked packet; give a nonzero mark".into());
+        }
+        if c.bypass_pps.is_some_and(|p| p > bounds::MAX_BYPASS_PPS) {
+            return err(format!(
+                "control.bypass_pps: {} is above {} packets per second",
+                c.bypass_pps.expect("some"),
+                bounds::MAX_BYPASS_PPS
+            ));
+        }
         let mut prefixes = Vec::new();
+        let mut prefixes6 = Vec::new();
         for (i, h) in file.hosts.iter().enumerate() {
             check_name("host", &h.name)?;
             if names.insert(h.name.clone(), i).is_some() {
@@ -426,6 +505,13 @@ impl Topology {
                 p.push(Prefix::parse(g).map_err(|e| ConfigError(format!("host '{}': guests: {e}", h.name)))?);
             }
             prefixes.push(p);
+            let mut p6 = Vec::new();
+            for a in &h.addr6 {
+                p6.push(
+                    Prefix6::parse(a).map_err(|e| ConfigError(format!("host '{}': addr6: {e}", h.name)))?,
+                );
+            }
+            prefixes6.push(p6);
         }
         for l in &file.links {
             for end in [&l.a, &l.b] {
@@ -453,6 +539,18 @@ impl Topology {
                 }
             }
         }
+        for (i, pi) in prefixes6.iter().enumerate() {
+            for (j, pj) in prefixes6.iter().enumerate().skip(i + 1) {
+                for a in pi {
+                    if pj.iter().any(|b| a.contains(b.net) || b.contains(a.net)) {
+                        return err(format!(
+                            "hosts '{}' and '{}': addr6 overlap ({a})",
+                            file.hosts[i].name, file.hosts[j].name
+                        ));
+                    }
+                }
+            }
+        }
         let routing = match &file.topology.routing {
             Some(r) => RoutingMode::parse(r).map_err(|e| ConfigError(format!("topology.routing: {e}")))?,
             None => RoutingMode::Ecmp,
@@ -467,6 +565,7 @@ impl Topology {
         let t = Topology {
             file,
             prefixes,
+            prefixes6,
             settings,
             routing,
         };
@@ -495,6 +594,31 @@ impl Topology {
             .iter()
             .position(|ps| ps.iter().any(|p| p.contains(a)))
             .map(|i| i as u32)
+    }
+
+    /// Host owning address `a`, IPv4 or IPv6 (its own or a guest's).
+    pub fn host_of_ip(&self, a: IpAddr) -> Option<u32> {
+        match a {
+            IpAddr::V4(a) => self.host_of(a),
+            IpAddr::V6(a) => match a.to_ipv4_mapped() {
+                Some(v4) => self.host_of(v4),
+                None => self
+                    .prefixes6
+                    .iter()
+                    .position(|ps| ps.iter().any(|p| p.contains(a)))
+                    .map(|i| i as u32),
+            },
+        }
+    }
+
+    /// The firewall mark of the daemons' control sockets.
+    pub fn control_mark(&self) -> u32 {
+        self.file.control.control_mark.unwrap_or(DEFAULT_CONTROL_MARK)
+    }
+
+    /// Small packets per second (and IP family) that may pass the gate uncounted.
+    pub fn bypass_pps(&self) -> u32 {
+        self.file.control.bypass_pps.unwrap_or(DEFAULT_BYPASS_PPS)
     }
 
     /// Directed links (tail, head) over nodes (hosts first, then switches), with names and rates.
@@ -584,6 +708,47 @@ rate_mbps = 100
         assert_eq!(t.host_of("10.9.9.9".parse().unwrap()), None);
         let mut s = t.sched_topology();
         assert_eq!(s.path(0, 1).len(), 2, "h1 -> s1 -> h2");
+    }
+
+    #[test]
+    fn maps_ipv6_addresses_to_hosts_and_checks_the_gate_keys() {
+        let t = Topology::parse(&STAR.replace(
+            "addr = \"10.0.0.2\"\n",
+            "addr = \"10.0.0.2\"\naddr6 = [\"fe80::2\", \"fd00:2::/64\"]\n",
+        ))
+        .unwrap();
+        let h = |a: &str| t.host_of_ip(a.parse().unwrap());
+        assert_eq!(h("fe80::2"), Some(1));
+        assert_eq!(h("fd00:2::99"), Some(1));
+        assert_eq!(h("fd00:3::1"), None);
+        assert_eq!(h("::ffff:10.0.0.1"), Some(0), "IPv4-mapped: the IPv4 host");
+        assert_eq!(h("10.0.0.2"), Some(1));
+        assert_eq!(
+            (t.control_mark(), t.bypass_pps()),
+            (DEFAULT_CONTROL_MARK, DEFAULT_BYPASS_PPS)
+        );
+        let set = |k: &str| STAR.replace("[control]\n", &format!("[control]\n{k}\n"));
+        let t = Topology::parse(&set("control_mark = 7\nbypass_pps = 0")).unwrap();
+        assert_eq!((t.control_mark(), t.bypass_pps()), (7, 0));
+        for (text, key) in [
+            (set("control_mark = 0"), "control.control_mark"),
+            (set("bypass_pps = 1000001"), "control.bypass_pps"),
+            (
+                STAR.replace("guests = ", "addr6 = [\"fe80::/10\"]\nguests = ")
+                    .replace(
+                        "addr = \"10.0.0.2\"\n",
+                        "addr = \"10.0.0.2\"\naddr6 = [\"fe80::2\"]\n",
+                    ),
+                "addr6 overlap",
+            ),
+            (
+                STAR.replace("guests = ", "addr6 = [\"10.0.0.9\"]\nguests = "),
+                "host 'h1': addr6",
+            ),
+        ] {
+            let e = Topology::parse(&text).unwrap_err().0;
+            assert!(e.contains(key), "{key}: {e}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::process::ExitCode;
 use std::time::Duration;
+use xco_daemon::agent::gate::PacketGate;
 use xco_daemon::agent::nfqueue::{Intercept, NfQueueGate};
 use xco_daemon::agent::{self, AgentOpts};
 use xco_daemon::config::Topology;
@@ -108,6 +109,27 @@ enum Cmd {
         #[arg(long, default_value_t = 10.0)]
         stats_every_s: f64,
         /// Least severe log events printed.
+        #[arg(long, value_enum, default_value = "info")]
+        log_level: LogLevel,
+        /// Run without the watchdog process (a hung agent then holds its host).
+        #[arg(long)]
+        no_watchdog: bool,
+        /// Testing only: SIGUSR1 makes the agent's loop spin this many ms (a busy loop).
+        #[arg(long, hide = true)]
+        debug_spin_on_sigusr1_ms: Option<u64>,
+    },
+    /// The agent's watchdog (started by the agent itself; not for operators).
+    #[command(hide = true)]
+    AgentWatchdog {
+        #[arg(long)]
+        queue: u16,
+        #[arg(long)]
+        stale_us: u64,
+        /// The queue's socket, the beats pipe and the releases pipe, inherited.
+        #[arg(long)]
+        fds: String,
+        #[arg(long)]
+        agent_pid: u32,
         #[arg(long, value_enum, default_value = "info")]
         log_level: LogLevel,
     },
@@ -248,6 +270,8 @@ fn run(cli: Cli) -> Result<u8, String> {
             queue,
             stats_every_s,
             log_level,
+            no_watchdog,
+            debug_spin_on_sigusr1_ms,
         } => {
             let topo = load(&topology)?;
             let me = topo.host_id(&host).ok_or_else(|| {
@@ -280,16 +304,17 @@ fn run(cli: Cli) -> Result<u8, String> {
             }
             // signals are blocked and the poller made before the gate is opened
             let poller = Poller::new().map_err(|e| format!("event loop: {e}"))?;
-            let dests: Vec<_> = (0..topo.hosts())
-                .filter(|&h| h as u32 != me)
-                .flat_map(|h| topo.prefixes[h].iter().copied())
-                .collect();
+            let others = || (0..topo.hosts()).filter(|&h| h as u32 != me);
+            let dests: Vec<_> = others().flat_map(|h| topo.prefixes[h].iter().copied()).collect();
+            let dests6: Vec<_> = others().flat_map(|h| topo.prefixes6[h].iter().copied()).collect();
             let gate = NfQueueGate::install(
                 queue,
                 &Intercept {
                     dests: &dests,
+                    dests6: &dests6,
                     bypass_bytes: topo.settings.bypass.packet_bytes,
-                    controllers: &topo.controllers(),
+                    bypass_pps: topo.bypass_pps(),
+                    control_mark: topo.control_mark(),
                 },
             )?;
             if gate.removed_stale {
@@ -301,6 +326,18 @@ fn run(cli: Cli) -> Result<u8, String> {
                     ],
                 );
             }
+            let watchdog = if no_watchdog {
+                None
+            } else {
+                let fail_open = Duration::from_nanos(topo.settings.fail_open_after.as_ns());
+                let level = format!("{:?}", Level::from(log_level)).to_lowercase();
+                Some(agent::watchdog::Watchdog::spawn(
+                    queue,
+                    gate.fd(),
+                    agent::watchdog::stale_after(fail_open),
+                    &level,
+                )?)
+            };
             let opts = AgentOpts {
                 topo,
                 host: me,
@@ -309,8 +346,29 @@ fn run(cli: Cli) -> Result<u8, String> {
                 metrics,
                 log_level: log_level.into(),
                 stats_every: Duration::from_secs_f64(stats_every_s),
+                watchdog,
+                debug_spin_on_sigusr1: debug_spin_on_sigusr1_ms.map(Duration::from_millis),
             };
             agent::run(opts, gate, poller)
+        }
+        Cmd::AgentWatchdog {
+            queue,
+            stale_us,
+            fds,
+            agent_pid,
+            log_level,
+        } => {
+            let fds: Vec<i32> = fds.split(',').filter_map(|x| x.parse().ok()).collect();
+            let fds: [i32; 3] = fds
+                .try_into()
+                .map_err(|_| "--fds: three descriptors, comma-separated".to_string())?;
+            agent::watchdog::run(agent::watchdog::WatchdogOpts {
+                queue,
+                stale: Duration::from_micros(stale_us),
+                fds,
+                agent_pid,
+                log_level: log_level.into(),
+            })
         }
         Cmd::Keygen { file, force } => keys::keygen(&file, force),
         Cmd::AgentKey {

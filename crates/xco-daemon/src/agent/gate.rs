@@ -7,14 +7,14 @@
 //! backend ([`super::nfqueue`]); a tc-BPF program stamping departure times
 //! (EDT, with the fq qdisc) would be a faster one where the kernel has fq.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::BorrowedFd;
 
 /// What the agent needs to know of an intercepted packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketInfo {
-    /// IPv4 destination (`None`: not IPv4; released at once).
-    pub dst: Option<Ipv4Addr>,
+    /// IP destination, IPv4 or IPv6 (`None`: neither, or truncated; released at once).
+    pub dst: Option<IpAddr>,
     /// IP packet length, bytes (a GSO super-packet counts whole).
     pub ip_bytes: u32,
 }
@@ -63,14 +63,30 @@ pub trait PacketGate {
     fn counters(&self) -> GateCounters {
         GateCounters::default()
     }
+    /// The watchdog released the host while the agent was hung: every packet up to
+    /// kernel id `released_upto` has gone, and new ones pass without asking. Forget
+    /// the packets the gate knew and hold new ones again.
+    fn retake(&mut self, released_upto: u32) -> std::io::Result<()> {
+        let _ = released_upto;
+        Ok(())
+    }
     /// Remove everything the gate installed (idempotent).
     fn uninstall(&mut self) -> Result<(), String>;
 }
 
-/// IPv4 destination and total length of a packet starting at its IP header.
-pub fn parse_ipv4(head: &[u8], orig_len: usize) -> PacketInfo {
-    let dst = (head.len() >= 20 && head[0] >> 4 == 4)
-        .then(|| Ipv4Addr::new(head[16], head[17], head[18], head[19]));
+/// IP destination (IPv4 or IPv6) and total length of a packet starting at its IP header.
+pub fn parse_ip(head: &[u8], orig_len: usize) -> PacketInfo {
+    let dst = match head.first().map(|b| b >> 4) {
+        Some(4) if head.len() >= 20 => {
+            Some(IpAddr::V4(Ipv4Addr::new(head[16], head[17], head[18], head[19])))
+        }
+        Some(6) if head.len() >= 40 => {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&head[24..40]);
+            Some(IpAddr::V6(Ipv6Addr::from(a)))
+        }
+        _ => None,
+    };
     PacketInfo {
         dst,
         ip_bytes: orig_len.min(u32::MAX as usize) as u32,
@@ -82,13 +98,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_destination_of_ipv4_only() {
-        let mut h = [0u8; 20];
+    fn reads_the_destination_of_ipv4_and_ipv6() {
+        let mut h = [0u8; 40];
         h[0] = 0x45;
         h[16..20].copy_from_slice(&[10, 0, 0, 7]);
-        assert_eq!(parse_ipv4(&h, 1500).dst, Some(Ipv4Addr::new(10, 0, 0, 7)));
-        assert_eq!(parse_ipv4(&h[..19], 1500).dst, None, "truncated");
+        assert_eq!(
+            parse_ip(&h, 1500).dst,
+            Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 7)))
+        );
+        assert_eq!(parse_ip(&h[..19], 1500).dst, None, "truncated");
         h[0] = 0x60;
-        assert_eq!(parse_ipv4(&h, 1500).dst, None, "IPv6");
+        let fe80: Ipv6Addr = "fe80::1:2".parse().unwrap();
+        h[24..40].copy_from_slice(&fe80.octets());
+        assert_eq!(parse_ip(&h, 1500).dst, Some(IpAddr::V6(fe80)));
+        assert_eq!(parse_ip(&h[..39], 1500).dst, None, "truncated IPv6");
+        h[0] = 0x50;
+        assert_eq!(parse_ip(&h, 1500).dst, None, "neither");
+        assert_eq!(parse_ip(&[], 0).dst, None);
+    }
+
+    #[test]
+    fn any_prefix_of_any_header_parses_without_panicking() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut h = [0u8; 64];
+            for b in h.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = x as u8;
+            }
+            for n in 0..=h.len() {
+                let p = parse_ip(&h[..n], n);
+                assert_eq!(p.ip_bytes as usize, n);
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! What the agent's `/metrics` endpoint shows (served by [`crate::http`]):
-//! per-destination held and released traffic, the gate, fail-opens,
+//! per-destination held and released traffic, the gate, fail-opens, watchdog
+//! releases, the small-packet bypass's rate,
 //! rejected control datagrams, how long held packets waited, and the data
 //! path's own counters (GSO packets, batch and single verdicts, packets the
 //! kernel passed or dropped at the queue).
@@ -80,6 +81,24 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         Kind::Counter,
         "Times the agent failed open (backlogged without a directive).",
         one(k.fail_opens),
+    );
+    p.metric(
+        "xco_agent_watchdog_releases_total",
+        "counter",
+        "Times the watchdog released the host while the agent was silent (hung or stopped).",
+        &one(a.stats.watchdog_releases),
+    );
+    p.metric(
+        "xco_agent_watchdog_released_packets_total",
+        "counter",
+        "Packets the kernel held for the agent that the watchdog released.",
+        &one(a.stats.watchdog_released_pkts),
+    );
+    p.metric(
+        "xco_agent_bypass_limit_packets_per_second",
+        "gauge",
+        "Small packets (at most bypass_bytes) that may pass the gate uncounted, per second and IP family.",
+        &one(u64::from(a.topo.bypass_pps())),
     );
     p.metric(
         "xco_agent_directives_total",

@@ -33,6 +33,10 @@
 //!   `/healthz`.
 //! - SIGTERM/SIGINT: held packets are released, a leave is sent, the
 //!   interception rules are removed.
+//! - A hung or dead agent releases its host: a watchdog process
+//!   ([`watchdog`]) releases everything held and passes new packets when the
+//!   loop has not beaten for `fail_open_ms` + 50 ms; the agent re-takes the
+//!   gate when it runs again (`event=gate_retaken`).
 
 pub mod gate;
 mod metrics;
@@ -40,6 +44,7 @@ mod nfnetlink;
 pub mod nfqueue;
 mod nic;
 pub mod verdict;
+pub mod watchdog;
 
 use crate::channel::Channel;
 use crate::config::Topology;
@@ -51,7 +56,9 @@ use nic::{frames, Held, Nic};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use watchdog::Watchdog;
 use xco_core::control::{Address, AgentConfig, AgentEvent, AgentNode, Origin};
 use xco_core::coord::{HostCoordinator, Offer};
 use xco_core::wire::AgentKeys;
@@ -76,6 +83,11 @@ pub struct AgentOpts {
     pub log_level: Level,
     /// Log counters this often.
     pub stats_every: Duration,
+    /// The watchdog process (started by the caller with the gate's socket).
+    pub watchdog: Option<Watchdog>,
+    /// Testing only: SIGUSR1 makes the loop spin this long without serving anything
+    /// (a busy loop, to test the watchdog).
+    pub debug_spin_on_sigusr1: Option<Duration>,
 }
 
 /// Counters of an agent (the coordinator counts held, released,
@@ -84,7 +96,7 @@ pub struct AgentOpts {
 pub struct AgentStats {
     /// Packets intercepted.
     pub intercepted: u64,
-    /// Of those, released at once (not for a coordinated host, not IPv4, or failed open).
+    /// Of those, released at once (not for a coordinated host, not IP, or failed open).
     pub passed: u64,
     /// IP bytes held.
     pub held_bytes: u64,
@@ -96,6 +108,10 @@ pub struct AgentStats {
     pub per_dest: Vec<DestStats>,
     /// Interception -> verdict of held packets.
     pub verdict_latency: Histogram,
+    /// Times the watchdog released the host while the agent was silent.
+    pub watchdog_releases: u64,
+    /// Packets the kernel held then, released by the watchdog.
+    pub watchdog_released_pkts: u64,
 }
 
 /// Traffic to one destination host.
@@ -148,6 +164,7 @@ struct Throttles {
     rejected: Throttle,
     fail_open: Throttle,
     resumed: Throttle,
+    retaken: Throttle,
 }
 
 fn push_sample(v: &mut VecDeque<u64>, ns: u64) {
@@ -286,15 +303,16 @@ impl<G: PacketGate> Agent<G> {
             self.stats.intercepted += 1;
             let dst = info
                 .dst
-                .and_then(|a| self.topo.host_of(a))
+                .and_then(|a| self.topo.host_of_ip(a))
                 .filter(|&d| d != self.me);
             let Some(dst) = dst else {
                 self.stats.passed += 1;
                 self.release(p);
                 continue;
             };
-            // packets of at most bypass_bytes never reach the agent (the
-            // kernel rule applies that part of the bypass rule)
+            // packets of at most bypass_bytes within the bypass_pps token bucket
+            // never reach the agent (the kernel rule applies that part of the
+            // bypass rule); those beyond it are counted like any other
             match self.node.coord.offer(
                 now,
                 dst,
@@ -394,6 +412,8 @@ impl<G: PacketGate> Agent<G> {
                 ("reports", &k.reports),
                 ("givebacks", &k.givebacks),
                 ("fail_opens", &k.fail_opens),
+                ("watchdog_releases", &s.watchdog_releases),
+                ("watchdog_released_pkts", &s.watchdog_released_pkts),
                 ("release_errors", &(s.release_errors + g.verdict_errors)),
                 ("gso_packets", &g.gso_packets),
                 ("batch_verdicts", &g.batch_verdicts),
@@ -428,6 +448,46 @@ impl<G: PacketGate> Agent<G> {
         );
     }
 
+    /// The watchdog released the host while this loop was silent: the packets held
+    /// have gone (count them released) and the gate is taken again.
+    fn retake(&mut self, r: watchdog::Release) {
+        let now = self.clock.now();
+        let mut forgotten = 0u64;
+        for ((_, dst, _), bytes) in self.node.coord.drain(now) {
+            forgotten += 1;
+            self.stats.released_bytes += bytes as u64;
+            let d = &mut self.stats.per_dest[dst as usize];
+            d.released_pkts += 1;
+            d.released_bytes += bytes as u64;
+        }
+        let err = match self.gate.retake(r.upto) {
+            Ok(()) => "none".to_string(),
+            Err(e) => {
+                self.stats.release_errors += 1;
+                e.to_string()
+            }
+        };
+        self.stats.watchdog_releases += 1;
+        self.stats.watchdog_released_pkts += u64::from(r.held_pkts);
+        if let Some(n) = self.throttles.retaken.event(Instant::now()) {
+            self.log.warn(
+                "gate_retaken",
+                &[
+                    (
+                        "why",
+                        &"the watchdog released the host while the agent was silent",
+                    ),
+                    ("watchdog_released_pkts", &r.held_pkts),
+                    ("held_pkts_forgotten", &forgotten),
+                    ("held_total", &self.node.coord.stats.held),
+                    ("upto_id", &r.upto),
+                    ("error", &err),
+                    ("count", &n),
+                ],
+            );
+        }
+    }
+
     /// Release everything held (shutdown).
     fn release_all(&mut self) {
         for ((p, ..), bytes) in self.node.coord.drain(self.clock.now()) {
@@ -437,18 +497,39 @@ impl<G: PacketGate> Agent<G> {
     }
 }
 
+/// SIGUSR1 arrived (testing only: see [`AgentOpts::debug_spin_on_sigusr1`]).
+static SPIN_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigusr1(_: libc::c_int) {
+    SPIN_REQUESTED.store(true, Ordering::Relaxed);
+}
+
 /// Run an agent over `gate` until SIGTERM/SIGINT.
-pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Result<(), String> {
+pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> Result<(), String> {
     let log = Logger::new("agent", opts.log_level);
     let controllers = opts.topo.controllers();
     let chan =
         Channel::bind(opts.bind).map_err(|e| format!("cannot bind the control socket {}: {e}", opts.bind))?;
+    // the gate lets the control traffic pass by this mark (never by its address)
+    chan.mark(opts.topo.control_mark()).map_err(|e| e.to_string())?;
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
     poller
         .watch(gate.fd(), 1)
         .map_err(|e| format!("event loop: {e}"))?;
+    let mut dog = opts.watchdog.take();
+    if let Some(d) = &dog {
+        poller.watch(d.fd(), 2).map_err(|e| format!("event loop: {e}"))?;
+    }
+    // the loop wakes at least this often (a beat each time)
+    let max_wait = dog.as_ref().map_or(Duration::from_millis(100), |d| {
+        d.beat_every().min(Duration::from_millis(100))
+    });
+    if opts.debug_spin_on_sigusr1.is_some() {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe)
+        unsafe { libc::signal(libc::SIGUSR1, on_sigusr1 as *const () as libc::sighandler_t) };
+    }
     let server = match opts.metrics {
         Some(a) => Some(HttpServer::start(a).map_err(|e| format!("cannot serve metrics on {a}: {e}"))?),
         None => None,
@@ -484,6 +565,7 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
             rejected: Throttle::new(second),
             fail_open: Throttle::new(second),
             resumed: Throttle::new(second),
+            retaken: Throttle::new(second),
         },
         stats: AgentStats {
             per_dest: vec![DestStats::default(); hosts],
@@ -521,6 +603,18 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
     let mut next_stats = Instant::now() + opts.stats_every;
     let mut next_render = Instant::now();
     loop {
+        if let Some(d) = &mut dog {
+            d.beat(Instant::now());
+        }
+        if let Some(spin) = opts.debug_spin_on_sigusr1 {
+            if SPIN_REQUESTED.swap(false, Ordering::Relaxed) {
+                a.log.warn("debug_spin", &[("ms", &spin.as_millis())]);
+                let t0 = Instant::now();
+                while t0.elapsed() < spin {
+                    std::hint::spin_loop();
+                }
+            }
+        }
         let now = a.clock.now();
         if let Some(s) = &server {
             if Instant::now() >= next_render {
@@ -536,9 +630,29 @@ pub fn run<G: PacketGate>(opts: AgentOpts, gate: G, mut poller: Poller) -> Resul
             a.stats.release_errors += 1;
         }
         poller
-            .wait(Duration::from_millis(100), &mut wakes)
+            .wait(max_wait, &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
+        if let (Some(d), true) = (&mut dog, wakes.contains(&Wake::Readable(2))) {
+            // the watchdog released the host while this loop was silent (stopped,
+            // spinning or starved): take the gate back before touching a packet
+            if let Some(r) = d.take_release() {
+                a.retake(r);
+            }
+            if d.gone {
+                a.log.warn(
+                    "watchdog_exited",
+                    &[("why", &"its pipe closed; the host has no watchdog now")],
+                );
+                // closing its pipe takes it out of the poller too
+                dog.take().expect("some").reap();
+            }
+        }
         if wakes.contains(&Wake::Shutdown) {
+            // a normal stop: the watchdog goes first (removing the rules may take
+            // longer than its deadline, and nothing is held after release_all)
+            if let Some(d) = dog.take() {
+                d.stop();
+            }
             a.release_all();
             a.node.leave();
             a.flush();

@@ -118,9 +118,10 @@ pub enum Config {
     Flags { flags: u32, mask: u32 },
 }
 
-/// Append configuration message `c` of queue `queue` (acknowledged) to `buf`.
-pub fn put_config(buf: &mut Vec<u8>, queue: u16, c: Config) {
-    let start = begin_msg(buf, NFQNL_MSG_CONFIG, NLM_F_ACK, queue);
+/// Append configuration message `c` of queue `queue` to `buf` (`ack`: the kernel
+/// acknowledges it; without, it answers only an error).
+pub fn put_config(buf: &mut Vec<u8>, queue: u16, c: Config, ack: bool) {
+    let start = begin_msg(buf, NFQNL_MSG_CONFIG, if ack { NLM_F_ACK } else { 0 }, queue);
     match c {
         Config::Bind | Config::Unbind => {
             let cmd = if matches!(c, Config::Bind) {
@@ -250,6 +251,14 @@ fn check(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// The netlink port id of socket `fd`.
+pub fn portid_of(fd: RawFd) -> io::Result<u32> {
+    let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
+    check(unsafe { libc::getsockname(fd, (&mut addr as *mut libc::sockaddr_nl).cast(), &mut len) })?;
+    Ok(addr.nl_pid)
+}
+
 /// A netlink socket of the netfilter queue subsystem, with its buffers.
 pub struct NfqSocket {
     fd: OwnedFd,
@@ -293,19 +302,7 @@ impl NfqSocket {
                 std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
             )
         })?;
-        let s = NfqSocket {
-            fd,
-            rx: vec![0u8; SLOTS * SLOT_BYTES].into_boxed_slice(),
-            rx_len: [0; SLOTS],
-            rx_trunc: [false; SLOTS],
-            rx_n: 0,
-            rx_slot: 0,
-            rx_off: 0,
-            tx: Vec::with_capacity(64 * 1024),
-            recv_calls: 0,
-            send_calls: 0,
-            truncated: 0,
-        };
+        let s = NfqSocket::with_fd(fd, SLOTS * SLOT_BYTES);
         // with fail-open, an overflow of this buffer passes packets (the kernel numbers them,
         // so the agent sees the gap); no ENOBUFS error is wanted on top
         s.setsockopt(libc::SOL_NETLINK, libc::NETLINK_NO_ENOBUFS, 1)?;
@@ -316,6 +313,28 @@ impl NfqSocket {
             s.setsockopt(libc::SOL_SOCKET, libc::SO_RCVBUF, want)?;
         }
         Ok(s)
+    }
+
+    /// The agent's queue socket, inherited by its watchdog (which only sends on it:
+    /// no receive buffer).
+    pub fn inherited(fd: OwnedFd) -> NfqSocket {
+        NfqSocket::with_fd(fd, 0)
+    }
+
+    fn with_fd(fd: OwnedFd, rx_bytes: usize) -> NfqSocket {
+        NfqSocket {
+            fd,
+            rx: vec![0u8; rx_bytes].into_boxed_slice(),
+            rx_len: [0; SLOTS],
+            rx_trunc: [false; SLOTS],
+            rx_n: 0,
+            rx_slot: 0,
+            rx_off: 0,
+            tx: Vec::with_capacity(64 * 1024),
+            recv_calls: 0,
+            send_calls: 0,
+            truncated: 0,
+        }
     }
 
     fn setsockopt(&self, level: libc::c_int, name: libc::c_int, v: libc::c_int) -> io::Result<()> {
@@ -360,7 +379,7 @@ impl NfqSocket {
     /// Call before packets are queued to it (anything else read meanwhile is discarded).
     pub fn configure(&mut self, queue: u16, c: Config) -> io::Result<()> {
         let mut buf = Vec::with_capacity(64);
-        put_config(&mut buf, queue, c);
+        put_config(&mut buf, queue, c, true);
         self.send(&buf)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
         let mut rx = [0u8; 8192];
@@ -390,6 +409,27 @@ impl NfqSocket {
                 }
             }
         }
+    }
+
+    /// Send configuration `c` of queue `queue` without waiting: the kernel applies it
+    /// before this returns, and answers only an error, which arrives among the packets
+    /// (safe while packets are queued, unlike [`configure`](Self::configure)).
+    pub fn send_config(&self, queue: u16, c: Config) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(64);
+        put_config(&mut buf, queue, c, false);
+        self.send(&buf)
+    }
+
+    /// Send verdict `v` of queue `queue` at once, on its own.
+    pub fn send_verdict_now(&self, queue: u16, v: Verdict) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(VERDICT_BYTES);
+        put_verdict(&mut buf, queue, v);
+        self.send(&buf)
+    }
+
+    /// The socket's netlink port id (the kernel names a queue's owner by it).
+    pub fn portid(&self) -> io::Result<u32> {
+        portid_of(self.fd.as_raw_fd())
     }
 
     fn send(&self, buf: &[u8]) -> io::Result<()> {
@@ -491,6 +531,11 @@ impl NfqSocket {
         Ok(())
     }
 
+    /// Forget the verdicts queued and not yet sent.
+    pub fn discard_verdicts(&mut self) {
+        self.tx.clear();
+    }
+
     /// Send every queued verdict in one `sendmsg`.
     pub fn send_verdicts(&mut self) -> io::Result<()> {
         if self.tx.is_empty() {
@@ -544,10 +589,24 @@ mod tests {
     }
 
     #[test]
+    fn a_configuration_sent_without_waiting_asks_for_no_acknowledgement() {
+        let (mut acked, mut quiet) = (Vec::new(), Vec::new());
+        put_config(&mut acked, 3, Config::MaxLen(0), true);
+        put_config(&mut quiet, 3, Config::MaxLen(0), false);
+        assert_eq!(u16_ne(&quiet[6..]), NLM_F_REQUEST, "no NLM_F_ACK");
+        assert_eq!(acked[8..], quiet[8..], "the same message otherwise");
+        assert_eq!(
+            &quiet[20..28],
+            &[8, 0, 3, 0, 0, 0, 0, 0][..],
+            "QUEUE_MAXLEN 0, big-endian"
+        );
+    }
+
+    #[test]
     fn flag_configuration_carries_flags_and_mask() {
         let mut b = Vec::new();
         let f = NFQA_CFG_F_FAIL_OPEN | NFQA_CFG_F_GSO;
-        put_config(&mut b, 3, Config::Flags { flags: f, mask: f });
+        put_config(&mut b, 3, Config::Flags { flags: f, mask: f }, true);
         assert_eq!(u16_ne(&b[4..]), 0x0302, "NFQNL_MSG_CONFIG");
         assert_eq!(u16_ne(&b[6..]), NLM_F_REQUEST | NLM_F_ACK);
         // attributes: FLAGS then MASK, both big-endian 5

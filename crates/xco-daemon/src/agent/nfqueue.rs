@@ -1,10 +1,22 @@
-//! The NFQUEUE gate: iptables sends the host's coordinated traffic (OUTPUT for
-//! its own, FORWARD for its guests') to a netfilter queue; the agent holds
-//! each packet's verdict until the directive allows it, then accepts it.
-//! Nothing is ever dropped by the agent.
+//! The NFQUEUE gate: iptables and ip6tables send the host's coordinated
+//! traffic (OUTPUT for its own, FORWARD for its guests'), IPv4 and IPv6 alike,
+//! to one netfilter queue; the agent holds each packet's verdict until the
+//! directive allows it, then accepts it. Nothing is ever dropped by the agent.
 //!
-//! - Small packets (ACKs, pings, control) never enter the queue: an iptables
-//!   length match returns them before the NFQUEUE rule.
+//! - One gate for everything sent to a coordinated destination: the IPv4
+//!   addresses and guest prefixes of the other hosts, and their IPv6
+//!   addresses and prefixes (`addr6`, link-local ones too) — the same rules
+//!   in both families.
+//! - Control traffic passes by its socket mark, never by its address: the
+//!   daemons mark their control sockets (`SO_MARK`, `control.control_mark`;
+//!   setting a mark needs `CAP_NET_ADMIN`, and a packet crossing from a
+//!   guest's namespace or VM arrives unmarked), so a guest that spoofs the
+//!   controller's address and port is held like any other traffic.
+//! - Small packets (ACKs, pings) pass uncounted only within a token bucket:
+//!   at most `control.bypass_pps` packets of at most `bypass_bytes` per
+//!   second (and family), a burst of 10 ms of them; beyond it they are
+//!   queued and counted against the directive like any other packet. A flood
+//!   of small packets gets at most `bypass_pps` × `bypass_bytes` past the gate.
 //! - `--queue-bypass`: with no agent bound to the queue (crashed, killed), the
 //!   kernel passes the traffic — fail-open for free.
 //! - GSO packets are queued whole (`NFQA_CFG_F_GSO`): a 64 KB TCP segment is
@@ -30,12 +42,11 @@
 //!   per-packet or per-directive shell-out) and removed on exit; a chain left
 //!   by a crashed run is removed before installing.
 
-use super::gate::{parse_ipv4, GateCounters, PacketGate, PacketInfo};
+use super::gate::{parse_ip, GateCounters, PacketGate, PacketInfo};
 use super::nfnetlink::{Config, Incoming, NfqSocket, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO};
 use super::verdict::{Verdict, VerdictBatcher};
-use crate::config::Prefix;
+use crate::config::{Prefix, Prefix6};
 use std::io::Write;
-use std::net::SocketAddr;
 use std::os::fd::BorrowedFd;
 use std::process::{Command, Stdio};
 
@@ -59,22 +70,76 @@ pub struct NfQueueGate {
     gso_packets: u64,
     chain: String,
     installed: bool,
+    /// The watchdog accepted every packet up to this id (the agent was hung): messages
+    /// of those still unread are skipped, they are no longer in the kernel's queue.
+    skip_upto: Option<u32>,
     /// A chain of this queue's name was found (left by a crashed run) and removed before installing.
     pub removed_stale: bool,
 }
 
 /// What to intercept.
 pub struct Intercept<'a> {
-    /// Destinations to coordinate (other hosts' addresses and guest prefixes).
+    /// IPv4 destinations to coordinate (other hosts' addresses and guest prefixes).
     pub dests: &'a [Prefix],
-    /// Packets of at most this many IP bytes bypass.
+    /// IPv6 destinations to coordinate (other hosts' `addr6`).
+    pub dests6: &'a [Prefix6],
+    /// Packets of at most this many IP bytes may bypass ...
     pub bypass_bytes: u32,
-    /// The controllers' addresses (their traffic always bypasses).
-    pub controllers: &'a [SocketAddr],
+    /// ... this many per second and family at most (0: none).
+    pub bypass_pps: u32,
+    /// The mark of the control sockets: their traffic always passes.
+    pub control_mark: u32,
 }
 
-fn iptables(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("iptables")
+/// The token bucket's burst: 10 ms of `pps`, at least 8 packets.
+pub fn bypass_burst(pps: u32) -> u32 {
+    (pps / 100).max(8)
+}
+
+/// The rules of `chain` in one family's `iptables-restore` syntax: control by mark, the
+/// small-packet bucket (`hashlimit` named `name`), then the queue for each destination.
+fn chain_rules(chain: &str, num: u16, what: &Intercept<'_>, dests: &[String], name: &str) -> String {
+    let mut rules = format!("*filter\n:{chain} - [0:0]\n");
+    rules += &format!("-A {chain} -m mark --mark {:#x} -j RETURN\n", what.control_mark);
+    if what.bypass_pps > 0 {
+        rules += &format!(
+            "-A {chain} -m length --length 0:{} -m hashlimit --hashlimit-upto {}/sec \
+             --hashlimit-burst {} --hashlimit-name {name} -j RETURN\n",
+            what.bypass_bytes,
+            what.bypass_pps,
+            bypass_burst(what.bypass_pps)
+        );
+    }
+    for d in dests {
+        rules += &format!("-A {chain} -d {d} -j NFQUEUE --queue-num {num} --queue-bypass\n");
+    }
+    rules += &format!("-I OUTPUT 1 -j {chain}\n-I FORWARD 1 -j {chain}\nCOMMIT\n");
+    rules
+}
+
+fn restore(tool: &str, rules: &str) -> Result<(), String> {
+    let mut child = Command::new(tool)
+        .args(["-w", "--noflush"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {tool}: {e} (install the iptables package)"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(rules.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{tool}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+fn iptables(tool: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(tool)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -90,16 +155,18 @@ fn iptables(args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Remove `chain` and its jumps; true if there was anything to remove.
-fn remove_chain(chain: &str) -> bool {
+/// Remove `chain` and its jumps, IPv4 and IPv6; true if there was anything to remove.
+pub(super) fn remove_chain(chain: &str) -> bool {
     let mut found = false;
-    for hook in ["OUTPUT", "FORWARD"] {
-        while iptables(&["-w", "-D", hook, "-j", chain]).is_ok() {
-            found = true;
+    for tool in ["iptables", "ip6tables"] {
+        for hook in ["OUTPUT", "FORWARD"] {
+            while iptables(tool, &["-w", "-D", hook, "-j", chain]).is_ok() {
+                found = true;
+            }
         }
+        found |= iptables(tool, &["-w", "-F", chain]).is_ok();
+        found |= iptables(tool, &["-w", "-X", chain]).is_ok();
     }
-    found |= iptables(&["-w", "-F", chain]).is_ok();
-    found |= iptables(&["-w", "-X", chain]).is_ok();
     found
 }
 
@@ -120,37 +187,18 @@ impl NfQueueGate {
             .map_err(|x| e("fail-open and GSO flags", x))?;
         let chain = format!("XCO-Q{num}");
         let removed_stale = remove_chain(&chain); // left over from a crashed run
-        let mut rules = format!("*filter\n:{chain} - [0:0]\n");
-        for c in what.controllers {
-            rules += &format!("-A {chain} -p udp -d {} --dport {} -j RETURN\n", c.ip(), c.port());
-            rules += &format!("-A {chain} -p udp -s {} --sport {} -j RETURN\n", c.ip(), c.port());
-        }
-        rules += &format!(
-            "-A {chain} -m length --length 0:{} -j RETURN\n",
-            what.bypass_bytes
-        );
-        for p in what.dests {
-            rules += &format!("-A {chain} -d {p} -j NFQUEUE --queue-num {num} --queue-bypass\n");
-        }
-        rules += &format!("-I OUTPUT 1 -j {chain}\n-I FORWARD 1 -j {chain}\nCOMMIT\n");
-        let mut child = Command::new("iptables-restore")
-            .args(["-w", "--noflush"])
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot run iptables-restore: {e} (install the iptables package)"))?;
-        child
-            .stdin
-            .take()
-            .expect("piped")
-            .write_all(rules.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "iptables-restore: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+        let v4: Vec<String> = what.dests.iter().map(|p| p.to_string()).collect();
+        let v6: Vec<String> = what.dests6.iter().map(|p| p.to_string()).collect();
+        restore(
+            "iptables-restore",
+            &chain_rules(&chain, num, what, &v4, &format!("xco4-q{num}")),
+        )?;
+        if let Err(e) = restore(
+            "ip6tables-restore",
+            &chain_rules(&chain, num, what, &v6, &format!("xco6-q{num}")),
+        ) {
+            remove_chain(&chain);
+            return Err(e);
         }
         Ok(NfQueueGate {
             sock,
@@ -162,6 +210,7 @@ impl NfQueueGate {
             gso_packets: 0,
             chain,
             installed: true,
+            skip_upto: None,
             removed_stale,
         })
     }
@@ -177,30 +226,43 @@ impl NfQueueGate {
     /// (`queue_dropped + queue_user_dropped`) from `/proc/net/netfilter/nfnetlink_queue`
     /// (zeros if unreadable).
     fn kernel_queue(&self) -> KernelQueue {
-        let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").unwrap_or_default();
-        kernel_queue(&text, self.num)
+        read_kernel_queue(self.num).unwrap_or_default()
     }
 }
 
 /// A queue's line of `/proc/net/netfilter/nfnetlink_queue`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct KernelQueue {
+pub(super) struct KernelQueue {
+    /// The netlink port id of the socket bound to it.
+    pub portid: u32,
     /// Packets awaiting a verdict.
-    queued: u64,
+    pub queued: u64,
     /// Packets dropped (queue full without fail-open, or undeliverable).
-    dropped: u64,
+    pub dropped: u64,
+    /// The id of the last packet queued (ids count up from it).
+    pub id_sequence: u32,
+}
+
+/// Queue `num`'s line of this network namespace's `/proc/net/netfilter/nfnetlink_queue`
+/// (`None`: no such queue is bound, or the file cannot be read).
+pub(super) fn read_kernel_queue(num: u16) -> Option<KernelQueue> {
+    let text = std::fs::read_to_string("/proc/net/netfilter/nfnetlink_queue").ok()?;
+    kernel_queue(&text, num)
 }
 
 /// Queue `num`'s counters in the text of `/proc/net/netfilter/nfnetlink_queue` (fields: queue,
-/// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped, ...).
-fn kernel_queue(text: &str, num: u16) -> KernelQueue {
-    let field = |f: &[&str], i: usize| f[i].parse::<u64>().unwrap_or(0);
+/// peer port id, waiting, copy mode, copy range, queue_dropped, queue_user_dropped,
+/// id_sequence, 1).
+fn kernel_queue(text: &str, num: u16) -> Option<KernelQueue> {
+    let field = |f: &[&str], i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
     text.lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .find(|f| f.len() >= 7 && f[0].parse() == Ok(num))
-        .map_or(KernelQueue::default(), |f| KernelQueue {
+        .map(|f| KernelQueue {
+            portid: field(&f, 1) as u32,
             queued: field(&f, 2),
             dropped: field(&f, 5) + field(&f, 6),
+            id_sequence: field(&f, 7) as u32,
         })
 }
 
@@ -218,9 +280,15 @@ impl PacketGate for NfQueueGate {
             match self.sock.next()? {
                 None => return Ok(None),
                 Some(Incoming::Packet(p)) => {
+                    if let Some(upto) = self.skip_upto {
+                        if !super::verdict::after(p.id, upto) {
+                            continue; // the watchdog accepted it while the agent was hung
+                        }
+                        self.skip_upto = None;
+                    }
                     self.batcher.received(p.id);
                     self.gso_packets += u64::from(p.gso);
-                    return Ok(Some((p.id, parse_ipv4(p.head, p.len as usize))));
+                    return Ok(Some((p.id, parse_ip(p.head, p.len as usize))));
                 }
                 Some(Incoming::Error(e)) if e != 0 => self.verdict_errors += 1,
                 Some(_) => {}
@@ -273,6 +341,16 @@ impl PacketGate for NfQueueGate {
         }
     }
 
+    fn retake(&mut self, released_upto: u32) -> std::io::Result<()> {
+        // every packet the agent had (held, or released with its verdict not yet sent)
+        // and every one still unread has been accepted: forget them all
+        self.batcher = VerdictBatcher::new();
+        self.sock.discard_verdicts();
+        self.skip_upto = Some(released_upto);
+        // new packets queue again (the watchdog set the queue's length to 0: passed)
+        self.sock.send_config(self.num, Config::MaxLen(QUEUE_MAXLEN))
+    }
+
     fn uninstall(&mut self) -> Result<(), String> {
         if self.installed {
             self.installed = false;
@@ -299,12 +377,60 @@ mod tests {
     use super::*;
 
     #[test]
+    fn control_passes_by_mark_and_small_packets_only_within_the_bucket() {
+        let what = Intercept {
+            dests: &[],
+            dests6: &[],
+            bypass_bytes: 128,
+            bypass_pps: 5000,
+            control_mark: 0x5843_0000,
+        };
+        let r = chain_rules("XCO-Q7", 7, &what, &["fe80::2/128".into()], "xco6-q7");
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines[2], "-A XCO-Q7 -m mark --mark 0x58430000 -j RETURN");
+        assert_eq!(
+            lines[3],
+            "-A XCO-Q7 -m length --length 0:128 -m hashlimit --hashlimit-upto 5000/sec \
+             --hashlimit-burst 50 --hashlimit-name xco6-q7 -j RETURN"
+        );
+        assert_eq!(
+            lines[4],
+            "-A XCO-Q7 -d fe80::2/128 -j NFQUEUE --queue-num 7 --queue-bypass"
+        );
+        // no rule names an address to let through: nothing a sender can spoof
+        assert!(!r.contains(" -s "), "{r}");
+        let none = chain_rules(
+            "XCO-Q7",
+            7,
+            &Intercept {
+                bypass_pps: 0,
+                ..what
+            },
+            &[],
+            "x",
+        );
+        assert!(
+            !none.contains("length"),
+            "bypass_pps 0: every small packet is counted\n{none}"
+        );
+        assert_eq!(bypass_burst(100), 8);
+        assert_eq!(bypass_burst(1_000_000), 10_000);
+    }
+
+    #[test]
     fn reads_the_kernels_counters_of_its_own_queue() {
         let text = "    3  12345     0 2    64     5     1       99  1\n    7  23456     4 2    64     0     2     1000  1\n";
-        let q = |queued, dropped| KernelQueue { queued, dropped };
-        assert_eq!(kernel_queue(text, 7), q(4, 2));
-        assert_eq!(kernel_queue(text, 3), q(0, 6));
-        assert_eq!(kernel_queue(text, 9), q(0, 0));
-        assert_eq!(kernel_queue("", 7), q(0, 0));
+        let q = |portid, queued, dropped, id_sequence| {
+            Some(KernelQueue {
+                portid,
+                queued,
+                dropped,
+                id_sequence,
+            })
+        };
+        assert_eq!(kernel_queue(text, 7), q(23456, 4, 2, 1000));
+        assert_eq!(kernel_queue(text, 3), q(12345, 0, 6, 99));
+        assert_eq!(kernel_queue(text, 9), None);
+        assert_eq!(kernel_queue("", 7), None);
     }
 }

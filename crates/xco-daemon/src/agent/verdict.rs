@@ -42,7 +42,7 @@ enum State {
 }
 
 /// `a` comes after `b` in the kernel's id order (ids wrap around).
-fn after(a: u32, b: u32) -> bool {
+pub fn after(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
 

@@ -219,6 +219,9 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     };
     let chan =
         Channel::bind(opts.listen).map_err(|e| format!("cannot listen on udp {}: {e}", opts.listen))?;
+    // marked, a controller on a host with an agent passes that agent's gate; unprivileged
+    // it cannot mark, which matters only there (the agent's log then shows it held)
+    let control_unmarked = chan.mark(opts.topo.control_mark()).err();
     poller
         .watch(chan.sock.as_fd(), 0)
         .map_err(|e| format!("event loop: {e}"))?;
@@ -266,6 +269,9 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
             ),
         ],
     );
+    if let Some(e) = control_unmarked {
+        log.warn("control_unmarked", &[("error", &e)]);
+    }
     let mut wakes = Vec::new();
     let mut next_render = Time::ZERO;
     let mut rate = metrics::RateWindow::default();
