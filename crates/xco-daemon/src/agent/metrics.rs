@@ -84,21 +84,21 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
     );
     p.metric(
         "xco_agent_watchdog_releases_total",
-        "counter",
+        Kind::Counter,
         "Times the watchdog released the host while the agent was silent (hung or stopped).",
-        &one(a.stats.watchdog_releases),
+        one(a.stats.watchdog_releases),
     );
     p.metric(
         "xco_agent_watchdog_released_packets_total",
-        "counter",
+        Kind::Counter,
         "Packets the kernel held for the agent that the watchdog released.",
-        &one(a.stats.watchdog_released_pkts),
+        one(a.stats.watchdog_released_pkts),
     );
     p.metric(
         "xco_agent_bypass_limit_packets_per_second",
-        "gauge",
+        Kind::Gauge,
         "Small packets (at most bypass_bytes) that may pass the gate uncounted, per second and IP family.",
-        &one(u64::from(a.topo.bypass_pps())),
+        one(u64::from(a.topo.bypass_pps())),
     );
     p.metric(
         "xco_agent_directives_total",
