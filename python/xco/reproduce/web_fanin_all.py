@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from .. import plot, scenario
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, register
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import base, finish, grid, pivot, run_points, sicc_summary, table_of, with_method
+from .sicc import grid_runs, pivot, sicc_summary, study, table_of, with_method
 
 RID = "web-fanin-all"
 XCO = {"controller": "h0", "slice_ms": 2, "control": "inband"}
@@ -138,18 +138,19 @@ def draw(df: pd.DataFrame, opts: Options):
     return plot.save(fig, opts.out / f"{RID}.png")
 
 
-def run(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = FULL if opts.full else QUICK
-    reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = grid(b, ORDER, "queries", xs, scn_of, reqs, opts.seed)
-    results = run_points(RID, opts, points, b)
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
     df = table_of(results, "queries")
     df["remedy"] = df["series"].map(LABELS)
-    csv = opts.out / f"{RID}.csv"
-    df.to_csv(csv, index=False)
-    png = draw(df, opts)
+    return {"": df}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    png = draw(t[""], opts)
+    return [png, png.with_suffix(".svg")]
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df = t[""]
     modes = (
         f"quick: {', '.join(map(str, QUICK))} queries, {REQ_QUICK} requests per point; --full:"
         f" {', '.join(map(str, FULL))} queries, {REQ_FULL:,} requests per point."
@@ -162,9 +163,25 @@ def run(opts: Options) -> Outcome:
         pivot(df, "queries", "inter_rack_packets_mean", "{:.0f}", ORDER),
         claims_text(checks(df), spec="sicc.md"),
     ]
-    text = sicc_summary(RID, "web fan-in under every remedy (beyond the papers)", opts, modes, parts)
-    extra = {"series": ORDER, "requests_per_point": reqs}
-    return finish(RID, opts, b, points, text, extra, [csv, png, png.with_suffix(".svg")])
+    return sicc_summary(RID, "web fan-in under every remedy (beyond the papers)", opts, modes, parts)
+
+
+STUDY = study(
+    RID,
+    "web fan-in under every remedy (beyond the papers)",
+    runs=grid_runs(
+        ORDER,
+        "queries",
+        lambda o: FULL if o.full else QUICK,
+        scn_of,
+        lambda o: REQ_FULL if o.full else REQ_QUICK,
+    ),
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    extra=lambda opts: {"series": ORDER, "requests_per_point": REQ_FULL if opts.full else REQ_QUICK},
+    keys=["series", "queries", "remedy"],
+)
 
 
 register(
@@ -173,6 +190,6 @@ register(
         title="Beyond the papers: web fan-in under every remedy (NewReno, RTO 1 ms, DCTCP, PDN, XCo, ICTCP,"
         " SW, SICC)",
         source="sicc.md",
-        run=run,
+        run=STUDY.run,
     )
 )
