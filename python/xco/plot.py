@@ -26,20 +26,28 @@ from pathlib import Path
 # that make the same data give the same bytes
 from ._lazy import pd, plt, ticker
 
-# seeds per point while a reproduction with ``--seeds N`` draws (0: not in such a run)
+# seeds per point while a reproduction with ``--seeds N`` draws (0: not in such a run), and
+# whether it draws only the means (a figure of its own that cannot draw replicates)
 _SEEDS = 0
+_MEANS = False
 
 
 @contextlib.contextmanager
-def replicates(seeds: int) -> Iterator[None]:
+def replicates(seeds: int, means: bool = False) -> Iterator[None]:
     """While drawing a run of ``seeds`` seeds per point: replicate rows are drawn as their mean
-    with a 95 % interval of the mean (Student t), as a band on lines and as error bars on bars."""
-    global _SEEDS
-    old, _SEEDS = _SEEDS, seeds
+    with a 95 % interval of the mean (Student t), as a band on lines and as error bars on bars;
+    ``means``: the figure gets the means alone (:func:`means_only`)."""
+    global _SEEDS, _MEANS
+    old, _SEEDS, _MEANS = (_SEEDS, _MEANS), seeds, means
     try:
         yield
     finally:
-        _SEEDS = old
+        _SEEDS, _MEANS = old
+
+
+def means_only() -> bool:
+    """True while a figure of several seeds is given their means alone (its note says so)."""
+    return _SEEDS > 1 and _MEANS
 
 
 def interval_words() -> str:
@@ -53,6 +61,16 @@ def _ci(values) -> tuple[float, float, float]:
 
     _, mean, _std, half = mean_ci95([float(v) for v in values])
     return mean, mean - half, mean + half
+
+
+def replicate_mean(d: pd.DataFrame, x: str, y: str):
+    """``(xs, ys, low, high)`` of one series for a plot of its own: with several rows per ``x``
+    (the seeds of a ``--seeds`` run) their mean and 95 % interval ends, else ``d``'s own columns
+    and ``None`` ends."""
+    if not d[x].duplicated().any():
+        return d[x], d[y], None, None
+    ci = [(k, *_ci(g)) for k, g in d.groupby(x, sort=True)[y]]
+    return [c[0] for c in ci], [c[1] for c in ci], [c[2] for c in ci], [c[3] for c in ci]
 
 
 def save(fig, path: Path) -> Path:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -35,7 +36,7 @@ from ..interrupt import Interrupted
 from ..scenario import to_text
 from ..sim import app_metrics  # noqa: F401  (re-exported for the experiments)
 from . import Options, Outcome, point_record, write_meta, write_partial
-from .replicates import Headline, combine, default_keys, interval_table, seeds_of, seeds_text
+from .replicates import Headline, combine, default_keys, interval_table, mean_table, seeds_of, seeds_text
 
 NONE = None
 TIMESLICE = {"mode": "timeslice"}
@@ -178,6 +179,9 @@ class Study:
     log_runs: bool = False
     # parallel runs at most (a point that needs much memory)
     max_jobs: int | None = None
+    # several seeds: ``draw`` gets the mean over the seeds per point (a figure of its own making
+    # that cannot draw replicates), and its note says where the intervals are
+    draw_means: bool = False
 
     def seed_options(self, opts: Options) -> list[Options]:
         """One Options per seed of the run (each with that seed and ``seeds`` 1)."""
@@ -257,8 +261,14 @@ class Study:
             files += self.draw(tables, opts)
             text = self.summarize(tables, results, opts)
         else:
-            with plot.replicates(opts.seeds):
-                files += self.draw(tables, opts)
+            shown = tables
+            if self.draw_means:
+                shown = {
+                    n: mean_table(df, self.keys if n == "" and self.keys else default_keys(df, labels))
+                    for n, df in tables.items()
+                }
+            with plot.replicates(opts.seeds, means=self.draw_means):
+                files += self.draw(shown, opts)
             texts = [self.summarize(t, rs, o) for o, rs, t in per]
             heads = [self.headlines(t, rs, o) for o, rs, t in per] if self.headlines else None
             seeds = [o.seed for o, _, _ in per]
@@ -299,6 +309,8 @@ class Experiment:
     # one stderr line per finished run (long sweeps)
     log_runs: bool = False
     extra_files: list[str] = field(default_factory=list)
+    # several seeds: draw the mean over the seeds (see Study.draw_means)
+    draw_means: bool = False
 
     def base(self) -> dict:
         """The scenario file as data."""
@@ -349,6 +361,7 @@ class Experiment:
             extra=lambda opts: {"series": self.series},
             keys=None,
             log_runs=self.log_runs,
+            draw_means=self.draw_means,
         )
 
     def run(self, opts: Options) -> Outcome:
@@ -388,9 +401,16 @@ def replay(exp: Study | Experiment, meta: dict, jobs: int | None = None) -> pd.D
     return study.tables_of(results, opts)[0][""]
 
 
+def replay_csv(exp: Study | Experiment, meta_path, jobs: int | None = None) -> str:
+    """The CSV text :func:`replay` gives for the record at ``meta_path``."""
+    return replay(exp, json.loads(meta_path.read_text()), jobs).to_csv(index=False)
+
+
 def note(rid: str, opts: Options) -> str:
     """The small print under a figure: what made it."""
     seeds = seeds_text(seeds_of(opts.seed, opts.seeds))
+    if plot.means_only():
+        seeds += f"; drawn: the seeds' mean (intervals: {rid}-ci95.csv)"
     return f"xco {rid}, {seeds}, {mode_name(opts.full)} mode; settings in xco/scenarios/{rid}.toml"
 
 

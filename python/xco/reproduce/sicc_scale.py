@@ -94,10 +94,13 @@ def draw(df: pd.DataFrame, opts: Options):
     markers, styles = ["o", "s", "^", "D"], ["-", "--", "-.", ":"]
     for i, s in enumerate(LAT_SERIES):
         d = df[df["series"] == s].sort_values("queries")
-        ax.plot(
-            d["queries"], d["latency_ms_mean"], styles[i], marker=markers[i], linewidth=2.4 - 0.3 * i,
-            label=NAMES[s],
+        xs, ys, lo, hi = plot.replicate_mean(d, "queries", "latency_ms_mean")
+        extra = f" ({plot.interval_words()})" if lo is not None else ""
+        (line,) = ax.plot(
+            xs, ys, styles[i], marker=markers[i], linewidth=2.4 - 0.3 * i, label=NAMES[s] + extra,
         )  # fmt: skip
+        if lo is not None:
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
     ax.set_yscale("log")
     plot.plain_log(ax)
     ax.set_xticks(sorted(df["queries"].unique()))

@@ -112,12 +112,16 @@ def draw(df: pd.DataFrame, opts: Options):
     fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [5, 3]})
     for i, s in enumerate(ORDER):
         d = df[df["series"] == s].sort_values("queries")
+        xs, ys, lo, hi = plot.replicate_mean(d, "queries", "latency_ms_mean")
+        extra = f" ({plot.interval_words()})" if lo is not None else ""
         # identical series (ICTCP sends as One-all when every answer fits its window) stay visible:
         # each its own marker and line style, the first ones drawn wider
-        a.plot(
-            d["queries"], d["latency_ms_mean"], STYLES[i % len(STYLES)], marker=MARKERS[i],
-            linewidth=2.6 - 0.2 * i, markersize=7 - 0.3 * i, label=LABELS[s],
+        (line,) = a.plot(
+            xs, ys, STYLES[i % len(STYLES)], marker=MARKERS[i],
+            linewidth=2.6 - 0.2 * i, markersize=7 - 0.3 * i, label=LABELS[s] + extra,
         )  # fmt: skip
+        if lo is not None:
+            a.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
     a.set_yscale("log")
     plot.plain_log(a)
     a.set_xticks(sorted(df["queries"].unique()))
@@ -126,8 +130,23 @@ def draw(df: pd.DataFrame, opts: Options):
     a.set_title("request latency")
     a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     q = df["queries"].max()
-    at = df[df["queries"] == q].set_index("series").reindex(ORDER)
-    b.barh([LABELS[s] for s in ORDER][::-1], at["inter_rack_packets_mean"].to_numpy()[::-1], color="#4a7ab0")
+    at = df[df["queries"] == q]
+    if at["series"].duplicated().any():  # several seeds: the mean, with its 95 % interval as error bars
+        ci = {
+            s: plot.replicate_mean(g.assign(x=0), "x", "inter_rack_packets_mean")
+            for s, g in at.groupby("series")
+        }
+        vals = [ci[s][1][0] for s in ORDER][::-1]
+        err = [
+            [ci[s][1][0] - ci[s][2][0] for s in ORDER][::-1],
+            [ci[s][3][0] - ci[s][1][0] for s in ORDER][::-1],
+        ]
+        b.barh([LABELS[s] for s in ORDER][::-1], vals, color="#4a7ab0", xerr=err, capsize=3)
+    else:
+        at = at.set_index("series").reindex(ORDER)
+        b.barh(
+            [LABELS[s] for s in ORDER][::-1], at["inter_rack_packets_mean"].to_numpy()[::-1], color="#4a7ab0"
+        )
     b.set_xscale("log")
     b.set_xlabel("inter-rack packets per request (log)")
     b.tick_params(axis="y", labelsize=7)
