@@ -92,9 +92,10 @@ def test_meta_records_every_seed_and_replay_rebuilds_the_table(three_seeds):
     assert meta["seeds"] == [5, 6, 7] and meta["seed"] == 5
     assert sorted(p["seed"] for p in meta["points"]) == [5, 5, 6, 6, 7, 7]
     assert all(isinstance(p["scenario"], str) for p in meta["points"])
-    assert replay_csv(EXPERIMENTS["outcast-base"], out / "outcast-base.meta.json") == (
-        out / "outcast-base.csv"
-    ).read_text()
+    assert (
+        replay_csv(EXPERIMENTS["outcast-base"], out / "outcast-base.meta.json")
+        == (out / "outcast-base.csv").read_text()
+    )
 
 
 def test_the_figure_draws_means_with_interval_error_bars(three_seeds):
@@ -160,7 +161,11 @@ def test_every_simulated_reproduction_runs_on_the_frame():
 
 def _h(value: float) -> replicates.Headline:
     return replicates.Headline(
-        "c", "x", value, lambda r: "holds" if r <= 0.5 else "partly" if r < 0.9 else "does not hold", (0.5, 0.9)
+        "c",
+        "x",
+        value,
+        lambda r: "holds" if r <= 0.5 else "partly" if r < 0.9 else "does not hold",
+        (0.5, 0.9),
     )
 
 

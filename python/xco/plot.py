@@ -457,10 +457,11 @@ def bars(
     ``total``: a last group with this name holding each series' sum (drawn
     apart, hatched). ``integer_y``: the y axis counts things, integer ticks only.
 
-    Several rows per (``x``, series) (the seeds of a ``--seeds`` run): each bar is their mean,
+    Several rows per (``x``, series) while drawing a ``--seeds`` run (:func:`replicates`): each bar
+    is their mean,
     with an error bar of its 95 % interval (Student t), and the note says so."""
     err: dict[tuple, tuple[float, float]] = {}
-    if df.duplicated([x, series]).any():
+    if _SEEDS > 1 and df.duplicated([x, series]).any():
         rows = []
         for (gx, gs), g in df.groupby([x, series], sort=False):
             mean, lo, hi = _ci(g[y])

@@ -182,6 +182,8 @@ class Study:
     # several seeds: ``draw`` gets the mean over the seeds per point (a figure of its own making
     # that cannot draw replicates), and its note says where the intervals are
     draw_means: bool = False
+    # the progress bar's name (default: the id)
+    desc: str | None = None
 
     def seed_options(self, opts: Options) -> list[Options]:
         """One Options per seed of the run (each with that seed and ``seeds`` 1)."""
@@ -244,7 +246,12 @@ class Study:
         jobs = opts.jobs if self.max_jobs is None else min(opts.jobs or self.max_jobs, self.max_jobs)
         try:
             results = sweep.run(
-                points, self.keep, jobs=jobs, desc=self.id, progress=opts.progress, log_runs=self.log_runs
+                points,
+                self.keep,
+                jobs=jobs,
+                desc=self.desc or self.id,
+                progress=opts.progress,
+                log_runs=self.log_runs,
             )
         except Interrupted as e:
             record = [self.record(base, points[i]) for i in e.indices]
@@ -363,6 +370,10 @@ class Experiment:
             log_runs=self.log_runs,
             draw_means=self.draw_means,
         )
+
+    def points(self, opts: Options) -> list[sweep.Point]:
+        """Every run of the sweep (each point of each seed), as :meth:`Study.points`."""
+        return self.study().points(opts)
 
     def run(self, opts: Options) -> Outcome:
         """Run the sweep; write CSV, figure (PNG + SVG), summary and meta record."""

@@ -543,6 +543,7 @@ def pdn_study(rid: str) -> Study:
             else None
         ),
         keys=["series", "n"],
+        desc="pdn incast",
     )
     EXPERIMENTS[rid] = s
     return s
@@ -629,6 +630,7 @@ QUEUE_STUDY = _PdnStudy(
     extra=lambda opts: {"profile": opts.profile},
     headlines=_queue_headlines,
     keys=["n"],
+    desc="pdn queue",
 )
 EXPERIMENTS["pdn-queue"] = QUEUE_STUDY
 

@@ -169,7 +169,8 @@ def combine(seeds: list[int], summaries: list[str], headlines: list[list[Headlin
 
     per_seed = [parse(s) for s in summaries]
     lines = [
-        f"over {seeds_text(seeds)}: figures are the mean and its {INTERVAL_WORDS}, as mean [low, high];",
+        f"over {seeds_text(seeds)}: figures are the mean and its {INTERVAL_WORDS}, as mean [low, high]"
+        " of the figures the seeds' summaries print (a verdict's interval: of the unrounded figure);",
         "a verdict is decided on that interval where the claim's rule is a threshold on one figure"
         " (holds only if the whole interval satisfies it, does not hold if the whole interval fails it,"
         " partly if it straddles the threshold), else on the seeds' own verdicts (holds only if every"
