@@ -279,7 +279,7 @@ def latency_checks(df: pd.DataFrame) -> list[Check]:
     ]
 
 
-def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
+def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options, cdf_seed: str = ""):
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.9))
     plot.draw_lines(a, df, "queries", "latency_ms_mean", "series", labels=NAMES, order=LAT_SERIES)
@@ -295,7 +295,7 @@ def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
     b.set_xscale("log")
     b.set_xlabel(f"query latency within a request of {qmax} queries (ms, log)")
     b.set_ylabel("fraction of queries")
-    b.set_title("query-latency CDF")
+    b.set_title("query-latency CDF" + cdf_seed)
     fig.suptitle("sicc-latency: web fan-in, 3,000 servers, 1:4 tree, 100 KB edge buffer")
     plot.legend_below(fig, [a, b], note=note("sicc-latency", opts))
     return plot.save(fig, opts.out / "sicc-latency.png")
@@ -316,9 +316,9 @@ def _lat_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
 
 
 def _lat_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
-    cdf, _ = cdf_of(t["cdf"], ["series"])
+    cdf, seed = cdf_of(t["cdf"], ["series"])
     cdf = {k[0] if isinstance(k, tuple) else k: v for k, v in cdf.items()}
-    png = latency_draw(t[""], cdf, max(_lat_xs(opts)), opts)
+    png = latency_draw(t[""], cdf, max(_lat_xs(opts)), opts, seed)
     return [png, png.with_suffix(".svg")]
 
 

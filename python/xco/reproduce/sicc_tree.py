@@ -80,7 +80,7 @@ def tree_checks(df: pd.DataFrame) -> list[Check]:
     ]
 
 
-def draw(df: pd.DataFrame, cdf: dict, opts: Options):
+def draw(df: pd.DataFrame, cdf: dict, opts: Options, cdf_seed: str = ""):
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, axes = plt.subplots(1, len(DOWNLINKS), figsize=(10, 4.2), squeeze=False)
@@ -98,7 +98,7 @@ def draw(df: pd.DataFrame, cdf: dict, opts: Options):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("query latency within a request (ms, log)")
         ax.set_ylabel("fraction of queries")
-        ax.set_title(f"edge downlink {d} Mbit/s")
+        ax.set_title(f"edge downlink {d} Mbit/s{cdf_seed}")
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"{RID}: {QUERIES} queries per request, 3,000 servers, 1:4 tree")
     fig.text(0.01, 0.01, note(RID, opts).replace(f"{RID}.toml", "sicc-latency.toml"), fontsize=7)
@@ -131,8 +131,8 @@ def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
 
 
 def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
-    cdf, _ = cdf_of(t["cdf"], ["downlink_mbps", "series"])
-    png = draw(t[""], cdf, opts)
+    cdf, seed = cdf_of(t["cdf"], ["downlink_mbps", "series"])
+    png = draw(t[""], cdf, opts, seed)
     return [png, png.with_suffix(".svg")]
 
 
