@@ -12,7 +12,8 @@ import pytest
 from conftest import REPO
 
 from xco import cli as xco_cli
-from xco.reproduce import REGISTRY, pdn
+from xco import sweep
+from xco.reproduce import REGISTRY
 
 SCENARIO = """
 [topology]
@@ -90,18 +91,19 @@ def test_an_out_that_cannot_be_made_is_refused_before_any_work(tmp_path, monkeyp
     assert "is a file" in capsys.readouterr().err
 
 
-def _fake_sweep(points, opts, desc, rid):
-    """The sweep's table without running it: these tests look at files, not figures."""
+def _fake_sweep(points, measure, jobs=None, desc="", progress=None, log_runs=False):
+    """The sweep's rows without running it (the frame's ``sweep.run``): these tests look at
+    files, not figures."""
     rows = []
     for p in points:
         s, n = p.labels["series"], p.labels["n"]
         good = 900.0 if s.startswith("pdn") or n < 32 else 50.0
         rows.append(
-            {"series": s, "n": n, "goodput_mbps": good, "completion_ms": n * 0.1, "timeouts": 0,
+            {**p.labels, "goodput_mbps": good, "completion_ms": n * 0.1, "timeouts": 0,
              "notifications": 0, "max_notice_queue": 0, "round_goodput_min_mbps": good / 2,
              "round_goodput_max_mbps": good}
         )  # fmt: skip
-    return pdn.pd.DataFrame(rows)
+    return rows
 
 
 def _files(d):
@@ -109,7 +111,7 @@ def _files(d):
 
 
 def test_each_pdn_reproduction_writes_only_its_own_files(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(pdn, "run_sweep", _fake_sweep)
+    monkeypatch.setattr(sweep, "run", _fake_sweep)
     assert xco_cli.main(["reproduce", "pdn-goodput", "--out", str(tmp_path)]) == 0
     goodput = _files(tmp_path)
     assert set(goodput) == {f"pdn-goodput.{ext}" for ext in ("csv", "png", "svg", "txt", "meta.json")}
@@ -123,7 +125,7 @@ def test_each_pdn_reproduction_writes_only_its_own_files(tmp_path, monkeypatch, 
 
 
 def test_a_rerun_of_a_reproduction_removes_only_the_files_its_last_run_listed(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(pdn, "run_sweep", _fake_sweep)
+    monkeypatch.setattr(sweep, "run", _fake_sweep)
     assert xco_cli.main(["reproduce", "pdn-goodput", "--out", str(tmp_path)]) == 0
     meta_path = tmp_path / "pdn-goodput.meta.json"
     meta = json.loads(meta_path.read_text())

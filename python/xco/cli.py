@@ -47,6 +47,22 @@ def _check_seed(seed: int | None) -> None:
         raise UsageError(f"--seed must be a whole number from 0 to 2^64 - 1, got {seed}")
 
 
+SEEDS_MAX = 1000
+
+
+def _check_seeds(seeds: str | int | None) -> int:
+    """``--seeds`` as a number of seeds per point (1 when not given)."""
+    if seeds is None:
+        return 1
+    try:
+        n = int(str(seeds).strip())
+    except ValueError:
+        n = 0
+    if not 1 <= n <= SEEDS_MAX or str(seeds).strip() != str(n):
+        raise UsageError(f"--seeds must be a whole number from 1 to {SEEDS_MAX}, got {seeds!r}")
+    return n
+
+
 def _check_jobs(jobs: int | None) -> None:
     if jobs is not None and not 1 <= jobs <= JOBS_MAX:
         raise UsageError(f"--jobs must be a whole number from 1 to {JOBS_MAX}, got {jobs}")
@@ -117,6 +133,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"{e.args[0]} (xco list shows them all)") from None
     _check_seed(args.seed)
     _check_jobs(args.jobs)
+    seeds = _check_seeds(getattr(args, "seeds", None))
+    if seeds > 1 and not r.replicates:
+        raise UsageError(f"--seeds: {r.id} runs one seed ({r.replicates_note or 'no replicates'})")
+    if seeds > 1 and args.seed + seeds - 1 > SEED_MAX:
+        raise UsageError(f"--seeds: the last seed {args.seed} + {seeds} - 1 passes 2^64 - 1")
     profile = getattr(args, "profile", None)
     if profile is not None and profile not in r.profiles:
         known = ", ".join(r.profiles) if r.profiles else "none (it has one set of settings)"
@@ -126,6 +147,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         full=args.full,
         jobs=args.jobs,
         seed=args.seed,
+        seeds=seeds,
         progress=args.progress,
         profile=profile or (r.profiles[0] if r.profiles else None),
     )
@@ -149,12 +171,14 @@ def _cmd_reproduce_all(args: argparse.Namespace) -> int:
 
     _check_seed(args.seed)
     _check_jobs(args.jobs)
+    seeds = _check_seeds(getattr(args, "seeds", None))
     if getattr(args, "profile", None) is not None:
         raise UsageError("--profile: `reproduce all` runs each reproduction with its default profile")
     return command.run(
         _check_out(args.out),
         full=args.full,
         seed=args.seed,
+        seeds=seeds,
         jobs=args.jobs,
         real=not getattr(args, "no_real", False),
         quiet=getattr(args, "quiet", False),
@@ -580,6 +604,14 @@ def _reproduce_options(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: every core)")
     sp.add_argument("--seed", type=int, default=1, help="random seed written into every output (default 1)")
+    sp.add_argument(
+        "--seeds",
+        default=None,
+        metavar="N",
+        help="replicates: every point runs with seeds SEED..SEED+N-1 (default 1); tables get a seed "
+        "column and ID-ci95.csv, figures the mean with its 95 %% interval (Student t), verdicts are "
+        "decided on the interval",
+    )
     sp.add_argument(
         "--profile",
         default=None,

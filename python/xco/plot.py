@@ -16,12 +16,61 @@ wide, as a paper column prints them.
 
 from __future__ import annotations
 
+import contextlib
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 # matplotlib and pandas load on first use (xco._lazy), with the SVG settings
 # that make the same data give the same bytes
 from ._lazy import pd, plt, ticker
+
+# seeds per point while a reproduction with ``--seeds N`` draws (0: not in such a run), and
+# whether it draws only the means (a figure of its own that cannot draw replicates)
+_SEEDS = 0
+_MEANS = False
+
+
+@contextlib.contextmanager
+def replicates(seeds: int, means: bool = False) -> Iterator[None]:
+    """While drawing a run of ``seeds`` seeds per point: replicate rows are drawn as their mean
+    with a 95 % interval of the mean (Student t), as a band on lines and as error bars on bars;
+    ``means``: the figure gets the means alone (:func:`means_only`)."""
+    global _SEEDS, _MEANS
+    old, _SEEDS, _MEANS = (_SEEDS, _MEANS), seeds, means
+    try:
+        yield
+    finally:
+        _SEEDS, _MEANS = old
+
+
+def means_only() -> bool:
+    """True while a figure of several seeds is given their means alone (its note says so)."""
+    return _SEEDS > 1 and _MEANS
+
+
+def interval_words() -> str:
+    """How replicates are drawn, for a legend or a note."""
+    return f"mean of {_SEEDS} seeds; 95 % interval of the mean, Student t"
+
+
+def _ci(values) -> tuple[float, float, float]:
+    """Mean and 95 % interval ends of ``values`` (Student t; NaN ends below two values)."""
+    from .campaign.stats import mean_ci95
+
+    _, mean, _std, half = mean_ci95([float(v) for v in values])
+    return mean, mean - half, mean + half
+
+
+def replicate_mean(d: pd.DataFrame, x: str, y: str):
+    """``(xs, ys, low, high)`` of one series for a plot of its own: with several rows per ``x``
+    (the seeds of a ``--seeds`` run) their mean and 95 % interval ends, else ``d``'s own columns
+    and ``None`` ends."""
+    if not d[x].duplicated().any():
+        return d[x], d[y], None, None
+    ci = [(k, *_ci(g)) for k, g in d.groupby(x, sort=True)[y]]
+    return [c[0] for c in ci], [c[1] for c in ci], [c[2] for c in ci], [c[3] for c in ci]
 
 
 def save(fig, path: Path) -> Path:
@@ -159,7 +208,13 @@ def draw_lines(
         if censored is not None and d[censored].astype(bool).any():
             style = ":"  # a line through bounds is not a measured trend
         lo = hi = None
-        if d[x].duplicated().any():
+        if d[x].duplicated().any() and _SEEDS > 1:
+            g = d.groupby(x, sort=True)[y]
+            ci = [_ci(v) for _, v in g]
+            xs, ys = g.mean().index, [c[0] for c in ci]
+            lo, hi = [c[1] for c in ci], [c[2] for c in ci]
+            label += f" ({interval_words()})"
+        elif d[x].duplicated().any():
             g = d.groupby(x, sort=True)[y]
             mean = g.mean()
             xs, ys, lo, hi = mean.index, mean.values, g.min().values, g.max().values
@@ -365,6 +420,14 @@ def _rotation(groups: list) -> int:
     return 30 if sum(len(str(g)) + 2 for g in groups) > 70 else 0
 
 
+def _yerr(err: dict[tuple, tuple[float, float]], keys: list[tuple]):
+    """Error bar lengths (below, above) for ``keys``, or None when no bar has one."""
+    if not err:
+        return None
+    pairs = [err.get(k, (0.0, 0.0)) for k in keys]
+    return [[p[0] for p in pairs], [p[1] for p in pairs]]
+
+
 def bars(
     df: pd.DataFrame,
     x: str,
@@ -392,7 +455,22 @@ def bars(
     ``values``: each bar carries its value, and a bar at zero gets a marker on
     the axis, so a zero is seen as a measured zero, not a missing bar.
     ``total``: a last group with this name holding each series' sum (drawn
-    apart, hatched). ``integer_y``: the y axis counts things, integer ticks only."""
+    apart, hatched). ``integer_y``: the y axis counts things, integer ticks only.
+
+    Several rows per (``x``, series) while drawing a ``--seeds`` run (:func:`replicates`): each bar
+    is their mean,
+    with an error bar of its 95 % interval (Student t), and the note says so."""
+    err: dict[tuple, tuple[float, float]] = {}
+    if _SEEDS > 1 and df.duplicated([x, series]).any():
+        rows = []
+        for (gx, gs), g in df.groupby([x, series], sort=False):
+            mean, lo, hi = _ci(g[y])
+            err[(gx, gs)] = (mean - lo, hi - mean) if math.isfinite(lo) else (0.0, 0.0)
+            rows.append({x: gx, series: gs, y: mean})
+        df = pd.DataFrame(rows)
+        note = (
+            note + "; " if note else ""
+        ) + f"bars: {interval_words() if _SEEDS > 1 else 'mean'} (error bars)"
     groups = list(dict.fromkeys(df[x]))
     names = list(dict.fromkeys(df[series]))
     sums = {name: float(df[df[series] == name][y].sum()) for name in names}
@@ -400,6 +478,8 @@ def bars(
     fig, ax = figure()
     width = 0.8 / max(1, len(names))
     top = max([0.0, *sums.values()] if total else [0.0, *df[y].tolist()])
+    if err and not total:
+        top = max(top, *(float(r[y]) + err[(r[x], r[series])][1] for _, r in df.iterrows()))
     if one_bar_per_group:
         if len(df) != len(groups) or total:
             raise ValueError("one_bar_per_group: one row per x value, no total")
@@ -407,7 +487,8 @@ def bars(
         for name in names:
             d = df[df[series] == name]
             xs, vals = [at[g] for g in d[x]], [float(v) for v in d[y]]
-            bar = ax.bar(xs, vals, width=0.7, label=(labels or {}).get(name, str(name)))
+            yerr = _yerr(err, [(g, name) for g in d[x]])
+            bar = ax.bar(xs, vals, width=0.7, label=(labels or {}).get(name, str(name)), yerr=yerr, capsize=3)
             if values:
                 for xv, v in zip(xs, vals, strict=True):
                     ax.text(xv, v + top * 0.01, fmt.format(v), ha="center", va="bottom", fontsize=7)
@@ -425,7 +506,8 @@ def bars(
         d = df[df[series] == name].set_index(x)
         vals = [float(d[y].get(g, 0.0)) for g in groups] + ([sums[name]] if total else [])
         xs = [j + i * width + (0.4 if total and j == len(groups) else 0.0) for j in range(len(all_groups))]
-        bar = ax.bar(xs, vals, width=width, label=(labels or {}).get(name, str(name)))
+        yerr = _yerr(err, [(g, name) for g in groups] + ([(None, None)] if total else []))
+        bar = ax.bar(xs, vals, width=width, label=(labels or {}).get(name, str(name)), yerr=yerr, capsize=3)
         color = bar.patches[0].get_facecolor()
         if total:
             bar.patches[-1].set_hatch("//")

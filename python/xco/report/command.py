@@ -12,14 +12,16 @@ from . import render
 from .runner import run_all
 
 
-def run(out: Path, *, full: bool, seed: int, jobs: int | None, real: bool, quiet: bool) -> int:
+def run(
+    out: Path, *, full: bool, seed: int, jobs: int | None, real: bool, quiet: bool, seeds: int = 1
+) -> int:
     """Run every reproduction into ``out``, write the report, print where; 130 if interrupted."""
     from ..reproduce import REGISTRY
 
     log = None if quiet else sys.stderr
     # quiet: the reproductions' own progress lines too
     with contextlib.redirect_stderr(io.StringIO()) if quiet else contextlib.nullcontext():
-        report = run_all(REGISTRY, out, full=full, seed=seed, jobs=jobs, real=real, log=log)
+        report = run_all(REGISTRY, out, full=full, seed=seed, seeds=seeds, jobs=jobs, real=real, log=log)
     files = render.write(report)
     print(f"xco reproduce all: {len(report.rows)} reproductions in {report.wall_s:.1f} s; verdicts:")
     render.print_counts(report)

@@ -48,6 +48,18 @@ def metadata(report: Report) -> list[tuple[str, str]]:
         ("source commit", source_commit() or "unknown (not a git checkout)"),
         ("mode", "full (the papers' sweeps)" if report.full else "quick"),
         ("seed", str(report.seed)),
+        *(
+            [
+                (
+                    "seeds per point",
+                    f"{report.seeds} (seeds {report.seed}..{report.seed + report.seeds - 1};"
+                    " figures: mean and 95 % interval, Student t;"
+                    " real-host runs and sicc-treetime: one seed)",
+                )
+            ]
+            if report.seeds > 1
+            else []
+        ),
         ("profiles", "each reproduction's default (per row below)"),
         ("python", f"{platform.python_implementation()} {platform.python_version()}"),
         ("machine", f"{platform.system()} {platform.machine()}"),

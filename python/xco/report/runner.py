@@ -63,6 +63,7 @@ class Report:
     full: bool
     seed: int
     rows: list[Row]
+    seeds: int = 1
     wall_s: float = 0.0
     interrupted: bool = False
 
@@ -110,6 +111,7 @@ def run_all(
     *,
     full: bool = False,
     seed: int = 1,
+    seeds: int = 1,
     jobs: int | None = None,
     real: bool = True,
     is_root: bool | None = None,
@@ -126,7 +128,7 @@ def run_all(
     repros = ordered(registry)
     ids = set(registry)
     rows: list[Row] = []
-    report = Report(out=out, full=full, seed=seed, rows=rows)
+    report = Report(out=out, full=full, seed=seed, rows=rows, seeds=seeds)
     ran_in: dict[str, Path] = {}  # id -> the directory its shared run wrote
     # runs to make: every runnable reproduction, less those a partner's run serves (found as it goes)
     total = sum(1 for r in repros if not (section_of(r) == REAL[0] and (not real or not root)))
@@ -171,6 +173,7 @@ def run_all(
             say(f"[{n}/{total}] {r.id}: running ({_fmt_s(elapsed)} so far{left})")
             opts = Options(
                 out=d, full=full, jobs=jobs, seed=seed, progress=False,
+                seeds=seeds if r.replicates else 1,
                 profile=r.profiles[0] if r.profiles else None,
             )  # fmt: skip
             t0 = time.monotonic()

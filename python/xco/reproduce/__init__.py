@@ -43,6 +43,8 @@ class Options:
     full: bool = False
     jobs: int | None = None
     seed: int = 1
+    # replicates: every point runs with seeds seed .. seed + seeds - 1 (experiment.Study)
+    seeds: int = 1
     progress: bool | None = None
     profile: str | None = None
 
@@ -66,6 +68,9 @@ class Reproduction:
     shares_run_with: list[str] = field(default_factory=list)
     # the settings profiles its scenario file defines (the first is the default)
     profiles: list[str] = field(default_factory=list)
+    # runs with --seeds N (every simulated one; not the real-host ones nor wall-time benchmarks)
+    replicates: bool = True
+    replicates_note: str = ""
 
 
 REGISTRY: dict[str, Reproduction] = {}

@@ -1,9 +1,19 @@
-"""A sweep of simulator runs as one reproduction: scenario, points, table, record.
+"""The experiment frame: a sweep of simulator runs as one reproduction (points, seeds, progress,
+tables, figures, summary, meta record, replay).
 
-An :class:`Experiment` starts from a scenario file (``xco/scenarios/<id>.toml``),
-changes only what the experiment varies (the x value and the series, which
-differ in their ``[xco]`` section: absent for ``none``), runs every point and
-turns each run into rows of one tidy table. Its ``meta.json`` holds, for every
+A :class:`Study` is the frame every simulated reproduction runs on: its points (each a
+scenario and labels) run once per seed of ``--seeds`` on the sweep's thread pool, with a
+progress bar; it writes the tables, the figures, the summary and ``meta.json``, and
+:func:`replay` rebuilds the main table from the record. With several seeds the tables get a
+``seed`` column, ``<id>-ci95.csv`` the mean and 95 % interval per point, the figures means
+with interval bands or bars, and the summary every claim decided over the seeds
+(:mod:`xco.reproduce.replicates`).
+
+An :class:`Experiment` (a series x values sweep, built into a Study) starts from a
+scenario file (``xco/scenarios/<id>.toml``), changes only what the experiment
+varies (the x value and the series, which differ in their ``[xco]`` section:
+absent for ``none``), runs every point and turns each run into rows of one tidy
+table. Its ``meta.json`` holds, for every
 point, the exact scenario text the simulator ran and its seed
 (:func:`xco.reproduce.point_record`), so :func:`replay` rebuilds the table from
 the record alone: the test that the record is true.
@@ -11,25 +21,29 @@ the record alone: the test that the record is true.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from .. import scenario, sweep
+from .. import plot, scenario, sweep
 from .._lazy import pd
 from ..interrupt import Interrupted
+from ..scenario import to_text
 from ..sim import app_metrics  # noqa: F401  (re-exported for the experiments)
 from . import Options, Outcome, point_record, write_meta, write_partial
+from .replicates import Headline, combine, default_keys, interval_table, mean_table, seeds_of, seeds_text
 
 NONE = None
 TIMESLICE = {"mode": "timeslice"}
 RATELIMIT = {"mode": "ratelimit"}
 
 # every experiment by id (for replay)
-EXPERIMENTS: dict[str, Experiment] = {}
+EXPERIMENTS: dict[str, Experiment | Study] = {}
 
 # legend and summary names of the usual series
 SERIES_NAMES = {
@@ -118,8 +132,168 @@ class Window:
 
 
 @dataclass
+class Run:
+    """One point of a study before its seed: labels for its table rows and the scenario it runs."""
+
+    labels: dict[str, Any]
+    scenario: dict
+
+
+def _keep_raw(raw: dict) -> dict:
+    return {"raw": raw}
+
+
+@dataclass
+class Study:
+    """The frame every simulated reproduction runs on: points x seeds -> tables, figures, summary,
+    meta record.
+
+    ``runs(opts)`` gives the points of one seed (``opts.seed``; a point's scenario may depend on
+    it); every point runs once per seed of ``--seeds`` (:mod:`.replicates`), on the sweep's
+    thread pool, and keeps ``keep(raw)`` (default: the whole result as ``raw``) beside its labels,
+    its scenario (``_scn``) and its seed (``_seed``). ``tables(results, opts)`` turns one seed's
+    results into named tables: ``""`` is ``<id>.csv``, any other name ``<id>-<name>.csv``; with
+    several seeds each table gets a ``seed`` column first and ``<id>-ci95.csv`` holds the main
+    table's mean and 95 % interval per point. ``draw(tables, opts)`` writes the figures and returns
+    their paths (with several seeds it gets every seed's rows, and :func:`xco.plot.replicates`
+    makes the plot helpers draw means with 95 % intervals); ``summarize(tables, results, opts)``
+    writes one seed's summary (several seeds: each seed's, combined by :func:`.replicates.combine`,
+    with ``headlines`` giving the claims whose verdict is decided on an interval). The meta record
+    holds every point's exact scenario text and seed, so :func:`replay` rebuilds the tables from it.
+    """
+
+    id: str
+    title: str
+    runs: Callable[[Options], list[Run]]
+    tables: Callable[[list[dict], Options], dict[str, pd.DataFrame]]
+    draw: Callable[[dict[str, pd.DataFrame], Options], list[Path]]
+    summarize: Callable[[dict[str, pd.DataFrame], list[dict], Options], str]
+    keep: Callable[[dict], dict] = _keep_raw
+    # the scenario the points vary (recorded in meta.json; its overrides per point too)
+    base: Callable[[Options], dict | None] = lambda opts: None
+    # more keys of meta.json
+    extra: Callable[[Options], dict] = lambda opts: {}
+    headlines: Callable[[dict[str, pd.DataFrame], list[dict], Options], list[Headline]] | None = None
+    # key columns of the main table for its interval table (default: replicates.default_keys)
+    keys: list[str] | None = None
+    log_runs: bool = False
+    # parallel runs at most (a point that needs much memory)
+    max_jobs: int | None = None
+    # several seeds: ``draw`` gets the mean over the seeds per point (a figure of its own making
+    # that cannot draw replicates), and its note says where the intervals are
+    draw_means: bool = False
+    # the progress bar's name (default: the id)
+    desc: str | None = None
+
+    def seed_options(self, opts: Options) -> list[Options]:
+        """One Options per seed of the run (each with that seed and ``seeds`` 1)."""
+        return [dataclasses.replace(opts, seed=s, seeds=1) for s in seeds_of(opts.seed, opts.seeds)]
+
+    def points(self, opts: Options) -> list[sweep.Point]:
+        """Every run of the study: each point of each seed, seed outer."""
+        out = []
+        for o in self.seed_options(opts):
+            for r in self.runs(o):
+                labels = {**r.labels, "_scn": r.scenario, "_seed": o.seed}
+                out.append(sweep.Point(labels=labels, scenario=r.scenario, seed=o.seed))
+        return out
+
+    def record(self, base: dict | None, p: sweep.Point) -> dict:
+        """The meta record of point ``p`` (its exact scenario text and seed)."""
+        if base is None:
+            shown = {k: v for k, v in p.labels.items() if not k.startswith("_")}
+            return {"labels": shown, "seed": p.seed, "scenario": to_text(p.scenario)}
+        return point_record(base, p.labels, p.scenario, p.seed)
+
+    def tables_of(self, results: list[dict], opts: Options) -> tuple[dict[str, pd.DataFrame], list]:
+        """The tables of ``results`` (every seed's: a ``seed`` column first when there are several),
+        and per seed (its Options, its results, its tables)."""
+        per = []
+        for o in self.seed_options(opts):
+            mine = [r for r in results if r["_seed"] == o.seed]
+            per.append((o, mine, self.tables(mine, o) if mine else {}))
+        if opts.seeds <= 1:
+            return (per[0][2] if per else {}), per
+        names = list(dict.fromkeys(n for _, _, t in per for n in t))
+        out = {}
+        for n in names:
+            parts = [t[n].assign(seed=o.seed) for o, _, t in per if n in t]
+            df = pd.concat(parts, ignore_index=True)
+            out[n] = df[["seed", *[c for c in df.columns if c != "seed"]]]
+        return out, per
+
+    def write_tables(self, tables: dict[str, pd.DataFrame], opts: Options, labels: list[str]) -> list[Path]:
+        """Write every table as CSV (and, with several seeds, the main table's interval table, its
+        keys: ``keys``, else the point ``labels`` and the columns that are not numbers)."""
+        files = []
+        for name, df in tables.items():
+            path = opts.out / (f"{self.id}.csv" if name == "" else f"{self.id}-{name}.csv")
+            df.to_csv(path, index=False)
+            files.append(path)
+        if opts.seeds > 1 and "" in tables:
+            main = tables[""]
+            keys = self.keys if self.keys is not None else default_keys(main, labels)
+            path = opts.out / f"{self.id}-ci95.csv"
+            interval_table(main, keys).to_csv(path, index=False)
+            files.append(path)
+        return files
+
+    def run(self, opts: Options) -> Outcome:
+        """Run every point of every seed; write tables, figures, summary and meta record."""
+        opts.out.mkdir(parents=True, exist_ok=True)
+        base = self.base(opts)
+        points = self.points(opts)
+        jobs = opts.jobs if self.max_jobs is None else min(opts.jobs or self.max_jobs, self.max_jobs)
+        try:
+            results = sweep.run(
+                points,
+                self.keep,
+                jobs=jobs,
+                desc=self.desc or self.id,
+                progress=opts.progress,
+                log_runs=self.log_runs,
+            )
+        except Interrupted as e:
+            record = [self.record(base, points[i]) for i in e.indices]
+            try:
+                df = self.tables_of(e.rows, opts)[0].get("") if e.rows else None
+            except Exception:  # a partial sweep may not make a whole table: keep the record
+                df = None
+            e.files = write_partial(opts, self.id, df, base, record, e.done, e.total)
+            raise
+        tables, per = self.tables_of(results, opts)
+        labels = [k for k in points[0].labels if not k.startswith("_")] if points else []
+        files = self.write_tables(tables, opts, labels)
+        if opts.seeds <= 1:
+            files += self.draw(tables, opts)
+            text = self.summarize(tables, results, opts)
+        else:
+            shown = tables
+            if self.draw_means:
+                shown = {
+                    n: mean_table(df, self.keys if n == "" and self.keys else default_keys(df, labels))
+                    for n, df in tables.items()
+                }
+            with plot.replicates(opts.seeds, means=self.draw_means):
+                files += self.draw(shown, opts)
+            texts = [self.summarize(t, rs, o) for o, rs, t in per]
+            heads = [self.headlines(t, rs, o) for o, rs, t in per] if self.headlines else None
+            seeds = [o.seed for o, _, _ in per]
+            text = f"{self.id}: {self.title}\n" + combine(seeds, texts, heads)
+        txt = opts.out / f"{self.id}.txt"
+        txt.write_text(text + "\n")
+        extra = dict(self.extra(opts))
+        if opts.seeds > 1:
+            extra["seeds"] = seeds_of(opts.seed, opts.seeds)
+        record = [self.record(base, p) for p in points]
+        meta = write_meta(opts, self.id, extra, base=base, points=record)
+        return Outcome(files=[*files, txt, meta], summary=text)
+
+
+@dataclass
 class Experiment:
-    """A sweep: series x values -> scenario -> rows, then a table, a plot and a summary."""
+    """A series x values sweep on the frame: series x values -> scenario -> rows, then a table, a
+    plot and a summary (:meth:`study` is its :class:`Study`)."""
 
     id: str
     title: str
@@ -135,33 +309,36 @@ class Experiment:
     xs_of_series: Callable[[str, bool], list] | None = None
     # a build that depends on the series too (default: ``build``, then the series' [xco])
     build_series: Callable[[str, dict, Any, bool], dict] | None = None
+    # a build that depends on the run's seed (default: ``build``)
+    build_seeded: Callable[[dict, Any, bool, int], dict] | None = None
     # what quick and --full change, one line for the summary
     modes: str = ""
     # one stderr line per finished run (long sweeps)
     log_runs: bool = False
     extra_files: list[str] = field(default_factory=list)
+    # several seeds: draw the mean over the seeds (see Study.draw_means)
+    draw_means: bool = False
 
     def base(self) -> dict:
         """The scenario file as data."""
         return scenario.parse(scenario_text(self.id))
 
-    def scenario_of(self, base: dict, s: str, x: Any, full: bool) -> dict:
+    def scenario_of(self, base: dict, s: str, x: Any, opts: Options) -> dict:
         """The scenario of series ``s`` at ``x``."""
         if self.build_series is not None:
-            return self.build_series(s, base, x, full)
-        return with_series(self.build(base, x, full), self.series[s])
+            return self.build_series(s, base, x, opts.full)
+        if self.build_seeded is not None:
+            return with_series(self.build_seeded(base, x, opts.full, opts.seed), self.series[s])
+        return with_series(self.build(base, x, opts.full), self.series[s])
 
-    def points(self, opts: Options) -> list[sweep.Point]:
-        """Every (series, x) run of the sweep, in table order."""
+    def runs(self, opts: Options) -> list[Run]:
+        """Every (series, x) point of one seed, in table order."""
         base = self.base()
         out = []
         for s in self.series:
             xs = self.xs_of_series(s, opts.full) if self.xs_of_series else self.xs(opts.full)
             for x in xs:
-                scn = self.scenario_of(base, s, x, opts.full)
-                out.append(
-                    sweep.Point(labels={"series": s, self.x: x, "_scn": scn}, scenario=scn, seed=opts.seed)
-                )
+                out.append(Run(labels={"series": s, self.x: x}, scenario=self.scenario_of(base, s, x, opts)))
         return out
 
     def rows(self, results: list[dict]) -> pd.DataFrame:
@@ -172,45 +349,43 @@ class Experiment:
                 rows.append({"series": r["series"], self.x: r[self.x], **row})
         return pd.DataFrame(rows)[self.columns]
 
+    def _draw(self, tables: dict, opts: Options) -> list[Path]:
+        png = self.draw(tables[""], opts)
+        return [png, png.with_suffix(".svg"), *(opts.out / f for f in self.extra_files)]
+
+    def study(self) -> Study:
+        """This sweep as a :class:`Study`."""
+        return Study(
+            id=self.id,
+            title=self.title,
+            runs=self.runs,
+            tables=lambda results, opts: {"": self.rows(results)},
+            draw=self._draw,
+            summarize=lambda t, rs, opts: (
+                header(self.id, self.title, opts, self.modes) + self.summarize(t[""], opts)
+            ),
+            base=lambda opts: self.base(),
+            extra=lambda opts: {"series": self.series},
+            keys=None,
+            log_runs=self.log_runs,
+            draw_means=self.draw_means,
+        )
+
+    def points(self, opts: Options) -> list[sweep.Point]:
+        """Every run of the sweep (each point of each seed), as :meth:`Study.points`."""
+        return self.study().points(opts)
+
     def run(self, opts: Options) -> Outcome:
         """Run the sweep; write CSV, figure (PNG + SVG), summary and meta record."""
-        opts.out.mkdir(parents=True, exist_ok=True)
-        base = self.base()
-        points = self.points(opts)
-        try:
-            results = sweep.run(
-                points,
-                lambda raw: {"raw": raw},
-                jobs=opts.jobs,
-                desc=self.id,
-                progress=opts.progress,
-                log_runs=self.log_runs,
-            )
-        except Interrupted as e:
-            done = [points[i] for i in e.indices]
-            record = [point_record(base, p.labels, p.scenario, p.seed) for p in done]
-            df = self.rows(e.rows) if e.rows else None
-            e.files = write_partial(opts, self.id, df, base, record, e.done, e.total)
-            raise
-        df = self.rows(results)
-        csv = opts.out / f"{self.id}.csv"
-        df.to_csv(csv, index=False)
-        png = self.draw(df, opts)
-        text = header(self.id, self.title, opts, self.modes) + self.summarize(df, opts)
-        txt = opts.out / f"{self.id}.txt"
-        txt.write_text(text + "\n")
-        record = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
-        meta = write_meta(opts, self.id, {"series": self.series}, base=base, points=record)
-        files = [csv, png, png.with_suffix(".svg"), txt, meta]
-        files += [opts.out / f for f in self.extra_files]
-        return Outcome(files=files, summary=text)
+        return self.study().run(opts)
 
 
 def header(rid: str, title: str, opts: Options, modes: str) -> str:
     """The first lines of a summary: what ran, seed, mode, where the settings are."""
     lines = [
         f"{rid}: {title}",
-        f"seed {opts.seed}; {mode_name(opts.full)} mode; settings: xco/scenarios/{rid}.toml as changed by"
+        f"{seeds_text(seeds_of(opts.seed, opts.seeds))}; {mode_name(opts.full)} mode;"
+        f" settings: xco/scenarios/{rid}.toml as changed by"
         " the sweep"
         f" (every run's scenario text is in {rid}.meta.json)",
     ]
@@ -219,27 +394,35 @@ def header(rid: str, title: str, opts: Options, modes: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def replay(exp: Experiment, meta: dict, jobs: int | None = None) -> pd.DataFrame:
-    """The table of ``exp`` rebuilt from its ``meta.json`` alone: every point's
-    recorded scenario text run again with its recorded seed."""
+def replay(exp: Study | Experiment, meta: dict, jobs: int | None = None) -> pd.DataFrame:
+    """The main table of ``exp`` rebuilt from its ``meta.json`` alone: every point's recorded
+    scenario text run again with its recorded seed (every seed of a ``--seeds`` run)."""
+    study = exp.study() if isinstance(exp, Experiment) else exp
     points = []
     for p in meta["points"]:
         scn = scenario.parse(p["scenario"])
         points.append(
-            sweep.Point(labels={**p["labels"], "_scn": scn}, scenario=p["scenario"], seed=p["seed"])
+            sweep.Point(labels={**p["labels"], "_scn": scn, "_seed": p["seed"]}, scenario=scn, seed=p["seed"])
         )
-    results = sweep.run(points, lambda raw: {"raw": raw}, jobs=jobs, desc="replay", progress=False)
-    return exp.rows(results)
+    results = sweep.run(points, study.keep, jobs=jobs, desc="replay", progress=False)
+    seeds = meta.get("seeds", [meta["seed"]])
+    opts = Options(
+        out=Path("."), full=meta["full"], seed=seeds[0], seeds=len(seeds), profile=meta.get("profile")
+    )
+    return study.tables_of(results, opts)[0][""]
 
 
-def replay_csv(exp: Experiment, meta_path, jobs: int | None = None) -> str:
+def replay_csv(exp: Study | Experiment, meta_path, jobs: int | None = None) -> str:
     """The CSV text :func:`replay` gives for the record at ``meta_path``."""
     return replay(exp, json.loads(meta_path.read_text()), jobs).to_csv(index=False)
 
 
 def note(rid: str, opts: Options) -> str:
     """The small print under a figure: what made it."""
-    return f"xco {rid}, seed {opts.seed}, {mode_name(opts.full)} mode; settings in xco/scenarios/{rid}.toml"
+    seeds = seeds_text(seeds_of(opts.seed, opts.seeds))
+    if plot.means_only():
+        seeds += f"; drawn: the seeds' mean (intervals: {rid}-ci95.csv)"
+    return f"xco {rid}, {seeds}, {mode_name(opts.full)} mode; settings in xco/scenarios/{rid}.toml"
 
 
 def pivot_text(df: pd.DataFrame, x: str, y: str, fmt: str = "{:.1f}", names: bool = False) -> str:

@@ -37,8 +37,9 @@ from typing import Any
 
 from .. import plot
 from .._lazy import pd
-from ..sim import run_raw
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Reproduction, register
+from .experiment import EXPERIMENTS, Run, Study
+from .replicates import Headline, seeds_of, seeds_text
 
 DEST = "h0"
 BOTTLENECK = ("e0_0", "h0")
@@ -223,42 +224,58 @@ def _save(table_plot, path_png, **kw) -> list:
     return [png, svg]
 
 
-def _finish(
-    opts: Options, rid: str, lines: list[str], files: list, extra: dict, points: list[dict]
-) -> Outcome:
-    text = "\n".join(lines)
-    txt = opts.out / f"{rid}.txt"
-    txt.write_text(text + "\n")
-    meta = write_meta(opts, rid, extra, points=points)
-    return Outcome(files=[*files, txt, meta], summary=text)
-
-
 def _note(opts: Options, rid: str) -> str:
     mode = "full" if opts.full else "quick"
     return (
-        f"{rid} · xco, seed {opts.seed}, {mode}: k=4 fat-tree, 1 Gbit/s, 16 KB ports, ns-2 NewReno,"
+        f"{rid} · xco, {seeds_text(seeds_of(opts.seed, opts.seeds))}, {mode}: k=4 fat-tree, 1 Gbit/s,"
+        f" 16 KB ports, ns-2 NewReno,"
         f" minRTO 2 ms, host noise {HOST_NOISE_US:g} us, address-bit routing, {duration_ms(opts)} ms"
     )
+
+
+def by_labels(results: list[dict], **labels: Any) -> dict:
+    """The result of the point with ``labels``."""
+    return next(r for r in results if all(r[k] == v for k, v in labels.items()))
+
+
+def study(rid: str, title: str, **kw: Any) -> Study:
+    """An Outcast reproduction on the experiment frame, registered for replay and in the catalogue."""
+    s = Study(id=rid, title=title, **kw)
+    EXPERIMENTS[rid] = s
+    register(Reproduction(id=rid, title=f"{title} (TCP Outcast paper)", source="outcast.md", run=s.run))
+    return s
+
+
+def ratio_headline(claim: str, r: float, case: str = "") -> Headline:
+    """The claim "the short flow gets several times less" decided on the ratio's interval."""
+    return Headline(claim, "the 2-hop / 6-hop throughput ratio", r, verdict_of, (0.5, 0.9), case)
 
 
 # ---------------------------------------------------------------------------
 # outcast-base
 
+BASE_SENDERS = [TWO_HOP, *FOUR_HOP, *SIX_HOP]
 
-def run_base(opts: Options) -> Outcome:
-    """15 senders into Dest: per-flow throughput and RTT by hop count."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    senders = [TWO_HOP, *FOUR_HOP, *SIX_HOP]
-    sc = scenario(Setup(senders), opts)
-    raw = run_raw(sc, opts.seed)
-    f = flows_of(raw)
+
+def _base_runs(opts: Options) -> list[Run]:
+    return [
+        Run({"noise": "on"}, scenario(Setup(BASE_SENDERS), opts)),
+        # a sensitivity run, same seed: no timing noise
+        Run({"noise": "off"}, scenario(Setup(BASE_SENDERS, noise=False), opts)),
+    ]
+
+
+def _base_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    f = flows_of(by_labels(results, noise="on")["raw"])
     f["series"] = f["hops"].map(lambda h: f"{h}-hop flow")
-    csv = opts.out / "outcast-base.csv"
-    f.to_csv(csv, index=False)
-    figs = _save(
+    return {"": f}
+
+
+def _base_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.bars,
         opts.out / "outcast-base.png",
-        df=f,
+        df=t[""],
         x="src",
         y="goodput_mbps",
         series="series",
@@ -269,11 +286,16 @@ def run_base(opts: Options) -> Outcome:
         one_bar_per_group=True,
         values=True,
     )
+
+
+def _base_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """15 senders into Dest: per-flow throughput and RTT by hop count."""
+    f = t[""]
     two = float(f[f["hops"] == 2]["goodput_mbps"].mean())
     four = float(f[f["hops"] == 4]["goodput_mbps"].mean())
     six = float(f[f["hops"] == 6]["goodput_mbps"].mean())
     r = two / six if six > 0 else float("inf")
-    runs = bottleneck_runs(raw)
+    runs = bottleneck_runs(by_labels(results, noise="on")["raw"])
     agg = next((n for n in runs["input_from"].unique() if n != TWO_HOP), "")
     v = verdict_of(r)
     lines = [
@@ -295,20 +317,22 @@ def run_base(opts: Options) -> Outcome:
     )
     if v != "holds":
         lines.append("  " + MECHANISM.format(agg_run=longest(runs, agg)))
-    quiet = scenario(Setup(senders, noise=False), opts)
-    q2, q6, qr = ratio(flows_of(run_raw(quiet, opts.seed)))
+    q2, q6, qr = ratio(flows_of(by_labels(results, noise="off")["raw"]))
     lines.append(NO_NOISE.format(two=q2, six=q6, r=qr))
-    return _finish(
-        opts,
-        "outcast-base",
-        lines,
-        [csv, *figs],
-        {"duration_ms": duration_ms(opts), "host_jitter_us": HOST_NOISE_US},
-        [
-            {"labels": {"noise": "on"}, "seed": opts.seed, "scenario": sc},
-            {"labels": {"noise": "off"}, "seed": opts.seed, "scenario": quiet},
-        ],
-    )
+    return "\n".join(lines)
+
+
+study(
+    "outcast-base",
+    "15 senders into one receiver on a k=4 fat-tree: per-flow throughput by hops",
+    runs=_base_runs,
+    tables=_base_tables,
+    draw=_base_draw,
+    summarize=_base_summary,
+    extra=lambda opts: {"duration_ms": duration_ms(opts), "host_jitter_us": HOST_NOISE_US},
+    headlines=lambda t, rs, opts: [ratio_headline("the 2-hop flow gets several times less", ratio(t[""])[2])],
+    keys=["src", "hops", "series"],
+)
 
 
 # ---------------------------------------------------------------------------
@@ -316,18 +340,24 @@ def run_base(opts: Options) -> Outcome:
 
 
 RATIO_CASES = (2, 6, 12)
+RATIO_BIN_US = 10_000.0
 
 
-def run_ratio(opts: Options) -> Outcome:
-    """One 2-hop flow against 2, 6 and 12 six-hop flows: throughput over time."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    bin_us = 10_000.0
-    rows, points, finals = [], [], []
-    for n in RATIO_CASES:
-        sc = scenario(Setup([TWO_HOP, *SIX_HOP[:n]], timeseries_bin_us=bin_us), opts)
-        raw = run_raw(sc, opts.seed)
-        points.append({"labels": {"six_hop_flows": n}, "seed": opts.seed, "scenario": sc})
-        ts = flow_timeseries(raw)
+def _ratio_runs(opts: Options) -> list[Run]:
+    return [
+        Run(
+            {"six_hop_flows": n},
+            scenario(Setup([TWO_HOP, *SIX_HOP[:n]], timeseries_bin_us=RATIO_BIN_US), opts),
+        )
+        for n in RATIO_CASES
+    ]
+
+
+def _ratio_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = []
+    for res in results:
+        n = res["six_hop_flows"]
+        ts = flow_timeseries(res["raw"])
         for (t, h), g in ts.groupby(["t_s", "hops"]):
             rows.append(
                 {
@@ -338,13 +368,15 @@ def run_ratio(opts: Options) -> Outcome:
                     "throughput_mbps": float(g["throughput_mbps"].mean()),
                 }
             )
-        finals.append((n, *ratio(flows_of(raw))))
     table = pd.DataFrame(rows).sort_values(["six_hop_flows", "hops", "t_s"])
     table["cumulative_mbit"] = (
-        table.groupby(["six_hop_flows", "hops"])["throughput_mbps"].cumsum() * bin_us / 1e6
+        table.groupby(["six_hop_flows", "hops"])["throughput_mbps"].cumsum() * RATIO_BIN_US / 1e6
     )
-    csv = opts.out / "outcast-ratio.csv"
-    table.to_csv(csv, index=False)
+    return {"": table}
+
+
+def _ratio_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    table = t[""]
     figs = _save(
         plot.lines,
         opts.out / "outcast-ratio.png",
@@ -372,6 +404,12 @@ def run_ratio(opts: Options) -> Outcome:
         note=_note(opts, "outcast-ratio"),
         marker=None,
     )
+    return figs
+
+
+def _ratio_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """One 2-hop flow against 2, 6 and 12 six-hop flows: throughput over time."""
+    finals = [(r["six_hop_flows"], *ratio(flows_of(r["raw"]))) for r in results]
     worse = all(finals[i][3] >= finals[i + 1][3] for i in range(len(finals) - 1))
     v_all = [verdict_of(r) for *_, r in finals]
     v = (
@@ -390,9 +428,21 @@ def run_ratio(opts: Options) -> Outcome:
         "ours: 2-hop / 6-hop = "
         + ", ".join(f"{r:.2f} (N={n})" for n, _, _, r in finals)
         + f"; {'falls' if worse else 'does not fall'} with N -> {v}",
-        bins_above_link(table, bin_us),
+        bins_above_link(t[""], RATIO_BIN_US),
     ]
-    return _finish(opts, "outcast-ratio", lines, [csv, *figs], {"bin_us": bin_us}, points)
+    return "\n".join(lines)
+
+
+study(
+    "outcast-ratio",
+    "one 2-hop flow against 2, 6, 12 six-hop flows over time",
+    runs=_ratio_runs,
+    tables=_ratio_tables,
+    draw=_ratio_draw,
+    summarize=_ratio_summary,
+    extra=lambda opts: {"bin_us": RATIO_BIN_US},
+    keys=["six_hop_flows", "t_s", "series", "hops"],
+)
 
 
 # ---------------------------------------------------------------------------
@@ -413,23 +463,25 @@ REMEDIES: list[tuple[str, dict[str, Any]]] = [
     ("equal-length, random per packet", {"routing": "equal-length-packet"}),
     ("equal-length, deterministic", {"routing": "equal-length-dest"}),
 ]
+REMEDY_CLAIMS = {
+    "RED": "mitigates (keeps ordinary RTT bias)",
+    "SFQ (ns-2.35)": "solves it largely: similar shares",
+    "SFQ (Linux)": "solves it largely: similar shares",
+    "pacing": "reduces but does not remove it",
+    "equal-length, random per flow": "similar shares",
+    "equal-length, random per packet": "similar shares",
+    "equal-length, deterministic": "similar shares",
+}
 
 
-def remedy_runs(opts: Options) -> list[tuple[str, dict, dict[str, Any]]]:
-    """(remedy, scenario, raw result) of 1 vs 12 under each remedy."""
-    out = []
-    for name, kw in REMEDIES:
-        sc = scenario(Setup([TWO_HOP, *SIX_HOP], **kw), opts)
-        out.append((name, sc, run_raw(sc, opts.seed)))
-    return out
+def _remedy_runs(opts: Options) -> list[Run]:
+    return [Run({"remedy": name}, scenario(Setup([TWO_HOP, *SIX_HOP], **kw), opts)) for name, kw in REMEDIES]
 
 
-def run_remedies(opts: Options) -> Outcome:
-    """1 vs 12 under taildrop, RED, SFQ, pacing and equal-length routing."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    rows, hist, points = [], [], []
-    for name, sc, raw in remedy_runs(opts):
-        points.append({"labels": {"remedy": name}, "seed": opts.seed, "scenario": sc})
+def _remedy_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows, hist = [], []
+    for res in results:
+        name, raw = res["remedy"], res["raw"]
         f = flows_of(raw)
         two, six, r = ratio(f)
         rows.append({"remedy": name, "series": "2-hop flow", "throughput_mbps": two, "ratio_2hop_6hop": r})
@@ -439,15 +491,14 @@ def run_remedies(opts: Options) -> Outcome:
         runs = bottleneck_runs(raw)
         runs.insert(0, "remedy", name)
         hist.append(runs)
-    table = pd.DataFrame(rows)
-    csv = opts.out / "outcast-remedies.csv"
-    table.to_csv(csv, index=False)
-    hcsv = opts.out / "outcast-remedies-drops.csv"
-    pd.concat(hist).to_csv(hcsv, index=False)
-    figs = _save(
+    return {"": pd.DataFrame(rows), "drops": pd.concat(hist)}
+
+
+def _remedy_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.bars,
         opts.out / "outcast-remedies.png",
-        df=table,
+        df=t[""],
         x="remedy",
         y="throughput_mbps",
         series="series",
@@ -456,16 +507,21 @@ def run_remedies(opts: Options) -> Outcome:
         ylabel="throughput per flow (Mbit/s)",
         note=_note(opts, "outcast-remedies"),
     )
-    by = {r["remedy"]: r["ratio_2hop_6hop"] for r in rows}
-    claims = {
-        "RED": "mitigates (keeps ordinary RTT bias)",
-        "SFQ (ns-2.35)": "solves it largely: similar shares",
-        "SFQ (Linux)": "solves it largely: similar shares",
-        "pacing": "reduces but does not remove it",
-        "equal-length, random per flow": "similar shares",
-        "equal-length, random per packet": "similar shares",
-        "equal-length, deterministic": "similar shares",
-    }
+
+
+def remedy_verdict(name: str, r: float, base: float) -> str:
+    """The verdict on remedy ``name``'s 2-hop / 6-hop ratio ``r`` (``base``: taildrop's)."""
+    if name == "pacing":
+        return "holds" if base <= 0.5 and base < r < 0.9 else "does not hold"
+    if name == "RED":
+        return "holds" if 0.5 <= r else "does not hold"
+    return "holds" if 0.5 <= r <= 2.0 else "does not hold"
+
+
+def _remedy_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """1 vs 12 under taildrop, RED, SFQ, pacing and equal-length routing."""
+    table = t[""]
+    by = dict(zip(table["remedy"], table["ratio_2hop_6hop"], strict=True))
     lines = [
         "outcast-remedies: one 2-hop flow vs 12 six-hop flows into Dest under each remedy",
         "",
@@ -481,42 +537,67 @@ def run_remedies(opts: Options) -> Outcome:
         f"baseline (taildrop): 2-hop / 6-hop = {base:.2f}; the paper's unfairness "
         f"{'is' if base <= 0.5 else 'is not'} present (see outcast-base for why)."
     )
-    for name, claim in claims.items():
+    for name, claim in REMEDY_CLAIMS.items():
         r = by[name]
-        fair = 0.5 <= r <= 2.0
-        if name == "pacing":
-            v = "holds" if base <= 0.5 and base < r < 0.9 else "does not hold"
-        elif name == "RED":
-            v = "holds" if 0.5 <= r else "does not hold"
-        else:
-            v = "holds" if fair else "does not hold"
+        v = remedy_verdict(name, r, base)
         lines.append(
             f"claim ({name}): {claim}. ours: 2-hop / 6-hop = {r:.2f} -> {v} (similar shares: 0.5..2)"
         )
-    return _finish(
-        opts, "outcast-remedies", lines, [csv, hcsv, *figs], {"duration_ms": duration_ms(opts)}, points
-    )
+    return "\n".join(lines)
+
+
+def _remedy_headlines(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> list[Headline]:
+    """Every remedy's claim but pacing's (which also depends on taildrop's ratio) on its ratio."""
+    table = t[""]
+    by = dict(zip(table["remedy"], table["ratio_2hop_6hop"], strict=True))
+    return [
+        Headline(
+            claim,
+            f"{name}'s 2-hop / 6-hop ratio",
+            by[name],
+            lambda r, name=name: remedy_verdict(name, r, 0.0),
+            (0.5,) if name == "RED" else (0.5, 2.0),
+            case=name,
+        )
+        for name, claim in REMEDY_CLAIMS.items()
+        if name != "pacing"
+    ]
+
+
+study(
+    "outcast-remedies",
+    "1 vs 12 under taildrop, RED, SFQ, pacing, equal-length routing",
+    runs=_remedy_runs,
+    tables=_remedy_tables,
+    draw=_remedy_draw,
+    summarize=_remedy_summary,
+    extra=lambda opts: {"duration_ms": duration_ms(opts)},
+    headlines=_remedy_headlines,
+    keys=["remedy", "series"],
+)
 
 
 # ---------------------------------------------------------------------------
 # outcast-blackout
 
 
-def run_blackout(opts: Options) -> Outcome:
-    """1 vs 12 with drop-tail: drop episodes per input at the bottleneck, and its queue timeline."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeline=True), opts)
-    raw = run_raw(sc, opts.seed)
+def _blackout_runs(opts: Options) -> list[Run]:
+    return [Run({}, scenario(Setup([TWO_HOP, *SIX_HOP], timeline=True), opts))]
+
+
+def _blackout_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    raw = results[0]["raw"]
     runs = bottleneck_runs(raw)
     runs["series"] = runs["input_from"].map(
         lambda n: "input from h1 (the 2-hop flow)" if n == TWO_HOP else f"input from {n} (the 12 6-hop flows)"
     )
     runs = runs.sort_values(["k", "input_from"]).reset_index(drop=True)
-    csv = opts.out / "outcast-blackout.csv"
-    runs.to_csv(csv, index=False)
     tl = pd.read_csv(io.StringIO(raw["queue_timeline"]))
-    tcsv = opts.out / "outcast-blackout-timeline.csv"
-    tl.to_csv(tcsv, index=False)
+    return {"": runs, "timeline": tl}
+
+
+def _blackout_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    runs, tl = t[""], t["timeline"]
     figs = _save(
         plot.bars,
         opts.out / "outcast-blackout.png",
@@ -530,6 +611,10 @@ def run_blackout(opts: Options) -> Outcome:
         note=_note(opts, "outcast-blackout") + "; k = 64: 64 or more",
         integer_y=True,
     )
+    title = "Queue timeline at e0_0 -> h0, first 5 ms"
+    if "seed" in tl.columns:  # several seeds: one timeline, the first seed's
+        tl = tl[tl["seed"] == tl["seed"].min()]
+        title += f" (seed {int(tl['seed'].iloc[0])})"
     window = tl[tl["time_ns"] <= 5e6].copy()
     window["t_ms"] = window["time_ns"] / 1e6
     window["series"] = "queue at e0_0 -> h0"
@@ -540,17 +625,23 @@ def run_blackout(opts: Options) -> Outcome:
         x="t_ms",
         y="queue_bytes",
         series="series",
-        title="Queue timeline at e0_0 -> h0, first 5 ms",
+        title=title,
         xlabel="time (ms)",
         ylabel="queue (bytes)",
         note=_note(opts, "outcast-blackout"),
         marker=None,
         integer_y=True,
     )
+    return figs
+
+
+def _blackout_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """1 vs 12 with drop-tail: drop episodes per input at the bottleneck, and its queue timeline."""
+    runs, tl = t[""], t["timeline"]
     agg = next((n for n in runs["input_from"].unique() if n != TWO_HOP), "")
     drops = tl[tl["event"] == "drop"]
     drops_by = drops.groupby("input_from").size().to_dict()
-    f = flows_of(raw)
+    f = flows_of(results[0]["raw"])
     two, six, r = ratio(f)
     h1_run, agg_run = longest(runs, TWO_HOP), longest(runs, agg)
 
@@ -576,14 +667,19 @@ def run_blackout(opts: Options) -> Outcome:
     ]
     if v != "holds":
         lines.append("  " + MECHANISM.format(agg_run=agg_run))
-    return _finish(
-        opts,
-        "outcast-blackout",
-        lines,
-        [csv, tcsv, *figs],
-        {"duration_ms": duration_ms(opts), "timeline_port": "e0_0->h0"},
-        [{"labels": {}, "seed": opts.seed, "scenario": sc}],
-    )
+    return "\n".join(lines)
+
+
+study(
+    "outcast-blackout",
+    "episodes of k consecutive drops per input port, queue timeline",
+    runs=_blackout_runs,
+    tables=_blackout_tables,
+    draw=_blackout_draw,
+    summarize=_blackout_summary,
+    extra=lambda opts: {"duration_ms": duration_ms(opts), "timeline_port": "e0_0->h0"},
+    keys=["input_from", "k", "series"],
+)
 
 
 # ---------------------------------------------------------------------------
@@ -610,43 +706,56 @@ def dropmodel_scenario(m: int, flows: int, opts: Options) -> dict[str, Any]:
     }
 
 
-def run_dropmodel(opts: Options) -> Outcome:
-    """The ON/OFF blackout model: aggregate throughput of f flows against m."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    ms = list(range(1, 11))
-    fs = list(range(1, 11)) if opts.full else [1, 2, 5, 10]
-    rows, points = [], []
-    for f in fs:
-        for m in ms:
-            sc = dropmodel_scenario(m, f, opts)
-            raw = run_raw(sc, opts.seed)
-            fl = flows_of(raw)
-            rows.append(
-                {
-                    "flows": f,
-                    "m": m,
-                    "series": f"{f} flow{'s' if f > 1 else ''}",
-                    "throughput_mbps": float(fl["goodput_mbps"].sum()),
-                    "timeouts": int(fl["timeouts"].sum()),
-                }
-            )
-            points.append({"labels": {"flows": f, "m": m}, "seed": opts.seed, "scenario": sc})
-    table = pd.DataFrame(rows)
-    csv = opts.out / "outcast-dropmodel.csv"
-    table.to_csv(csv, index=False)
-    figs = _save(
+DROP_MS = list(range(1, 11))
+
+
+def _drop_fs(opts: Options) -> list[int]:
+    return list(range(1, 11)) if opts.full else [1, 2, 5, 10]
+
+
+def _drop_runs(opts: Options) -> list[Run]:
+    return [
+        Run({"flows": f, "m": m}, dropmodel_scenario(m, f, opts)) for f in _drop_fs(opts) for m in DROP_MS
+    ]
+
+
+def _drop_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = []
+    for res in results:
+        f, m = res["flows"], res["m"]
+        fl = flows_of(res["raw"])
+        rows.append(
+            {
+                "flows": f,
+                "m": m,
+                "series": f"{f} flow{'s' if f > 1 else ''}",
+                "throughput_mbps": float(fl["goodput_mbps"].sum()),
+                "timeouts": int(fl["timeouts"].sum()),
+            }
+        )
+    return {"": pd.DataFrame(rows)}
+
+
+def _drop_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.lines,
         opts.out / "outcast-dropmodel.png",
-        df=table,
+        df=t[""],
         x="m",
         y="throughput_mbps",
         series="series",
         title="ON/OFF blackout model: aggregate throughput against blackout length",
         xlabel="m (packets dropped per blackout)",
         ylabel="aggregate throughput (Mbit/s)",
-        note=f"outcast-dropmodel · xco, seed {opts.seed}, {'full' if opts.full else 'quick'}: 1 Gbit/s,"
+        note=f"outcast-dropmodel · xco, {seeds_text(seeds_of(opts.seed, opts.seeds))},"
+        f" {'full' if opts.full else 'quick'}: 1 Gbit/s,"
         " 16 KB, minRTO 2 ms, OFF ~ Exp(5 ms)",
     )
+
+
+def _drop_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """The ON/OFF blackout model: aggregate throughput of f flows against m."""
+    table, ms, fs = t[""], DROP_MS, _drop_fs(opts)
     one = table[table["flows"] == 1].set_index("m")["throughput_mbps"]
     many = table[table["flows"] == max(fs)].set_index("m")["throughput_mbps"]
     drop1 = 1 - one[10] / one[1] if one[1] > 0 else float("nan")
@@ -666,7 +775,19 @@ def run_dropmodel(opts: Options) -> Outcome:
         " throughput; more flows behind the port spread the drops and lose less.",
         f"ours: from m=1 to m=10 one flow loses {drop1:.0%}, {max(fs)} flows lose {dropn:.0%} -> {v}",
     ]
-    return _finish(opts, "outcast-dropmodel", lines, [csv, *figs], {"off_mean_ms": 5}, points)
+    return "\n".join(lines)
+
+
+study(
+    "outcast-dropmodel",
+    "ON/OFF blackout model: throughput of f flows against m dropped packets",
+    runs=_drop_runs,
+    tables=_drop_tables,
+    draw=_drop_draw,
+    summarize=_drop_summary,
+    extra=lambda opts: {"off_mean_ms": 5},
+    keys=["flows", "m", "series"],
+)
 
 
 # ---------------------------------------------------------------------------
@@ -681,28 +802,35 @@ def per_host(raw: dict[str, Any]) -> pd.DataFrame:
     return g
 
 
-def run_multiflow(opts: Options) -> Outcome:
-    """10, 20, 30 flows per host, h1 against the twelve 6-hop hosts (ratio 1:12)."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    rows, points, finals = [], [], []
-    for n in (10, 20, 30):
-        sc = scenario(Setup([TWO_HOP, *SIX_HOP], flows_per_host=n), opts)
-        raw = run_raw(sc, opts.seed)
-        points.append({"labels": {"flows_per_host": n}, "seed": opts.seed, "scenario": sc})
-        h = per_host(raw)
-        finals.append((n, *ratio(h)))
-        two, six = finals[-1][1], finals[-1][2]
+MULTIFLOW_N = (10, 20, 30)
+
+
+def _multi_runs(opts: Options) -> list[Run]:
+    return [
+        Run({"flows_per_host": n}, scenario(Setup([TWO_HOP, *SIX_HOP], flows_per_host=n), opts))
+        for n in MULTIFLOW_N
+    ]
+
+
+def _multi_finals(results: list[dict]) -> list[tuple]:
+    return [(r["flows_per_host"], *ratio(per_host(r["raw"]))) for r in results]
+
+
+def _multi_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = []
+    for n, two, six, _ in _multi_finals(results):
         rows += [
             {"flows_per_host": n, "series": "2-hop host (h1)", "throughput_mbps": two},
             {"flows_per_host": n, "series": "6-hop hosts (mean)", "throughput_mbps": six},
         ]
-    table = pd.DataFrame(rows)
-    csv = opts.out / "outcast-multiflow.csv"
-    table.to_csv(csv, index=False)
-    figs = _save(
+    return {"": pd.DataFrame(rows)}
+
+
+def _multi_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.bars,
         opts.out / "outcast-multiflow.png",
-        df=table,
+        df=t[""],
         x="flows_per_host",
         y="throughput_mbps",
         series="series",
@@ -711,6 +839,11 @@ def run_multiflow(opts: Options) -> Outcome:
         ylabel="throughput per host (Mbit/s)",
         note=_note(opts, "outcast-multiflow"),
     )
+
+
+def _multi_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """10, 20, 30 flows per host, h1 against the twelve 6-hop hosts (ratio 1:12)."""
+    finals = _multi_finals(results)
     v = same_or_partly(finals)
     lines = [
         "outcast-multiflow: h1 and h4..h15 each open n bulk flows to Dest, n = 10, 20, 30",
@@ -723,23 +856,46 @@ def run_multiflow(opts: Options) -> Outcome:
         + ", ".join(f"{r:.2f} (n={n})" for n, _, _, r in finals)
         + f" -> {v}",
     ]
-    return _finish(opts, "outcast-multiflow", lines, [csv, *figs], {}, points)
+    return "\n".join(lines)
+
+
+study(
+    "outcast-multiflow",
+    "10, 20, 30 flows per host, 1 : 12 hosts: per-host throughput",
+    runs=_multi_runs,
+    tables=_multi_tables,
+    draw=_multi_draw,
+    summarize=_multi_summary,
+    keys=["flows_per_host", "series"],
+)
 
 
 STAGGER_MS = (-100, 100, 200)
+STAGGER_BIN_US = 10_000.0
 
 
-def run_stagger(opts: Options) -> Outcome:
-    """The 2-hop flow starts 100 ms before, or 100 / 200 ms after, the twelve 6-hop flows."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    bin_us = 10_000.0
-    rows, points, finals = [], [], []
-    for d in STAGGER_MS:
-        starts = {TWO_HOP: max(d, 0), **{h: max(-d, 0) for h in SIX_HOP}}
-        sc = scenario(Setup([TWO_HOP, *SIX_HOP], timeseries_bin_us=bin_us, start_ms=starts), opts)
-        raw = run_raw(sc, opts.seed)
-        points.append({"labels": {"two_hop_start_offset_ms": d}, "seed": opts.seed, "scenario": sc})
-        ts = flow_timeseries(raw)
+def _stagger_starts(d: int) -> dict[str, int]:
+    return {TWO_HOP: max(d, 0), **{h: max(-d, 0) for h in SIX_HOP}}
+
+
+def _stagger_runs(opts: Options) -> list[Run]:
+    return [
+        Run(
+            {"two_hop_start_offset_ms": d},
+            scenario(
+                Setup([TWO_HOP, *SIX_HOP], timeseries_bin_us=STAGGER_BIN_US, start_ms=_stagger_starts(d)),
+                opts,
+            ),
+        )
+        for d in STAGGER_MS
+    ]
+
+
+def _stagger_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = []
+    for res in results:
+        d = res["two_hop_start_offset_ms"]
+        ts = flow_timeseries(res["raw"])
         for (t, h), g in ts.groupby(["t_s", "hops"]):
             rows.append(
                 {
@@ -749,16 +905,14 @@ def run_stagger(opts: Options) -> Outcome:
                     "throughput_mbps": float(g["throughput_mbps"].mean()),
                 }
             )
-        # both kinds running: from the later start to the end
-        both = ts[ts["t_s"] > max(starts.values()) / 1e3]
-        finals.append((d, *ratio(both, "throughput_mbps")))
-    table = pd.DataFrame(rows)
-    csv = opts.out / "outcast-stagger.csv"
-    table.to_csv(csv, index=False)
-    figs = _save(
+    return {"": pd.DataFrame(rows)}
+
+
+def _stagger_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.lines,
         opts.out / "outcast-stagger.png",
-        df=table,
+        df=t[""],
         x="t_s",
         y="throughput_mbps",
         series="series",
@@ -769,6 +923,17 @@ def run_stagger(opts: Options) -> Outcome:
         marker=None,
         capacity=CAPACITY,
     )
+
+
+def _stagger_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """The 2-hop flow starts 100 ms before, or 100 / 200 ms after, the twelve 6-hop flows."""
+    finals = []
+    for res in results:
+        d = res["two_hop_start_offset_ms"]
+        ts = flow_timeseries(res["raw"])
+        # both kinds running: from the later start to the end
+        both = ts[ts["t_s"] > max(_stagger_starts(d).values()) / 1e3]
+        finals.append((d, *ratio(both, "throughput_mbps")))
     v = same_or_partly(finals)
     lines = [
         "outcast-stagger: h1 starts 100 ms before, 100 ms after or 200 ms after the 12 six-hop flows",
@@ -778,9 +943,21 @@ def run_stagger(opts: Options) -> Outcome:
         "",
         "claim: the unfairness persists with staggered starts, even when the 2-hop flow starts first.",
         "ours: 2-hop / 6-hop = " + ", ".join(f"{r:.2f} ({d:+d} ms)" for d, _, _, r in finals) + f" -> {v}",
-        bins_above_link(table, bin_us),
+        bins_above_link(t[""], STAGGER_BIN_US),
     ]
-    return _finish(opts, "outcast-stagger", lines, [csv, *figs], {"bin_us": bin_us}, points)
+    return "\n".join(lines)
+
+
+study(
+    "outcast-stagger",
+    "2-hop flow starting 100 ms before / 100, 200 ms after the 6-hop flows",
+    runs=_stagger_runs,
+    tables=_stagger_tables,
+    draw=_stagger_draw,
+    summarize=_stagger_summary,
+    extra=lambda opts: {"bin_us": STAGGER_BIN_US},
+    keys=["offset_ms", "t_s", "series"],
+)
 
 
 # ---------------------------------------------------------------------------
@@ -818,30 +995,40 @@ def background_apps(load: float, opts: Options) -> list[dict[str, Any]]:
     return apps
 
 
-def run_background(opts: Options) -> Outcome:
-    """1 two-hop, 2 four-hop and 12 six-hop bulk flows into Dest under 10, 20, 50 % background load."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    rows, points, finals = [], [], []
+def _bg_runs(opts: Options) -> list[Run]:
+    out = []
     for load in LOADS:
         sc = scenario(Setup([TWO_HOP, *FOUR_HOP, *SIX_HOP]), opts)
         bg = background_apps(load, opts)
         sc["apps"] += bg
-        raw = run_raw(sc, opts.seed)
-        points.append(
-            {"labels": {"load": load, "background_flows": len(bg)}, "seed": opts.seed, "scenario": sc}
-        )
-        f = flows_of(raw)
+        out.append(Run({"load": load, "background_flows": len(bg)}, sc))
+    return out
+
+
+def _bg_finals(results: list[dict]) -> list[tuple]:
+    finals = []
+    for res in results:
+        f = flows_of(res["raw"])
         means = {h: float(f[f["hops"] == h]["goodput_mbps"].mean()) for h in (2, 4, 6)}
-        for h in (2, 4, 6):
-            rows.append({"load": load, "series": f"{h}-hop flows (mean)", "throughput_mbps": means[h]})
-        finals.append((load, len(bg), means, means[2] / means[6] if means[6] > 0 else float("inf")))
-    table = pd.DataFrame(rows)
-    csv = opts.out / "outcast-background.csv"
-    table.to_csv(csv, index=False)
-    figs = _save(
+        r = means[2] / means[6] if means[6] > 0 else float("inf")
+        finals.append((res["load"], res["background_flows"], means, r))
+    return finals
+
+
+def _bg_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = [
+        {"load": load, "series": f"{h}-hop flows (mean)", "throughput_mbps": means[h]}
+        for load, _, means, _ in _bg_finals(results)
+        for h in (2, 4, 6)
+    ]
+    return {"": pd.DataFrame(rows)}
+
+
+def _bg_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    return _save(
         plot.bars,
         opts.out / "outcast-background.png",
-        df=table,
+        df=t[""],
         x="load",
         y="throughput_mbps",
         series="series",
@@ -850,6 +1037,11 @@ def run_background(opts: Options) -> Outcome:
         ylabel="throughput per flow (Mbit/s)",
         note=_note(opts, "outcast-background"),
     )
+
+
+def _bg_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """1 two-hop, 2 four-hop and 12 six-hop bulk flows into Dest under 10, 20, 50 % background load."""
+    finals = _bg_finals(results)
     v = same_or_partly(finals[:2])
     lines = [
         "outcast-background: h1 (2 hops), h2, h3 (4 hops), h4..h15 (6 hops) -> Dest, plus transfers between"
@@ -864,25 +1056,16 @@ def run_background(opts: Options) -> Outcome:
         + ", ".join(f"{r:.2f} ({ld:.0%})" for ld, _, _, r in finals)
         + f" -> {v} (judged at 10 and 20 %)",
     ]
-    return _finish(opts, "outcast-background", lines, [csv, *figs], {"sizes_bytes_prob": SIZES}, points)
+    return "\n".join(lines)
 
 
-for rid, title, fn in [
-    ("outcast-base", "15 senders into one receiver on a k=4 fat-tree: per-flow throughput by hops", run_base),
-    ("outcast-ratio", "one 2-hop flow against 2, 6, 12 six-hop flows over time", run_ratio),
-    ("outcast-remedies", "1 vs 12 under taildrop, RED, SFQ, pacing, equal-length routing", run_remedies),
-    ("outcast-blackout", "episodes of k consecutive drops per input port, queue timeline", run_blackout),
-    ("outcast-multiflow", "10, 20, 30 flows per host, 1 : 12 hosts: per-host throughput", run_multiflow),
-    (
-        "outcast-background",
-        "1, 2, 12 flows of 2, 4, 6 hops under 10, 20, 50 % background load",
-        run_background,
-    ),
-    ("outcast-stagger", "2-hop flow starting 100 ms before / 100, 200 ms after the 6-hop flows", run_stagger),
-    (
-        "outcast-dropmodel",
-        "ON/OFF blackout model: throughput of f flows against m dropped packets",
-        run_dropmodel,
-    ),
-]:
-    register(Reproduction(id=rid, title=f"{title} (TCP Outcast paper)", source="outcast.md", run=fn))
+study(
+    "outcast-background",
+    "1, 2, 12 flows of 2, 4, 6 hops under 10, 20, 50 % background load",
+    runs=_bg_runs,
+    tables=_bg_tables,
+    draw=_bg_draw,
+    summarize=_bg_summary,
+    extra=lambda opts: {"sizes_bytes_prob": SIZES},
+    keys=["load", "series"],
+)

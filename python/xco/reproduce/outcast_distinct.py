@@ -36,8 +36,9 @@ from typing import Any
 from .. import plot
 from .._lazy import pd
 from ..sim import run_raw
-from . import Options, Outcome, Reproduction, register
-from .outcast import Setup, _finish, _note, _save, duration_ms, scenario, verdict_of
+from . import Options
+from .experiment import Run
+from .outcast import Setup, _note, _save, duration_ms, ratio_headline, scenario, study, verdict_of
 
 RID = "outcast-distinct"
 EDGE = "e0_0"  # the ToR of both receivers
@@ -119,37 +120,51 @@ def check_paths(raw: dict[str, Any], c: dict[str, Any]) -> pd.DataFrame:
     return f
 
 
-def run(opts: Options) -> Outcome:
-    """One 4-hop flow and 12 six-hop flows to two receivers under one ToR, meeting at agg -> ToR."""
-    opts.out.mkdir(parents=True, exist_ok=True)
+def _runs(opts: Options) -> list[Run]:
+    """The measured run of this seed (its hosts chosen from a probe of the same seed)."""
     c = choose(pair_paths(opts))
-    sc = distinct_scenario(c, opts)
-    raw = run_raw(sc, opts.seed)
-    f = check_paths(raw, c)
+    return [Run({"chosen": c}, distinct_scenario(c, opts))]
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    f = check_paths(results[0]["raw"], results[0]["chosen"])
     f["flow"] = [
         f"{r.src}->{r.dst}" + ("" if r.side.startswith("few") else f" #{i}")
         for i, r in enumerate(f.itertuples())
     ]
-    table = f[["flow", "src", "dst", "side", "input", "path", "goodput_mbps", "timeouts", "retransmits"]]
-    csv = opts.out / f"{RID}.csv"
-    table.to_csv(csv, index=False)
-    figs = _save(
+    cols = ["flow", "src", "dst", "side", "input", "path", "goodput_mbps", "timeouts", "retransmits"]
+    return {"": f[cols]}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    table = t[""]
+    aggs = sorted({p.split(" ")[-3] for p in table["path"]})
+    return _save(
         plot.bars,
         opts.out / f"{RID}.png",
         df=table.assign(series=table["side"].map(lambda s: f"{s} flow")),
         x="flow",
         y="goodput_mbps",
         series="series",
-        title=f"Distinct receivers sharing {c['agg']} -> {EDGE}: per-flow throughput",
+        title=f"Distinct receivers sharing {' / '.join(aggs)} -> {EDGE}: per-flow throughput",
         xlabel="flow (sender -> receiver)",
         ylabel="throughput (Mbit/s)",
         note=_note(opts, RID).replace("address-bit routing", "ecmp-pair routing"),
         values=True,
         one_bar_per_group=True,
     )
+
+
+def _few_many(f: pd.DataFrame) -> tuple[float, float, float]:
     few = float(f[f["side"].str.startswith("few")]["goodput_mbps"].mean())
     many = float(f[f["side"].str.startswith("many")]["goodput_mbps"].mean())
-    r = few / many if many > 0 else float("inf")
+    return few, many, (few / many if many > 0 else float("inf"))
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """One 4-hop flow and 12 six-hop flows to two receivers under one ToR, meeting at agg -> ToR."""
+    f, c, raw = t[""], results[0]["chosen"], results[0]["raw"]
+    few, many, r = _few_many(f)
     runs = pd.read_csv(io.StringIO(raw["drop_runs"]))
     runs = runs[(runs["from"] == c["agg"]) & (runs["to"] == EDGE)]
     longest = {i: int(g["longest_run"].max()) for i, g in runs.groupby("input_from")}
@@ -175,22 +190,19 @@ def run(opts: Options) -> Outcome:
         f"ours: 4-hop {few:.1f} Mbit/s, six-hop mean {many:.1f}; 4-hop / six-hop = {r:.2f} -> {v}"
         " (holds: ratio <= 0.5)",
     ]
-    return _finish(
-        opts,
-        RID,
-        lines,
-        [csv, *figs],
-        {"duration_ms": duration_ms(opts), "chosen": c},
-        [{"labels": {}, "seed": opts.seed, "scenario": sc}],
-    )
+    return "\n".join(lines)
 
 
-register(
-    Reproduction(
-        id=RID,
-        title="distinct receivers under one ToR, bottleneck agg -> ToR: per-flow throughput"
-        " (TCP Outcast paper)",
-        source="outcast.md",
-        run=run,
-    )
+study(
+    RID,
+    "distinct receivers under one ToR, bottleneck agg -> ToR: per-flow throughput",
+    runs=_runs,
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    extra=lambda opts: {"duration_ms": duration_ms(opts)},
+    headlines=lambda t, rs, opts: [
+        ratio_headline("the unfairness persists with distinct end points", _few_many(t[""])[2])
+    ],
+    keys=["flow", "src", "dst", "side", "input", "path"],
 )

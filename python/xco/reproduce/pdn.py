@@ -24,14 +24,17 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .. import plot, scenario, sweep
 from .._lazy import pd
-from ..interrupt import Interrupted
 from ..sim import app_metrics
-from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
+from . import Options, Reproduction, register
+from .experiment import EXPERIMENTS, Run, Study
+from .replicates import Headline, seeds_of, seeds_text
 
 QUICK_N = [2, 8, 16, 24, 32, 48, 64, 96, 128, 150]
 FULL_N = list(range(2, 151))
@@ -199,19 +202,9 @@ def theory_ms(sc: dict[str, Any], n: int) -> float:
     return (wire_bytes * 8 / rate_bps + 100e-6) * 1e3
 
 
-def run_sweep(points: list[sweep.Point], opts: Options, desc: str, rid: str) -> pd.DataFrame:
-    """Run ``points`` and return the tidy table; interrupted, write what
-    finished as reproduction ``rid``'s partial results."""
-    try:
-        rows = sweep.run(points, _measure, jobs=opts.jobs, desc=desc, progress=opts.progress)
-    except Interrupted as e:
-        base = base_scenario(opts.profile)
-        done = [points[i] for i in e.indices]
-        records = [point_record(base, p.labels, p.scenario, p.seed) for p in done]
-        df = pd.DataFrame(e.rows) if e.rows else None
-        e.files = write_partial(opts, rid, df, base, records, e.done, e.total)
-        raise
-    return pd.DataFrame(rows)
+def frame_table(results: list[dict]) -> pd.DataFrame:
+    """The tidy table of the runs' results: their labels (series, n) and :func:`_measure`'s figures."""
+    return pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in results])
 
 
 # ---------------------------------------------------------------------------
@@ -389,115 +382,185 @@ def summary(df: pd.DataFrame, opts: Options) -> str:
 
 def _note(rid: str, opts: Options) -> str:
     return (
-        f"{rid} · xco, seed {opts.seed}, profile {opts.profile or 'modern'};"
+        f"{rid} · xco, {seeds_text(seeds_of(opts.seed, opts.seeds))}, profile {opts.profile or 'modern'};"
         " 1 Gbps, 100 us RTT, 300 KB/port, SRU 10 KB"
     )
 
 
-def _run(opts: Options, rid: str) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    points = sweep_points(opts)
-    df = run_sweep(points, opts, "pdn incast", rid)
+def _runs(points) -> Callable[[Options], list[Run]]:
+    return lambda opts: [Run(p.labels, p.scenario) for p in points(opts)]
+
+
+def ideal_mbps(opts: Options) -> float:
+    """The payload line rate: payload per frame on the wire (+18 B framing, +20 B preamble and gap)."""
     eff = effective(base_scenario(opts.profile))
     mtu = eff.get("run", {}).get("mtu_bytes", 1500)
-    # payload per frame on the wire (+18 B framing, +20 B preamble and gap)
-    ideal = 1000.0 * mss_bytes(eff, False) / (mtu + 38)
+    return 1000.0 * mss_bytes(eff, False) / (mtu + 38)
+
+
+def theory_table(df: pd.DataFrame, opts: Options) -> pd.DataFrame:
+    """PDN's completion time beside the best case per N (series ``pdn`` and ``theory``)."""
+    eff = effective(base_scenario(opts.profile))
     theory = pd.DataFrame(
         [{"series": "theory", "n": n, "completion_ms": theory_ms(eff, n)} for n in sorted(df["n"].unique())]
     )
-    order = [SERIES_LABEL[s] for s in SERIES]
-    shown = df.assign(series=df["series"].map(SERIES_LABEL))
-    both = pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
-    # one sweep serves three ids; each writes only its own files (rid.csv, .png, .txt, .meta.json)
-    csv_path = opts.out / f"{rid}.csv"
-    if rid == "pdn-theory":
-        both.to_csv(csv_path, index=False)
-    else:
+    return pd.concat([df[df["series"] == "pdn"][["series", "n", "completion_ms"]], theory])
+
+
+def _tables(rid: str):
+    def tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+        df = frame_table(results)
+        if rid == "pdn-theory":
+            return {"": theory_table(df, opts)}
         cols = ["series", "n", "goodput_mbps", "completion_ms", "timeouts", "notifications"]
         cols += ["round_goodput_min_mbps", "round_goodput_max_mbps"] if rid == "pdn-goodput" else []
-        df[cols].to_csv(csv_path, index=False)
-    files = [csv_path]
-    if rid == "pdn-goodput":
-        png = plot.lines(
-            shown,
-            "n",
-            "goodput_mbps",
-            "series",
-            opts.out / "pdn-goodput.png",
-            title="Incast goodput vs number of servers",
-            xlabel="servers N",
-            ylabel="application goodput (Mbit/s)",
-            note=_note("pdn-goodput", opts),
-            hline=(ideal, "payload line rate"),
-            order=order,
-            band=("round_goodput_min_mbps", "round_goodput_max_mbps", "band: slowest to fastest round"),
-        )
-    elif rid == "pdn-completion":
-        png = plot.lines(
-            shown,
-            "n",
-            "completion_ms",
-            "series",
-            opts.out / "pdn-completion.png",
-            title="Incast round completion time vs number of servers",
-            xlabel="servers N",
-            ylabel="mean round completion time (ms, log scale)",
-            note=_note("pdn-completion", opts),
-            logy=True,
-            order=order,
-        )
-    else:
-        png = plot.lines(
-            both.assign(series=both["series"].map(SERIES_LABEL)),
-            "n",
-            "completion_ms",
-            "series",
-            opts.out / "pdn-theory.png",
-            title="Round completion time with PDN vs the best case",
-            xlabel="servers N",
-            ylabel="mean round completion time (ms)",
-            note=_note("pdn-theory", opts),
-            order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
-        )
-    files.append(png)
-    if rid == "pdn-theory":
-        text = "\n".join(
+        # the whole table for the summary; the CSV holds ``cols`` (written by _write)
+        return {"": df[cols], "_all": df}
+
+    return tables
+
+
+def _draw(rid: str):
+    def draw(t: dict[str, pd.DataFrame], opts: Options) -> list[Path]:
+        order = [SERIES_LABEL[s] for s in SERIES]
+        df = t[""]
+        if rid == "pdn-goodput":
+            band = ("round_goodput_min_mbps", "round_goodput_max_mbps", "band: slowest to fastest round")
+            png = plot.lines(
+                df.assign(series=df["series"].map(SERIES_LABEL)),
+                "n",
+                "goodput_mbps",
+                "series",
+                opts.out / "pdn-goodput.png",
+                title="Incast goodput vs number of servers",
+                xlabel="servers N",
+                ylabel="application goodput (Mbit/s)",
+                note=_note("pdn-goodput", opts),
+                hline=(ideal_mbps(opts), "payload line rate"),
+                order=order,
+                # several seeds: the band is the mean's interval, not the rounds' spread
+                band=band if "seed" not in df.columns else None,
+            )
+        elif rid == "pdn-completion":
+            png = plot.lines(
+                df.assign(series=df["series"].map(SERIES_LABEL)),
+                "n",
+                "completion_ms",
+                "series",
+                opts.out / "pdn-completion.png",
+                title="Incast round completion time vs number of servers",
+                xlabel="servers N",
+                ylabel="mean round completion time (ms, log scale)",
+                note=_note("pdn-completion", opts),
+                logy=True,
+                order=order,
+            )
+        else:
+            png = plot.lines(
+                df.assign(series=df["series"].map(SERIES_LABEL)),
+                "n",
+                "completion_ms",
+                "series",
+                opts.out / "pdn-theory.png",
+                title="Round completion time with PDN vs the best case",
+                xlabel="servers N",
+                ylabel="mean round completion time (ms)",
+                note=_note("pdn-theory", opts),
+                order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
+            )
+        return [png, png.with_suffix(".svg")]
+
+    return draw
+
+
+def _summary(rid: str):
+    def summarize(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+        if rid != "pdn-theory":
+            return summary(t["_all"], opts)
+        eff = effective(base_scenario(opts.profile))
+        both = t[""]
+        pdn = both[both["series"] == "pdn"]
+        return "\n".join(
             [
                 *settings_text(opts),
                 "",
                 f"{'N':>5} {'PDN (ms)':>10} {'best case (ms)':>15}",
                 *(
                     f"{int(r.n):>5} {r.completion_ms:>10.3f} {theory_ms(eff, int(r.n)):>15.3f}"
-                    for r in df[df["series"] == "pdn"].sort_values("n").itertuples()
+                    for r in pdn.sort_values("n").itertuples()
                 ),
                 "",
-                *verdict_theory(pd.concat([df, theory])),
+                *verdict_theory(both),
             ]
         )
-    else:
-        text = summary(df, opts)
-    base = base_scenario(opts.profile)
-    records = [point_record(base, p.labels, p.scenario, p.seed) for p in points]
-    (opts.out / f"{rid}.txt").write_text(text + "\n")
-    files.append(opts.out / f"{rid}.txt")
-    files.append(
-        write_meta(opts, rid, {"series": SERIES_LABEL, "profile": opts.profile}, base=base, points=records)
+
+    return summarize
+
+
+def theory_worst(both: pd.DataFrame) -> float:
+    """PDN's largest completion time over the best case's, over N."""
+    pdn = both[both["series"] == "pdn"].set_index("n")
+    th = both[both["series"] == "theory"].set_index("n")
+    return float((pdn["completion_ms"] / th["completion_ms"]).dropna().max())
+
+
+def _theory_rule(worst: float) -> str:
+    return "holds" if worst <= 1.5 else "partly" if worst <= 3 else "does not hold"
+
+
+class _PdnStudy(Study):
+    """PDN's sweep: its tables hold hidden helpers (``_all``) that are not written."""
+
+    def write_tables(self, tables, opts, labels):
+        return super().write_tables({k: v for k, v in tables.items() if not k.startswith("_")}, opts, labels)
+
+
+def pdn_study(rid: str) -> Study:
+    """pdn-goodput, pdn-completion or pdn-theory on the experiment frame (one sweep, three views)."""
+    s = _PdnStudy(
+        id=rid,
+        title=f"PDN incast sweep: {rid}",
+        runs=_runs(sweep_points),
+        keep=_measure,
+        tables=_tables(rid),
+        draw=_draw(rid),
+        summarize=_summary(rid),
+        base=lambda opts: base_scenario(opts.profile),
+        extra=lambda opts: {"series": SERIES_LABEL, "profile": opts.profile},
+        headlines=(
+            (
+                lambda t, rs, opts: [
+                    Headline(
+                        "with PDN the completion time stays close",
+                        "PDN's largest completion time over the best case's",
+                        theory_worst(t[""]),
+                        _theory_rule,
+                        (1.5, 3.0),
+                    )
+                ]
+            )
+            if rid == "pdn-theory"
+            else None
+        ),
+        keys=["series", "n"],
+        desc="pdn incast",
     )
-    return Outcome(files=files, summary=text)
+    EXPERIMENTS[rid] = s
+    return s
 
 
-def _run_queue(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    points = queue_points(opts)
-    df = run_sweep(points, opts, "pdn queue", "pdn-queue")
+def _queue_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    df = frame_table(results)
     segs = segments_per_round(opts)
-    df["rounds"] = [p.scenario["apps"][0]["rounds"] for p in points]
+    df["rounds"] = [r["_scn"]["apps"][0]["rounds"] for r in results]
     df["notifications_per_segment"] = df["notifications"] / (df["n"] * df["rounds"] * segs)
-    csv = opts.out / "pdn-queue.csv"
     cols = ["n", "max_notice_queue", "notifications", "notifications_per_segment", "goodput_mbps", "timeouts"]
-    df[cols].to_csv(csv, index=False)
+    return {"": df[cols], "_all": df}
+
+
+def _queue_draw(t: dict[str, pd.DataFrame], opts: Options) -> list[Path]:
     png = plot.lines(
-        df.assign(series="largest notification queue (any port)"),
+        t[""].assign(series="largest notification queue (any port)"),
         "n",
         "max_notice_queue",
         "series",
@@ -508,7 +571,13 @@ def _run_queue(opts: Options) -> Outcome:
         note=_note("pdn-queue", opts),
         integer_y=True,
     )
-    text = "\n".join(
+    return [png, png.with_suffix(".svg")]
+
+
+def _queue_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df = t["_all"]
+    segs = segments_per_round(opts)
+    return "\n".join(
         [
             *settings_text(opts),
             "",
@@ -526,16 +595,44 @@ def _run_queue(opts: Options) -> Outcome:
             *verdict_loss(df, segs),
         ]
     )
-    (opts.out / "pdn-queue.txt").write_text(text + "\n")
-    base = base_scenario(opts.profile)
-    meta = write_meta(
-        opts,
-        "pdn-queue",
-        {"profile": opts.profile},
-        base=base,
-        points=[point_record(base, p.labels, p.scenario, p.seed) for p in points],
-    )
-    return Outcome(files=[csv, png, opts.out / "pdn-queue.txt", meta], summary=text)
+
+
+def _queue_headlines(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> list[Headline]:
+    df = t["_all"]
+    per_seg = float(df["notifications_per_segment"].max())
+    return [
+        Headline(
+            "the notification queue never holds more than a single notification",
+            "the largest notification queue",
+            float(df["max_notice_queue"].max()),
+            lambda q: "holds" if q <= 1 else "does not hold",
+            (1.0,),
+        ),
+        Headline(
+            "because the sender slows down at the first loss, loss stays low",
+            "the most drops notified per data segment",
+            per_seg,
+            lambda w: "holds" if w <= 1 else "does not hold",
+            (1.0,),
+        ),
+    ]
+
+
+QUEUE_STUDY = _PdnStudy(
+    id="pdn-queue",
+    title="Largest notification queue with PDN, N up to 300",
+    runs=_runs(queue_points),
+    keep=_measure,
+    tables=_queue_tables,
+    draw=_queue_draw,
+    summarize=_queue_summary,
+    base=lambda opts: base_scenario(opts.profile),
+    extra=lambda opts: {"profile": opts.profile},
+    headlines=_queue_headlines,
+    keys=["n"],
+    desc="pdn queue",
+)
+EXPERIMENTS["pdn-queue"] = QUEUE_STUDY
 
 
 for _rid, _title in (
@@ -548,7 +645,7 @@ for _rid, _title in (
             id=_rid,
             title=_title,
             source="pdn.md",
-            run=lambda o, rid=_rid: _run(o, rid),
+            run=pdn_study(_rid).run,
             shares_run_with=[r for r in ("pdn-goodput", "pdn-completion", "pdn-theory") if r != _rid],
             profiles=PROFILES,
         )
@@ -558,7 +655,7 @@ register(
         id="pdn-queue",
         title="Largest notification queue with PDN, N up to 300 (PDN paper)",
         source="pdn.md",
-        run=_run_queue,
+        run=QUEUE_STUDY.run,
         profiles=PROFILES,
     )
 )

@@ -19,8 +19,10 @@ from typing import Any
 from .. import plot, scenario
 from .._lazy import pd
 from ..sim import run_raw
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Reproduction, register
+from .experiment import EXPERIMENTS, Run, Study
 from .pdn import PROFILES, base_scenario, settings_text
+from .replicates import Headline, seeds_of, seeds_text
 
 FLOWS = 5
 PDN_FLOWS = 2  # flows 1..PDN_FLOWS use PDN
@@ -173,19 +175,19 @@ def why_unfair(raw: dict[str, Any], ph: pd.DataFrame, opts: Options) -> list[str
     return out
 
 
-def run(opts: Options) -> Outcome:
-    """Run pdn-fairness and write its table, figure, summary and meta record."""
-    opts.out.mkdir(parents=True, exist_ok=True)
-    sc = fairness_scenario(opts)
-    raw = run_raw(sc, opts.seed)
-    series = _series(raw)
+def _runs(opts: Options) -> list[Run]:
+    return [Run({}, fairness_scenario(opts))]
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    series = _series(results[0]["raw"])
     table = series[["t_s", "flow", "series", "throughput_mbps"]].sort_values(["t_s", "flow"])
-    csv = opts.out / "pdn-fairness.csv"
-    table.to_csv(csv, index=False)
-    ph = phases(series, opts)
-    ph.to_csv(opts.out / "pdn-fairness-phases.csv", index=False)
+    return {"": table, "phases": phases(series, opts)}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
     png = plot.lines(
-        table,
+        t[""],
         "t_s",
         "throughput_mbps",
         "series",
@@ -193,17 +195,31 @@ def run(opts: Options) -> Outcome:
         title="Per-flow throughput on the rack-1 uplink: PDN and NewReno flows",
         xlabel="time (s)",
         ylabel="throughput (Mbit/s)",
-        note=f"pdn-fairness · xco, seed {opts.seed}, profile {opts.profile}; a flow every "
-        f"{interval_s(opts):g} s, 1 Gbps uplink, 300 KB port",
+        note=f"pdn-fairness · xco, {seeds_text(seeds_of(opts.seed, opts.seeds))}, profile {opts.profile};"
+        f" a flow every {interval_s(opts):g} s, 1 Gbps uplink, 300 KB port",
         order=[flow_label(i) for i in range(FLOWS)],
         marker=None,
     )
+    return [png, png.with_suffix(".svg")]
+
+
+def _worst(ph: pd.DataFrame) -> pd.Series:
     shared = ph[ph["flows"] > 1]
-    worst = shared.loc[shared["jain"].idxmin()]
+    return shared.loc[shared["jain"].idxmin()]
+
+
+def _verdict(jain_min: float) -> str:
+    return "holds" if jain_min >= 0.9 else ("partly" if jain_min >= 0.75 else "does not hold")
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    """pdn-fairness's summary: the phases, the claim, and why (control runs) if it does not hold."""
+    ph = t["phases"]
+    worst = _worst(ph)
     five = ph[ph["flows"] == FLOWS].iloc[0]
     pdn_mean = sum(five[f"flow{i + 1}_mbps"] for i in range(PDN_FLOWS)) / PDN_FLOWS
     nr_mean = sum(five[f"flow{i + 1}_mbps"] for i in range(PDN_FLOWS, FLOWS)) / (FLOWS - PDN_FLOWS)
-    verdict = "holds" if worst["jain"] >= 0.9 else ("partly" if worst["jain"] >= 0.75 else "does not hold")
+    verdict = _verdict(worst["jain"])
     lines = [
         *settings_text(opts)[2:],
         f"pdn-fairness: {FLOWS} bulk flows a0..a4 -> b0, one every {interval_s(opts):g} s, then removed"
@@ -223,18 +239,31 @@ def run(opts: Options) -> Outcome:
         f" -> {verdict} (fair: Jain >= 0.9)",
     ]
     if verdict != "holds":
-        lines += why_unfair(raw, ph, opts)
-    text = "\n".join(lines)
-    (opts.out / "pdn-fairness.txt").write_text(text + "\n")
-    meta = write_meta(
-        opts,
-        "pdn-fairness",
-        {"profile": opts.profile, "interval_s": interval_s(opts)},
-        base=base_scenario(opts.profile),
-        points=[{"labels": {}, "seed": opts.seed, "scenario": sc}],
-    )
-    files = [csv, opts.out / "pdn-fairness-phases.csv", png, opts.out / "pdn-fairness.txt", meta]
-    return Outcome(files=files, summary=text)
+        lines += why_unfair(results[0]["raw"], ph, opts)
+    return "\n".join(lines)
+
+
+STUDY = Study(
+    id="pdn-fairness",
+    title="PDN and NewReno flows sharing an uplink, added and removed over time",
+    runs=_runs,
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    base=lambda opts: base_scenario(opts.profile),
+    extra=lambda opts: {"profile": opts.profile, "interval_s": interval_s(opts)},
+    headlines=lambda t, rs, opts: [
+        Headline(
+            "PDN and NewReno flows share fairly",
+            "the lowest Jain index of a shared phase",
+            float(_worst(t["phases"])["jain"]),
+            _verdict,
+            (0.75, 0.9),
+        )
+    ],
+    keys=["t_s", "flow", "series"],
+)
+EXPERIMENTS[STUDY.id] = STUDY
 
 
 register(
@@ -242,7 +271,7 @@ register(
         id="pdn-fairness",
         title="PDN and NewReno flows sharing an uplink, added and removed over time (PDN paper)",
         source="pdn.md",
-        run=run,
+        run=STUDY.run,
         profiles=PROFILES,
     )
 )

@@ -333,6 +333,8 @@ def _real_overhead(opts: Options) -> Outcome:
 
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-overhead",
         title="agent overhead on real hosts: throughput, CPU, directive-to-packet and report round trip",
         source="xco (measurement of the real daemons)",
@@ -341,6 +343,8 @@ register(
 )
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-udp",
         title="UDP vs TCP into one port on real hosts (netns, iperf3, XCo daemons), none vs timeslice",
         source="XCo paper, Fig. 'UDP 1G' (reproduced on real Linux hosts at 100 Mbit/s)",
@@ -349,6 +353,8 @@ register(
 )
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-vs-sim",
         title="real-udp beside the simulator at the same scaled rates",
         source="xco (validation of the simulator against real kernel TCP)",

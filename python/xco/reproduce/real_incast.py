@@ -393,6 +393,8 @@ def _real_incast(opts: Options) -> Outcome:
 
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-incast",
         title="TCP incast on real hosts (netns, kernel TCP, N = 2..32) beside the simulator",
         source="xco issue 17 (real kernel vs simulator); incast as in the PDN/Vasudevan setups at 100 Mbit/s",

@@ -300,6 +300,8 @@ def _real_outcast(opts: Options) -> Outcome:
 
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-outcast",
         title="TCP Outcast 1-vs-12 on a real routed k=4 fat-tree (netns, kernel TCP),"
         " none vs XCo, beside the simulator",

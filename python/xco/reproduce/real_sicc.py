@@ -452,6 +452,8 @@ def _real_sicc(opts: Options) -> Outcome:
 
 register(
     Reproduction(
+        replicates=False,
+        replicates_note="real hosts: one run per point",
         id="real-sicc",
         title="SICC and One-all as real processes (kernel TCP) on the routed k=4 fat-tree,"
         " beside the simulator",

@@ -30,7 +30,7 @@ from ..interrupt import Interrupted
 from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
 from .claims import FAILS, HOLDS, PARTLY, Check, all_any, at_least
 from .claims import text as claims_text
-from .experiment import header, note, scenario_text
+from .experiment import EXPERIMENTS, Run, Study, header, note, scenario_text
 
 NAMES = {
     "one_all": "One-all",
@@ -171,6 +171,49 @@ def finish(
     return Outcome(files=[*files, txt, meta], summary=text)
 
 
+def grid_runs(series: list[str], x: str, xs_of, make, reqs_of):
+    """The ``runs`` of a study on :func:`grid`: ``xs_of(opts)`` values of ``x``, ``reqs_of(opts)``
+    requests per point."""
+
+    def runs(opts: Options) -> list[Run]:
+        points = grid(base(), series, x, xs_of(opts), make, reqs_of(opts), opts.seed)
+        return [Run(p.labels, p.scenario) for p in points]
+
+    return runs
+
+
+def study(rid: str, title: str, **kw) -> Study:
+    """A SICC reproduction on the experiment frame (each run keeps :func:`compact`; settings:
+    ``sicc-latency.toml``), registered for replay."""
+    kw.setdefault("keep", compact)
+    s = Study(id=rid, title=title, base=lambda opts: base(), log_runs=True, **kw)
+    EXPERIMENTS[rid] = s
+    return s
+
+
+def cdf_of(cdf: pd.DataFrame, keys: list[str]) -> tuple[dict, str]:
+    """The query-latency CDFs of a ``-cdf`` table by ``keys`` (the first seed's when there are
+    several) and words naming that seed ("" with one)."""
+    seed = ""
+    if "seed" in cdf.columns:
+        first = cdf["seed"].min()
+        cdf, seed = cdf[cdf["seed"] == first], f" (seed {first})"
+    out = {}
+    for key, g in cdf.groupby(keys, sort=False):
+        out[key] = (g["fraction"].to_numpy(), g["query_latency_ms"].to_numpy())
+    return out, seed
+
+
+def cdf_rows(results: list[dict], keys: list[str], keep) -> list[dict]:
+    """The ``-cdf`` table's rows of the ``results`` that ``keep`` takes."""
+    return [
+        {**{k: r[k] for k in keys}, "fraction": float(p), "query_latency_ms": float(v)}
+        for r in results
+        if keep(r)
+        for p, v in zip(*r["cdf"], strict=True)
+    ]
+
+
 # "a above b": a exceeds b by more than this fraction of b (a tie within it is no order)
 MARGIN = 0.05
 
@@ -236,7 +279,7 @@ def latency_checks(df: pd.DataFrame) -> list[Check]:
     ]
 
 
-def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
+def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options, cdf_seed: str = ""):
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.9))
     plot.draw_lines(a, df, "queries", "latency_ms_mean", "series", labels=NAMES, order=LAT_SERIES)
@@ -252,33 +295,35 @@ def latency_draw(df: pd.DataFrame, cdf: dict, qmax: int, opts: Options):
     b.set_xscale("log")
     b.set_xlabel(f"query latency within a request of {qmax} queries (ms, log)")
     b.set_ylabel("fraction of queries")
-    b.set_title("query-latency CDF")
+    b.set_title("query-latency CDF" + cdf_seed)
     fig.suptitle("sicc-latency: web fan-in, 3,000 servers, 1:4 tree, 100 KB edge buffer")
     plot.legend_below(fig, [a, b], note=note("sicc-latency", opts))
     return plot.save(fig, opts.out / "sicc-latency.png")
 
 
-def run_latency(opts: Options) -> Outcome:
-    rid = "sicc-latency"
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = LAT_FULL if opts.full else LAT_QUICK
-    reqs = LAT_REQ_FULL if opts.full else LAT_REQ_QUICK
-    points = grid(b, LAT_SERIES, "queries", xs, with_method, reqs, opts.seed)
-    results = run_points(rid, opts, points, b)
-    df = table_of(results, "queries")
-    csv = opts.out / f"{rid}.csv"
-    df.to_csv(csv, index=False)
-    qmax = max(xs)
-    cdf = {r["series"]: r["cdf"] for r in results if r["queries"] == qmax}
-    cdf_rows = [
-        {"series": s, "queries": qmax, "fraction": float(p), "query_latency_ms": float(v)}
-        for s, (probs, ms) in cdf.items()
-        for p, v in zip(probs, ms, strict=True)
-    ]
-    cdf_csv = opts.out / f"{rid}-cdf.csv"
-    pd.DataFrame(cdf_rows).to_csv(cdf_csv, index=False)
-    png = latency_draw(df, cdf, qmax, opts)
+def _lat_xs(opts: Options) -> list[int]:
+    return LAT_FULL if opts.full else LAT_QUICK
+
+
+def _lat_reqs(opts: Options) -> int:
+    return LAT_REQ_FULL if opts.full else LAT_REQ_QUICK
+
+
+def _lat_tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    qmax = max(_lat_xs(opts))
+    rows = cdf_rows(results, ["series", "queries"], lambda r: r["queries"] == qmax)
+    return {"": table_of(results, "queries"), "cdf": pd.DataFrame(rows)}
+
+
+def _lat_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    cdf, seed = cdf_of(t["cdf"], ["series"])
+    cdf = {k[0] if isinstance(k, tuple) else k: v for k, v in cdf.items()}
+    png = latency_draw(t[""], cdf, max(_lat_xs(opts)), opts, seed)
+    return [png, png.with_suffix(".svg")]
+
+
+def _lat_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    rid, df, qmax = "sicc-latency", t[""], max(_lat_xs(opts))
     modes = (
         f"quick: {', '.join(map(str, LAT_QUICK))} queries, {LAT_REQ_QUICK} requests per point; --full:"
         f" {', '.join(map(str, LAT_FULL))} queries, {LAT_REQ_FULL:,} requests per point (the paper's)."
@@ -286,7 +331,7 @@ def run_latency(opts: Options) -> Outcome:
         f" {QUERY_ROWS // 1000:,} requests at {qmax} queries."
     )
     text = header(rid, "request latency vs queries per request (One-all, SW, ICTCP, SICC)", opts, modes)
-    text += "\n\n".join(
+    return text + "\n\n".join(
         [
             pivot(df, "queries", "latency_ms_mean", "{:.2f}", LAT_SERIES),
             pivot(df, "queries", "latency_ms_p99", "{:.2f}", LAT_SERIES),
@@ -294,11 +339,18 @@ def run_latency(opts: Options) -> Outcome:
             claims_text(latency_checks(df), spec="sicc.md"),
         ]
     )
-    txt = opts.out / f"{rid}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, rid, {"series": LAT_SERIES, "requests_per_point": reqs}, base=b, points=record)
-    return Outcome(files=[csv, cdf_csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+
+
+LATENCY = study(
+    "sicc-latency",
+    "request latency vs queries per request (One-all, SW, ICTCP, SICC)",
+    runs=grid_runs(LAT_SERIES, "queries", _lat_xs, with_method, _lat_reqs),
+    tables=_lat_tables,
+    draw=_lat_draw,
+    summarize=_lat_summary,
+    extra=lambda opts: {"series": LAT_SERIES, "requests_per_point": _lat_reqs(opts)},
+    keys=["series", "queries"],
+)
 
 
 # ------------------------------------------------------------- sicc-interrack
@@ -372,18 +424,16 @@ def interrack_draw(df: pd.DataFrame, opts: Options):
     return plot.save(fig, opts.out / "sicc-interrack.png")
 
 
-def run_interrack(opts: Options) -> Outcome:
-    rid = "sicc-interrack"
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = IR_FULL if opts.full else IR_QUICK
-    reqs = IR_REQ_FULL if opts.full else IR_REQ_QUICK
-    points = grid(b, IR_SERIES, "downlink_mbps", xs, with_downlink, reqs, opts.seed)
-    results = run_points(rid, opts, points, b)
-    df = table_of(results, "downlink_mbps")
-    csv = opts.out / f"{rid}.csv"
-    df.to_csv(csv, index=False)
-    png = interrack_draw(df, opts)
+def _ir_xs(opts: Options) -> list[int]:
+    return IR_FULL if opts.full else IR_QUICK
+
+
+def _ir_reqs(opts: Options) -> int:
+    return IR_REQ_FULL if opts.full else IR_REQ_QUICK
+
+
+def _ir_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    rid, df = "sicc-interrack", t[""]
     modes = (
         f"quick: downlinks {', '.join(map(str, IR_QUICK))} Mbit/s, {IR_REQ_QUICK} requests per point; --full:"
         f" {', '.join(map(str, IR_FULL))} Mbit/s, {IR_REQ_FULL:,} requests per point (the paper ran 10,000;"
@@ -393,7 +443,7 @@ def run_interrack(opts: Options) -> Outcome:
     text = header(rid, "inter-rack packets vs downlink rate", opts, modes).replace(
         "xco/scenarios/sicc-interrack.toml", "xco/scenarios/sicc-latency.toml"
     )
-    text += "\n\n".join(
+    return text + "\n\n".join(
         [
             pivot(df, "downlink_mbps", "inter_rack_packets_mean", "{:.0f}", IR_SERIES),
             pivot(df, "downlink_mbps", "latency_ms_mean", "{:.2f}", IR_SERIES),
@@ -401,11 +451,23 @@ def run_interrack(opts: Options) -> Outcome:
             claims_text(interrack_checks(df), spec="sicc.md"),
         ]
     )
-    txt = opts.out / f"{rid}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, rid, {"series": IR_SERIES, "requests_per_point": reqs}, base=b, points=record)
-    return Outcome(files=[csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+
+
+def _ir_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    png = interrack_draw(t[""], opts)
+    return [png, png.with_suffix(".svg")]
+
+
+INTERRACK = study(
+    "sicc-interrack",
+    "inter-rack packets vs downlink rate",
+    runs=grid_runs(IR_SERIES, "downlink_mbps", _ir_xs, with_downlink, _ir_reqs),
+    tables=lambda results, opts: {"": table_of(results, "downlink_mbps")},
+    draw=_ir_draw,
+    summarize=_ir_summary,
+    extra=lambda opts: {"series": IR_SERIES, "requests_per_point": _ir_reqs(opts)},
+    keys=["series", "downlink_mbps"],
+)
 
 
 register(
@@ -413,7 +475,7 @@ register(
         id="sicc-latency",
         title="SICC: request latency vs queries per request, One-all, SW, ICTCP, SICC; query-latency CDF",
         source="sicc.md",
-        run=run_latency,
+        run=LATENCY.run,
     )
 )
 register(
@@ -421,7 +483,7 @@ register(
         id="sicc-interrack",
         title="SICC: inter-rack packets vs downlink rate, One-all, SICC-NPS, SW, ICTCP, SICC",
         source="sicc.md",
-        run=run_interrack,
+        run=INTERRACK.run,
     )
 )
 
@@ -503,66 +565,80 @@ def ablation_draw(df: pd.DataFrame, rid: str, order: list[str], opts: Options):
     return plot.save(fig, opts.out / f"{rid}.png")
 
 
-def run_ablation(rid: str, full: str, ablated: str, part: str, setups: list[str], opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    points = []
-    for setup in setups:
-        if setup == "overloaded":
-            xs, reqs = (ABL_FULL, ABL_REQ_FULL) if opts.full else (ABL_QUICK, ABL_REQ_QUICK)
-        else:
-            xs, reqs = (RACK_FULL, RACK_REQ_FULL) if opts.full else (RACK_QUICK, RACK_REQ_QUICK)
-        for s in (full, ablated):
-            for q in xs:
-                points.append(
-                    sweep.Point(
-                        labels={"setup": setup, "series": s, "queries": q},
-                        scenario=ablation_scn(b, s, q, reqs, setup),
-                        seed=opts.seed,
+def _abl_xs_reqs(setup: str, opts: Options) -> tuple[list[int], int]:
+    if setup == "overloaded":
+        return (ABL_FULL, ABL_REQ_FULL) if opts.full else (ABL_QUICK, ABL_REQ_QUICK)
+    return (RACK_FULL, RACK_REQ_FULL) if opts.full else (RACK_QUICK, RACK_REQ_QUICK)
+
+
+def ablation_study(rid: str, full: str, ablated: str, part: str, setups: list[str]) -> Study:
+    """SICC against one of its ablations (``sicc-speed``, ``sicc-redirect``) on the frame."""
+
+    def runs(opts: Options) -> list[Run]:
+        b = base()
+        out = []
+        for setup in setups:
+            xs, reqs = _abl_xs_reqs(setup, opts)
+            for s in (full, ablated):
+                for q in xs:
+                    out.append(
+                        Run({"setup": setup, "series": s, "queries": q}, ablation_scn(b, s, q, reqs, setup))
                     )
-                )
-    results = run_points(rid, opts, points, b)
-    df = pd.DataFrame(
-        [
-            {
-                "setup": r["setup"],
-                "series": r["series"],
-                "queries": r["queries"],
-                **point_row(r),
-                "redirected_mean": r["requests"]["redirected"].mean(),
-            }
-            for r in results
-        ]
-    )
-    csv = opts.out / f"{rid}.csv"
-    df.to_csv(csv, index=False)
-    png = ablation_draw(df, rid, [full, ablated], opts)
-    modes = (
-        f"overloaded hubs: {', '.join(map(str, ABL_QUICK))} queries, {ABL_REQ_QUICK} requests per point"
-        f" (--full: {', '.join(map(str, ABL_FULL))}, {ABL_REQ_FULL:,})"
-        + (
-            f"; a rack of 60 front-ends: {', '.join(map(str, RACK_QUICK))} queries, {RACK_REQ_QUICK} requests"
-            f" each (--full: {', '.join(map(str, RACK_FULL))}, {RACK_REQ_FULL})"
-            if "rack" in setups
-            else ""
+        return out
+
+    def tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+        df = pd.DataFrame(
+            [
+                {
+                    "setup": r["setup"],
+                    "series": r["series"],
+                    "queries": r["queries"],
+                    **point_row(r),
+                    "redirected_mean": r["requests"]["redirected"].mean(),
+                }
+                for r in results
+            ]
         )
-        + ". Settings: xco/scenarios/sicc-latency.toml. With many front-ends, a request's timeouts count"
-        " every front-end's connections in its time."
+        return {"": df}
+
+    def draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+        png = ablation_draw(t[""], rid, [full, ablated], opts)
+        return [png, png.with_suffix(".svg")]
+
+    def summarize(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+        df = t[""]
+        modes = (
+            f"overloaded hubs: {', '.join(map(str, ABL_QUICK))} queries, {ABL_REQ_QUICK} requests per point"
+            f" (--full: {', '.join(map(str, ABL_FULL))}, {ABL_REQ_FULL:,})"
+            + (
+                f"; a rack of 60 front-ends: {', '.join(map(str, RACK_QUICK))} queries, {RACK_REQ_QUICK}"
+                f" requests each (--full: {', '.join(map(str, RACK_FULL))}, {RACK_REQ_FULL})"
+                if "rack" in setups
+                else ""
+            )
+            + ". Settings: xco/scenarios/sicc-latency.toml. With many front-ends, a request's timeouts count"
+            " every front-end's connections in its time."
+        )
+        text = header(rid, f"SICC vs {NAMES[ablated]}", opts, modes).replace(
+            f"xco/scenarios/{rid}.toml", "xco/scenarios/sicc-latency.toml"
+        )
+        parts = []
+        for setup, g in df.groupby("setup", sort=False):
+            parts.append(f"[{setup}] " + pivot(g, "queries", "latency_ms_mean", "{:.2f}", [full, ablated]))
+            parts.append(f"[{setup}] " + pivot(g, "queries", "timeouts_mean", "{:.1f}", [full, ablated]))
+        parts.append(claims_text(ablation_checks(df, full, ablated, part), spec="sicc.md"))
+        return text + "\n\n".join(parts)
+
+    return study(
+        rid,
+        f"SICC vs {NAMES[ablated]}",
+        runs=runs,
+        tables=tables,
+        draw=draw,
+        summarize=summarize,
+        extra=lambda opts: {"series": [full, ablated], "setups": setups},
+        keys=["setup", "series", "queries"],
     )
-    text = header(rid, f"SICC vs {NAMES[ablated]}", opts, modes).replace(
-        f"xco/scenarios/{rid}.toml", "xco/scenarios/sicc-latency.toml"
-    )
-    parts = []
-    for setup, g in df.groupby("setup", sort=False):
-        parts.append(f"[{setup}] " + pivot(g, "queries", "latency_ms_mean", "{:.2f}", [full, ablated]))
-        parts.append(f"[{setup}] " + pivot(g, "queries", "timeouts_mean", "{:.1f}", [full, ablated]))
-    parts.append(claims_text(ablation_checks(df, full, ablated, part), spec="sicc.md"))
-    text += "\n\n".join(parts)
-    txt = opts.out / f"{rid}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, rid, {"series": [full, ablated], "setups": setups}, base=b, points=record)
-    return Outcome(files=[csv, png, png.with_suffix(".svg"), txt, meta], summary=text)
 
 
 register(
@@ -570,9 +646,9 @@ register(
         id="sicc-speed",
         title="SICC vs SICC-NSSC: overloaded hubs, then a rack of front-ends at once",
         source="sicc.md",
-        run=lambda opts: run_ablation(
-            "sicc-speed", "sicc", "sicc-nssc", "two-level speed control", ["overloaded", "rack"], opts
-        ),
+        run=ablation_study(
+            "sicc-speed", "sicc", "sicc-nssc", "two-level speed control", ["overloaded", "rack"]
+        ).run,
     )
 )
 register(
@@ -580,9 +656,7 @@ register(
         id="sicc-redirect",
         title="SICC vs SICC-NQR: query redirection with overloaded hubs",
         source="sicc.md",
-        run=lambda opts: run_ablation(
-            "sicc-redirect", "sicc", "sicc-nqr", "query redirection", ["overloaded"], opts
-        ),
+        run=ablation_study("sicc-redirect", "sicc", "sicc-nqr", "query redirection", ["overloaded"]).run,
     )
 )
 
@@ -687,6 +761,8 @@ def run_treetime(opts: Options) -> Outcome:
 register(
     Reproduction(
         id="sicc-treetime",
+        replicates=False,
+        replicates_note="wall times of this machine: the seed fixes the instances, the builds repeat",
         title="SICC: time to build the tree (swarms, Algorithm 1) for 1,000 to 50,000 target servers",
         source="sicc.md",
         run=run_treetime,

@@ -15,16 +15,15 @@ outside the run (docs/sicc.md, docs/speed.md), never written here.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from .. import plot
 from .._lazy import np, pd, plt
-from . import Options, Outcome, Reproduction, register
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import LAT_SERIES, NAMES, base, compact, finish, grid, pivot, point_row, sicc_summary, with_method
+from .sicc import LAT_SERIES, NAMES, compact, grid_runs, pivot, point_row, sicc_summary, study, with_method
 
 RID = "sicc-scale"
 RACKS = 2_500  # x 60 servers = 150,000: the paper's 50x of 3,000
@@ -95,10 +94,13 @@ def draw(df: pd.DataFrame, opts: Options):
     markers, styles = ["o", "s", "^", "D"], ["-", "--", "-.", ":"]
     for i, s in enumerate(LAT_SERIES):
         d = df[df["series"] == s].sort_values("queries")
-        ax.plot(
-            d["queries"], d["latency_ms_mean"], styles[i], marker=markers[i], linewidth=2.4 - 0.3 * i,
-            label=NAMES[s],
+        xs, ys, lo, hi = plot.replicate_mean(d, "queries", "latency_ms_mean")
+        extra = f" ({plot.interval_words()})" if lo is not None else ""
+        (line,) = ax.plot(
+            xs, ys, styles[i], marker=markers[i], linewidth=2.4 - 0.3 * i, label=NAMES[s] + extra,
         )  # fmt: skip
+        if lo is not None:
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
     ax.set_yscale("log")
     plot.plain_log(ax)
     ax.set_xticks(sorted(df["queries"].unique()))
@@ -112,17 +114,7 @@ def draw(df: pd.DataFrame, opts: Options):
     return plot.save(fig, opts.out / f"{RID}.png")
 
 
-def run(opts: Options) -> Outcome:
-    from .sicc import run_points
-
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = FULL if opts.full else QUICK
-    reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = grid(b, LAT_SERIES, "queries", xs, scn_of, reqs, opts.seed)
-    # each point is a data center of 150,000 servers (about 0.5 GB): two at a time at most
-    scaled = dataclasses.replace(opts, jobs=min(opts.jobs or 2, 2))
-    results = run_points(RID, scaled, points, b, measure=measure)
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
     df = pd.DataFrame(
         [
             {
@@ -136,9 +128,16 @@ def run(opts: Options) -> Outcome:
         ]
     )
     df["hops_per_query"] = np.round(df["data_packet_hops"] / (df["queries"] * df["requests"]), 3)
-    csv = opts.out / f"{RID}.csv"
-    df.to_csv(csv, index=False)
-    png = draw(df, opts)
+    return {"": df}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    png = draw(t[""], opts)
+    return [png, png.with_suffix(".svg")]
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df = t[""]
     modes = (
         f"150,000 servers ({RACKS:,} racks of 60); quick: {', '.join(f'{q:,}' for q in QUICK)} queries,"
         f" {REQ_QUICK} request per point; --full: {', '.join(f'{q:,}' for q in FULL)} queries, {REQ_FULL}"
@@ -152,9 +151,28 @@ def run(opts: Options) -> Outcome:
         claims_text(checks(df), spec="sicc.md"),
     ]
     title = "request latency at 50x servers (One-all, SW, ICTCP, SICC)"
-    text = sicc_summary(RID, title, opts, modes, parts)
-    extra = {"series": LAT_SERIES, "requests_per_point": reqs}
-    return finish(RID, opts, b, points, text, extra, [csv, png, png.with_suffix(".svg")])
+    return sicc_summary(RID, title, opts, modes, parts)
+
+
+STUDY = study(
+    RID,
+    "request latency at 50x servers (One-all, SW, ICTCP, SICC)",
+    runs=grid_runs(
+        LAT_SERIES,
+        "queries",
+        lambda o: FULL if o.full else QUICK,
+        scn_of,
+        lambda o: REQ_FULL if o.full else REQ_QUICK,
+    ),
+    keep=measure,
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    extra=lambda opts: {"series": LAT_SERIES, "requests_per_point": REQ_FULL if opts.full else REQ_QUICK},
+    # each point is a data center of 150,000 servers (about 0.5 GB): two at a time at most
+    max_jobs=2,
+    keys=["series", "queries"],
+)
 
 
 register(
@@ -162,6 +180,6 @@ register(
         id=RID,
         title="SICC at 50x servers (150,000): request latency vs 10,000-50,000 queries, all methods",
         source="sicc.md",
-        run=run,
+        run=STUDY.run,
     )
 )

@@ -12,13 +12,13 @@ request latency over SICC's at the two downlinks.
 
 from __future__ import annotations
 
-from .. import plot, sweep
+from .. import plot
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, register
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
-from .experiment import note
-from .sicc import NAMES, base, finish, pivot, point_row, run_points, sicc_summary, with_downlink
+from .experiment import Run, note
+from .sicc import NAMES, base, cdf_of, pivot, point_row, sicc_summary, study, with_downlink
 
 RID = "sicc-tree"
 SERIES = ["sicc", "sicc-nmt", "sicc-n10"]
@@ -80,7 +80,7 @@ def tree_checks(df: pd.DataFrame) -> list[Check]:
     ]
 
 
-def draw(df: pd.DataFrame, cdf: dict, opts: Options):
+def draw(df: pd.DataFrame, cdf: dict, opts: Options, cdf_seed: str = ""):
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     fig, axes = plt.subplots(1, len(DOWNLINKS), figsize=(10, 4.2), squeeze=False)
@@ -98,7 +98,7 @@ def draw(df: pd.DataFrame, cdf: dict, opts: Options):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("query latency within a request (ms, log)")
         ax.set_ylabel("fraction of queries")
-        ax.set_title(f"edge downlink {d} Mbit/s")
+        ax.set_title(f"edge downlink {d} Mbit/s{cdf_seed}")
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"{RID}: {QUERIES} queries per request, 3,000 servers, 1:4 tree")
     fig.text(0.01, 0.01, note(RID, opts).replace(f"{RID}.toml", "sicc-latency.toml"), fontsize=7)
@@ -106,31 +106,38 @@ def draw(df: pd.DataFrame, cdf: dict, opts: Options):
     return plot.save(fig, opts.out / f"{RID}.png")
 
 
-def run(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = [
-        sweep.Point(labels={"series": s, "downlink_mbps": d}, scenario=scn_of(b, s, d, reqs), seed=opts.seed)
-        for d in DOWNLINKS
-        for s in SERIES
-    ]
-    results = run_points(RID, opts, points, b)
+def _reqs(opts: Options) -> int:
+    return REQ_FULL if opts.full else REQ_QUICK
+
+
+def _runs(opts: Options) -> list[Run]:
+    b, reqs = base(), _reqs(opts)
+    return [Run({"series": s, "downlink_mbps": d}, scn_of(b, s, d, reqs)) for d in DOWNLINKS for s in SERIES]
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
     df = pd.DataFrame(
         [{"series": r["series"], "downlink_mbps": r["downlink_mbps"], **point_row(r)} for r in results]
     )
-    csv = opts.out / f"{RID}.csv"
-    df.to_csv(csv, index=False)
-    cdf = {(r["downlink_mbps"], r["series"]): r["cdf"] for r in results}
-    cdf_csv = opts.out / f"{RID}-cdf.csv"
-    pd.DataFrame(
+    cdf = pd.DataFrame(
         [
-            {"series": s, "downlink_mbps": d, "fraction": float(p), "query_latency_ms": float(v)}
-            for (d, s), (probs, ms) in cdf.items()
-            for p, v in zip(probs, ms, strict=True)
+            {"series": r["series"], "downlink_mbps": r["downlink_mbps"], "fraction": float(p),
+             "query_latency_ms": float(v)}
+            for r in results
+            for p, v in zip(*r["cdf"], strict=True)
         ]
-    ).to_csv(cdf_csv, index=False)
-    png = draw(df, cdf, opts)
+    )  # fmt: skip
+    return {"": df, "cdf": cdf}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    cdf, seed = cdf_of(t["cdf"], ["downlink_mbps", "series"])
+    png = draw(t[""], cdf, opts, seed)
+    return [png, png.with_suffix(".svg")]
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df = t[""]
     modes = (
         f"{QUERIES} queries per request at edge downlinks {' and '.join(map(str, DOWNLINKS))} Mbit/s;"
         f" quick: {REQ_QUICK} requests per point; --full: {REQ_FULL:,} (the paper ran 10,000)."
@@ -143,9 +150,19 @@ def run(opts: Options) -> Outcome:
         claims_text(tree_checks(df), spec="sicc.md"),
     ]
     title = "query-latency CDF, SICC vs SICC-NMT, slow and fast downlink"
-    text = sicc_summary(RID, title, opts, modes, parts)
-    extra = {"series": SERIES, "requests_per_point": reqs}
-    return finish(RID, opts, b, points, text, extra, [csv, cdf_csv, png, png.with_suffix(".svg")])
+    return sicc_summary(RID, title, opts, modes, parts)
+
+
+STUDY = study(
+    RID,
+    "query-latency CDF, SICC vs SICC-NMT, slow and fast downlink",
+    runs=_runs,
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    extra=lambda opts: {"series": SERIES, "requests_per_point": _reqs(opts)},
+    keys=["series", "downlink_mbps"],
+)
 
 
 register(
@@ -153,6 +170,6 @@ register(
         id=RID,
         title="SICC vs SICC-NMT: query-latency CDF at 100 and 1000 Mbit/s downlinks",
         source="sicc.md",
-        run=run,
+        run=STUDY.run,
     )
 )

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from .. import plot, scenario
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, register
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import base, finish, grid, pivot, run_points, sicc_summary, table_of, with_method
+from .sicc import grid_runs, pivot, sicc_summary, study, table_of, with_method
 
 RID = "web-fanin-all"
 XCO = {"controller": "h0", "slice_ms": 2, "control": "inband"}
@@ -112,12 +112,16 @@ def draw(df: pd.DataFrame, opts: Options):
     fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [5, 3]})
     for i, s in enumerate(ORDER):
         d = df[df["series"] == s].sort_values("queries")
+        xs, ys, lo, hi = plot.replicate_mean(d, "queries", "latency_ms_mean")
+        extra = f" ({plot.interval_words()})" if lo is not None else ""
         # identical series (ICTCP sends as One-all when every answer fits its window) stay visible:
         # each its own marker and line style, the first ones drawn wider
-        a.plot(
-            d["queries"], d["latency_ms_mean"], STYLES[i % len(STYLES)], marker=MARKERS[i],
-            linewidth=2.6 - 0.2 * i, markersize=7 - 0.3 * i, label=LABELS[s],
+        (line,) = a.plot(
+            xs, ys, STYLES[i % len(STYLES)], marker=MARKERS[i],
+            linewidth=2.6 - 0.2 * i, markersize=7 - 0.3 * i, label=LABELS[s] + extra,
         )  # fmt: skip
+        if lo is not None:
+            a.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
     a.set_yscale("log")
     plot.plain_log(a)
     a.set_xticks(sorted(df["queries"].unique()))
@@ -126,8 +130,23 @@ def draw(df: pd.DataFrame, opts: Options):
     a.set_title("request latency")
     a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     q = df["queries"].max()
-    at = df[df["queries"] == q].set_index("series").reindex(ORDER)
-    b.barh([LABELS[s] for s in ORDER][::-1], at["inter_rack_packets_mean"].to_numpy()[::-1], color="#4a7ab0")
+    at = df[df["queries"] == q]
+    if at["series"].duplicated().any():  # several seeds: the mean, with its 95 % interval as error bars
+        ci = {
+            s: plot.replicate_mean(g.assign(x=0), "x", "inter_rack_packets_mean")
+            for s, g in at.groupby("series")
+        }
+        vals = [ci[s][1][0] for s in ORDER][::-1]
+        err = [
+            [ci[s][1][0] - ci[s][2][0] for s in ORDER][::-1],
+            [ci[s][3][0] - ci[s][1][0] for s in ORDER][::-1],
+        ]
+        b.barh([LABELS[s] for s in ORDER][::-1], vals, color="#4a7ab0", xerr=err, capsize=3)
+    else:
+        at = at.set_index("series").reindex(ORDER)
+        b.barh(
+            [LABELS[s] for s in ORDER][::-1], at["inter_rack_packets_mean"].to_numpy()[::-1], color="#4a7ab0"
+        )
     b.set_xscale("log")
     b.set_xlabel("inter-rack packets per request (log)")
     b.tick_params(axis="y", labelsize=7)
@@ -138,18 +157,19 @@ def draw(df: pd.DataFrame, opts: Options):
     return plot.save(fig, opts.out / f"{RID}.png")
 
 
-def run(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = FULL if opts.full else QUICK
-    reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = grid(b, ORDER, "queries", xs, scn_of, reqs, opts.seed)
-    results = run_points(RID, opts, points, b)
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
     df = table_of(results, "queries")
     df["remedy"] = df["series"].map(LABELS)
-    csv = opts.out / f"{RID}.csv"
-    df.to_csv(csv, index=False)
-    png = draw(df, opts)
+    return {"": df}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    png = draw(t[""], opts)
+    return [png, png.with_suffix(".svg")]
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df = t[""]
     modes = (
         f"quick: {', '.join(map(str, QUICK))} queries, {REQ_QUICK} requests per point; --full:"
         f" {', '.join(map(str, FULL))} queries, {REQ_FULL:,} requests per point."
@@ -162,9 +182,25 @@ def run(opts: Options) -> Outcome:
         pivot(df, "queries", "inter_rack_packets_mean", "{:.0f}", ORDER),
         claims_text(checks(df), spec="sicc.md"),
     ]
-    text = sicc_summary(RID, "web fan-in under every remedy (beyond the papers)", opts, modes, parts)
-    extra = {"series": ORDER, "requests_per_point": reqs}
-    return finish(RID, opts, b, points, text, extra, [csv, png, png.with_suffix(".svg")])
+    return sicc_summary(RID, "web fan-in under every remedy (beyond the papers)", opts, modes, parts)
+
+
+STUDY = study(
+    RID,
+    "web fan-in under every remedy (beyond the papers)",
+    runs=grid_runs(
+        ORDER,
+        "queries",
+        lambda o: FULL if o.full else QUICK,
+        scn_of,
+        lambda o: REQ_FULL if o.full else REQ_QUICK,
+    ),
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    extra=lambda opts: {"series": ORDER, "requests_per_point": REQ_FULL if opts.full else REQ_QUICK},
+    keys=["series", "queries", "remedy"],
+)
 
 
 register(
@@ -173,6 +209,6 @@ register(
         title="Beyond the papers: web fan-in under every remedy (NewReno, RTO 1 ms, DCTCP, PDN, XCo, ICTCP,"
         " SW, SICC)",
         source="sicc.md",
-        run=run,
+        run=STUDY.run,
     )
 )

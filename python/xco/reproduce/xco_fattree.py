@@ -12,7 +12,6 @@ line with its wall time to stderr.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 from .. import plot, scenario
@@ -164,6 +163,8 @@ EXPERIMENT = Experiment(
     xs=lambda full: FULL_K if full else QUICK_K,
     series=SERIES,
     build=lambda base, k, full: build(base, k, full, 1),
+    # the workload is drawn from the seed of the run
+    build_seeded=build,
     measure=measure,
     columns=[
         "series",
@@ -186,18 +187,11 @@ EXPERIMENT = Experiment(
 EXPERIMENTS[EXPERIMENT.id] = EXPERIMENT
 
 
-def _run(opts: Options):
-    # the workload is drawn from the seed of the run
-    return dataclasses.replace(EXPERIMENT, build=lambda base, k, full: build(base, k, full, opts.seed)).run(
-        opts
-    )
-
-
 register(
     Reproduction(
         id="xco-fattree",
         title="Beyond the paper: XCo timeslices and rate limits on k = 4, 8 (12 with --full) fat-trees",
         source="xco.md",
-        run=_run,
+        run=EXPERIMENT.run,
     )
 )

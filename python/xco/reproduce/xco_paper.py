@@ -435,6 +435,7 @@ _experiment(
         columns=["series", "t_s", "rtt_us"],
         draw=_ping_draw,
         summarize=lambda df, opts: claims.ping(df),
+        draw_means=True,
         modes=f"quick runs {PING_MS[0] / 1e3:g} s, --full {PING_MS[1] / 1e3:g} s; the maximum RTT is taken"
         " over the whole run, start-up included (the paper's figure is a maximum too)",
     )
@@ -830,6 +831,7 @@ _experiment(
         draw=_resp_draw,
         summarize=_resp_summary,
         modes="quick and --full are the same run (8 s, three switch-overs)",
+        draw_means=True,
     )
 )
 register(
