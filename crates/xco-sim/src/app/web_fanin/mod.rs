@@ -24,8 +24,10 @@
 //!   query covering its subtree; a hub passes each child hub its subtree's
 //!   query and each swarm member its objects' query, sends its own objects to
 //!   its parent, then forwards every object a member or child delivers as it
-//!   arrives (continuous forwarding). Objects written back to back share TCP
-//!   segments up to the MSS: that is the packing of SICC's compression here.
+//!   arrives (continuous forwarding). Packet compression: whatever a hub may
+//!   send at once it packs, in order, into writes of at most one MSS (one
+//!   message each, so one TCP segment while the window is open);
+//!   `compression = false` writes every object as its own message.
 //! - `ictcp`: as `one_all`, with each front-end connection's advertised
 //!   window set by ICTCP (`ictcp.rs`).
 //! - Speed control (eqs 2–6, `sicc-nssc` without), query redirection
@@ -153,8 +155,10 @@ pub struct WebFaninConfig {
     pub overload_ppm: u32,
     /// An overloaded hub sends at this fraction of its assigned rate (or of its line rate without one), ppm.
     pub overload_fraction_ppm: u32,
-    /// Payload bytes a hub gathers before it writes (one MSS).
-    pub burst_bytes: u64,
+    /// SICC: a hub packs the objects it may send into messages of at most
+    /// one MSS, each written at once (packet compression); false: every
+    /// object is its own message, sent as soon as its rate allows.
+    pub compression: bool,
     /// Where the servers sit.
     pub place: Placement,
 }
@@ -204,6 +208,8 @@ enum Msg {
     },
     /// Object `idx` of front-end `fe`'s request `req`.
     Object { fe: u32, req: u32, idx: u32 },
+    /// Objects `idx` of front-end `fe`'s request `req`, packed by a hub into one write of at most one MSS.
+    Batch { fe: u32, req: u32, idx: Vec<u32> },
 }
 
 /// One front-end's current request.
@@ -725,40 +731,56 @@ impl WebFanin {
                     }
                 }
             }
-            Msg::Object { fe, req, idx } => {
-                if self.dropped.remove(&(fe, req, idx, host)) {
-                    // redirected away while it was on its way to this hub: the new hub sent it
-                    return Ok(());
-                }
-                let f = &self.fes[fe as usize];
-                if req < f.req && host != f.host {
-                    // a redirected copy that outlived its request (its hub upstream
-                    // would have dropped it): nobody waits for it
-                    self.stale_dropped += 1;
-                    return Ok(());
-                }
-                if req != f.req {
-                    return Err(format!(
-                        "object {idx} of request {req} arrived at host {host} from {from} during request {}",
-                        f.req
-                    ));
-                }
-                if host == f.host {
-                    self.on_object_at_fe(env, fe as usize, idx, from)?;
-                } else {
-                    // a hub forwards what its members and children deliver, as it arrives
-                    let slot = *self
-                        .sender_of
-                        .get(&(fe, host))
-                        .ok_or_else(|| format!("host {host} got an object but is no hub"))?;
-                    let o = f.objs[idx as usize];
-                    let b = self.size_bytes[o as usize];
-                    self.senders[slot].as_mut().expect("live sender").push(idx, b);
-                    self.pump(env, slot)?;
+            Msg::Object { fe, req, idx } => self.on_object(env, host, from, fe, req, idx)?,
+            Msg::Batch { fe, req, idx } => {
+                for i in idx {
+                    self.on_object(env, host, from, fe, req, i)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Object `idx` of front-end `fe`'s request `req` arrived at `host` from `from`:
+    /// the front-end takes it, a hub queues it to forward.
+    fn on_object(
+        &mut self,
+        env: &mut Env,
+        host: u32,
+        from: u32,
+        fe: u32,
+        req: u32,
+        idx: u32,
+    ) -> Result<(), String> {
+        if self.dropped.remove(&(fe, req, idx, host)) {
+            // redirected away while it was on its way to this hub: the new hub sent it
+            return Ok(());
+        }
+        let f = &self.fes[fe as usize];
+        if req < f.req && host != f.host {
+            // a redirected copy that outlived its request (its hub upstream
+            // would have dropped it): nobody waits for it
+            self.stale_dropped += 1;
+            return Ok(());
+        }
+        if req != f.req {
+            return Err(format!(
+                "object {idx} of request {req} arrived at host {host} from {from} during request {}",
+                f.req
+            ));
+        }
+        if host == f.host {
+            return self.on_object_at_fe(env, fe as usize, idx, from);
+        }
+        // a hub forwards what its members and children deliver, as it arrives
+        let slot = *self
+            .sender_of
+            .get(&(fe, host))
+            .ok_or_else(|| format!("host {host} got an object but is no hub"))?;
+        let o = f.objs[idx as usize];
+        let b = self.size_bytes[o as usize];
+        self.senders[slot].as_mut().expect("live sender").push(idx, b);
+        self.pump(env, slot)
     }
 
     /// The requests finished so far.
