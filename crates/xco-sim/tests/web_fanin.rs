@@ -315,3 +315,32 @@ fn ictcp_sets_every_front_end_window_through_the_receive_window_seam() {
         .count();
     assert_eq!(clamps, windows.len(), "one clamped endpoint per ICTCP connection");
 }
+
+#[test]
+fn sw_infers_a_loss_from_a_response_that_waited_out_a_timeout() {
+    use xco_sim::app::App;
+    let sw_after = |edge_buffer: &str| -> (u32, u64, u64) {
+        let mut b = build(&scenario("sw", edge_buffer, ""), None).unwrap();
+        b.sim.run().unwrap();
+        let timeouts: u64 = b.sim.cx.net.flows.iter().map(|f| f.timeouts).sum();
+        let App::WebFanin(w) = &b.sim.apps[0] else {
+            panic!("the app is a web fan-in")
+        };
+        assert_eq!(w.requests_done(), 3);
+        let (window, losses) = w.sw_state(0);
+        (window, losses, timeouts)
+    };
+    // nothing dropped: no response is late, and the window grows (+1 per response)
+    let (w_big, losses_big, timeouts_big) = sw_after("400KB");
+    assert_eq!(timeouts_big, 0);
+    assert_eq!(losses_big, 0, "no loss inferred without a timeout");
+    assert!(w_big > 100, "the window grew: {w_big}");
+    // a 6 KB edge buffer drops answers: responses wait out the 10 ms RTO, and SW halves
+    let (w_small, losses_small, timeouts_small) = sw_after("6KB");
+    assert!(timeouts_small > 0);
+    assert!(losses_small > 0, "late responses are losses");
+    assert!(
+        w_small < w_big,
+        "window {w_small} after losses vs {w_big} without"
+    );
+}

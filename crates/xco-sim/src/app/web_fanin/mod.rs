@@ -16,7 +16,9 @@
 //!   answers all its objects at once.
 //! - `sw`: the front-end queries at most w target servers at once
 //!   (`xco_core::sicc::SlidingWindow`: +1 per complete response, halved on a
-//!   response that saw a retransmission, once per window; w carries over).
+//!   response that took at least the connection's RTO_min since its query
+//!   left, i.e. waited out a retransmission timeout, once per window; w
+//!   carries over). The front-end reads only its own clock and settings.
 //! - `sicc`, `sicc-nps`, `sicc-nmt`: swarms per rack, hub = most objects,
 //!   Algorithm 1's tree with N = M / m hubs per request (eq 1 from the
 //!   front-end's edge port), SICC-NPS and SICC-NMT its ablations
@@ -229,9 +231,11 @@ struct FrontEnd {
     target_objs: Vec<Vec<u32>>,
     /// Per request object: its target's index.
     target_of: Vec<u32>,
-    /// SW: objects each target still owes, and its response flow's retransmits when asked.
+    /// SW: objects each target still owes, and when its query left.
     owed: Vec<u32>,
-    retx_mark: Vec<u64>,
+    asked_at: Vec<Time>,
+    /// SW: responses that came back late enough to have met a timeout (losses it inferred).
+    sw_losses: u64,
     sw: SlidingWindow,
     /// SICC: the tree, each hub's server, and each hub server's parent server.
     tree: AggTree,
@@ -319,7 +323,8 @@ impl WebFanin {
                 target_objs: Vec::new(),
                 target_of: Vec::new(),
                 owed: Vec::new(),
-                retx_mark: Vec::new(),
+                asked_at: Vec::new(),
+                sw_losses: 0,
                 sw: SlidingWindow::new(SwConfig::default()),
                 tree: AggTree::new(),
                 parent_of: HashMap::new(),
@@ -516,8 +521,8 @@ impl WebFanin {
                 let nt = f.targets.len();
                 f.owed.clear();
                 f.owed.extend(f.target_objs[..nt].iter().map(|v| v.len() as u32));
-                f.retx_mark.clear();
-                f.retx_mark.resize(nt, 0);
+                f.asked_at.clear();
+                f.asked_at.resize(nt, Time::ZERO);
                 f.sw.start(nt as u32);
                 self.sw_pump(env, fe)?;
             }
@@ -550,10 +555,7 @@ impl WebFanin {
     fn sw_pump(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
         while let Some(t) = self.fes[fe].sw.next_query() {
             let host = self.fes[fe].host;
-            let server = self.fes[fe].targets[t as usize];
-            let ep = self.ep(env, server, host)?;
-            let flow = env.tcp.eps[ep as usize].tx_flow;
-            self.fes[fe].retx_mark[t as usize] = env.cx.net.flows[flow as usize].retransmits;
+            self.fes[fe].asked_at[t as usize] = env.cx.now;
             self.ask_target(env, fe, t as usize, host)?;
         }
         Ok(())
@@ -627,12 +629,15 @@ impl WebFanin {
             let t = f.target_of[i as usize] as usize;
             f.owed[t] -= 1;
             if f.owed[t] == 0 {
-                let server = f.targets[t];
-                let host = f.host;
-                let ep = self.pool.endpoint(env, self.id, server, host)?;
-                let flow = env.tcp.eps[ep as usize].tx_flow;
+                // a loss, as the front-end can tell it: the response took at least
+                // its connection's RTO_min, so some segment of it (or of the query)
+                // waited out a retransmission timeout
+                let (server, host, asked) = (f.targets[t], f.host, f.asked_at[t]);
+                let ep = self.pool.endpoint(env, self.id, host, server)?;
+                let rto_min = env.stack.tcp.cfg_of(env.tcp.eps[ep as usize].cfg).rto_min;
                 let f = &mut self.fes[fe];
-                if env.cx.net.flows[flow as usize].retransmits > f.retx_mark[t] {
+                if now.saturating_since(asked) >= rto_min {
+                    f.sw_losses += 1;
                     f.sw.on_loss(t as u32);
                 }
                 f.sw.on_response(t as u32);
@@ -786,6 +791,12 @@ impl WebFanin {
     /// The requests finished so far.
     pub fn requests_done(&self) -> u32 {
         self.n
+    }
+
+    /// SW: front-end `fe`'s window now (servers queried at once) and the
+    /// losses it inferred so far (for tests).
+    pub fn sw_state(&self, fe: usize) -> (u32, u64) {
+        (self.fes[fe].sw.window(), self.fes[fe].sw_losses)
     }
 }
 
