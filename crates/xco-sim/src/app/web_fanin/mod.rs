@@ -66,7 +66,6 @@ const KIND_SHIFT: u32 = 25;
 const PERIOD: u32 = 1;
 const REPORT: u32 = 2;
 const SEND: u32 = 3;
-const ICTCP: u32 = 4;
 const PAYLOAD: u32 = (1 << KIND_SHIFT) - 1;
 /// No root hub owes the object.
 const NONE: u32 = u32::MAX;
@@ -867,10 +866,6 @@ impl Application for WebFanin {
                     }
                     _ => Ok(()),
                 }
-            }
-            ICTCP => {
-                self.ictcp_on_timer(env, payload);
-                Ok(())
             }
             _ => Err(format!("web_fanin: unknown timer {token}")),
         }
