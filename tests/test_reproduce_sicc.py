@@ -2,6 +2,7 @@
 record of what ran, and the behaviour the spec names (One-all collapses on a
 1,000-query request where SICC does not; SICC sends fewer inter-rack packets)."""
 
+import io
 import json
 
 import pandas as pd
@@ -76,6 +77,27 @@ def test_sicc_speed_runs_overloaded_hubs_and_a_rack_of_front_ends(tmp_path, cli)
     # 60 front-ends, each its requests: every one finished
     assert (rack["requests"] == 60 * sicc.RACK_REQ_QUICK).all()
     assert r.stdout.count("claim:") == 2
+    meta = json.loads((tmp_path / "sicc-speed.meta.json").read_text())
+    p = next(p for p in meta["points"] if p["labels"]["setup"] == "rack")
+    assert p["overrides"]["topology.queues"] == [{"switch": "g*", "kind": "droptail", "buffer": "200KB"}]
+    assert "topology.agg_core_rate" in p["overrides"]
+    assert all(
+        "topology.queues" not in q["overrides"] for q in meta["points"] if q["labels"]["setup"] != "rack"
+    )
+
+
+def test_the_rack_of_front_ends_runs_with_200_kb_at_the_aggregation_routers_ports():
+    """The multi-front-end setup's B_a = 200 KB: every port of the aggregation router above the
+    front-ends' rack holds 200 KB (what speed control's S_a sums), the ToR uplinks keep theirs."""
+    from xco import sim
+
+    raw = sim.run_raw(sicc.ablation_scn(sicc.base(), "sicc", 100, 1, "rack"), 1)
+    ports = pd.read_csv(io.StringIO(raw["ports"]))
+    down = ports[(ports["from"] == "g0") & (ports["to"] == "t0")]
+    assert len(down) == 15, "1:4 at the ToR: 15 parallel links"
+    assert (down["buffer_bytes"] == 200_000).all()
+    up = ports[(ports["from"] == "t0") & (ports["to"] == "g0")]
+    assert (up["buffer_bytes"] == 1_000_000).all()
 
 
 def test_sicc_treetime_times_every_size_and_reports_the_trees_shape(tmp_path, cli):

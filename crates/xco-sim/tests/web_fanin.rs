@@ -1,7 +1,9 @@
 //! The web fan-in (`[[apps]] kind = "web_fanin"`): every requested object
 //! delivered exactly once for every method, also with drops and timeouts;
 //! a failed hub's backup takes over and the request completes; One-all
-//! collapses where SICC does not on the same request; bad input named.
+//! collapses where SICC does not on the same request; a hub's packet
+//! compression packs objects into fewer packets, and without it every
+//! object is its own packet; bad input named.
 
 use xco_sim::run_scenario;
 use xco_sim::scenario::build;
@@ -200,6 +202,56 @@ fn one_all_collapses_where_sicc_does_not_on_the_same_request() {
     }
 }
 
+/// Per request: packets that arrived at the ToR's port toward the front-end.
+fn fe_packets(r: &Run) -> Vec<u64> {
+    let c = col(r, "packets");
+    r.requests.iter().map(|row| row[c].parse().unwrap()).collect()
+}
+
+#[test]
+fn compression_packs_a_hubs_objects_and_without_it_each_object_is_its_own_packet() {
+    // hubs straight to the front-end (SICC-NMT), small objects, a buffer that drops
+    // nothing: the same requests (same seed) with and without packing
+    let small = "object_max_bytes = 200";
+    let with = run(&scenario("sicc-nmt", "400KB", small));
+    let without = run(&scenario(
+        "sicc-nmt",
+        "400KB",
+        &format!("{small}\ncompression = false"),
+    ));
+    each_object_once(&with, 3, 300);
+    each_object_once(&without, 3, 300);
+    assert_eq!(with.drops + without.drops, 0, "no retransmission in the counts");
+    let (pw, pn) = (fe_packets(&with), fe_packets(&without));
+    for i in 0..3 {
+        // objects straight from the front-end's own rack come in their own packets too
+        assert!(
+            pn[i] >= 300,
+            "request {i}: without compression every object is at least one packet, got {}",
+            pn[i]
+        );
+        // 300 objects of at most 200 B fit in 42 packets of 1,448 B: packing must save
+        // far more than the few packets ACKs and queries add
+        assert!(
+            2 * pw[i] < pn[i],
+            "request {i}: with compression {} packets, without {}",
+            pw[i],
+            pn[i]
+        );
+    }
+    // other methods have no hub to switch
+    let e = err(&scenario("one_all", "400KB", "compression = false"));
+    assert!(e.starts_with("apps[0].compression:"), "{e}");
+}
+
+#[test]
+fn every_sicc_method_delivers_every_object_once_without_compression() {
+    for m in ["sicc", "sicc-nps", "sicc-nssc"] {
+        let r = run(&scenario(m, "6KB", "compression = false"));
+        each_object_once(&r, 3, 300);
+    }
+}
+
 fn err(text: &str) -> String {
     match build(text, None) {
         Ok(_) => panic!("scenario was accepted:\n{text}"),
@@ -262,4 +314,33 @@ fn ictcp_sets_every_front_end_window_through_the_receive_window_seam() {
         .filter(|e| matches!(e.rcv_window, RcvWindow::Clamp { .. }))
         .count();
     assert_eq!(clamps, windows.len(), "one clamped endpoint per ICTCP connection");
+}
+
+#[test]
+fn sw_infers_a_loss_from_a_response_that_waited_out_a_timeout() {
+    use xco_sim::app::App;
+    let sw_after = |edge_buffer: &str| -> (u32, u64, u64) {
+        let mut b = build(&scenario("sw", edge_buffer, ""), None).unwrap();
+        b.sim.run().unwrap();
+        let timeouts: u64 = b.sim.cx.net.flows.iter().map(|f| f.timeouts).sum();
+        let App::WebFanin(w) = &b.sim.apps[0] else {
+            panic!("the app is a web fan-in")
+        };
+        assert_eq!(w.requests_done(), 3);
+        let (window, losses) = w.sw_state(0);
+        (window, losses, timeouts)
+    };
+    // nothing dropped: no response is late, and the window grows (+1 per response)
+    let (w_big, losses_big, timeouts_big) = sw_after("400KB");
+    assert_eq!(timeouts_big, 0);
+    assert_eq!(losses_big, 0, "no loss inferred without a timeout");
+    assert!(w_big > 100, "the window grew: {w_big}");
+    // a 6 KB edge buffer drops answers: responses wait out the 10 ms RTO, and SW halves
+    let (w_small, losses_small, timeouts_small) = sw_after("6KB");
+    assert!(timeouts_small > 0);
+    assert!(losses_small > 0, "late responses are losses");
+    assert!(
+        w_small < w_big,
+        "window {w_small} after losses vs {w_big} without"
+    );
 }

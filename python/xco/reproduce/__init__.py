@@ -217,6 +217,7 @@ from . import (  # noqa: E402,F401
     real_outcast,
     real_sicc,
     sicc,
+    sicc_compress,
     sicc_scale,
     sicc_tree,
     web_fanin_all,

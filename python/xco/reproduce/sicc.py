@@ -499,16 +499,29 @@ ABL_QUICK, ABL_FULL = [250, 500, 1000], [250, 500, 750, 1000]
 ABL_REQ_QUICK, ABL_REQ_FULL = 10, 1_000
 RACK_QUICK, RACK_FULL = [100, 250], [100, 250, 500]
 RACK_REQ_QUICK, RACK_REQ_FULL = 2, 20
+# the multi-front-end setup's "B_a = 200 KB" (spec sicc.md, Evaluation setup), read as the buffer
+# S_a of the aggregation router's port toward the edge switch (docs/sicc.md): every port of every
+# aggregation router (g*) holds 200 KB; speed control's S_a sums the ports into the front-ends' rack
+RACK_AGG_PORT_BUFFER = "200KB"
+# the spec's tree is over-subscribed at the ToR tier only (1:4): above it, an aggregation router
+# carries what its racks' uplinks send (10 racks x 15 x 1 Gbps). sicc-latency.toml's 10 Gbps
+# aggregation-core link is no bottleneck for one front-end, but a rack of 60 front-ends pulls up
+# to 15 Gbps through it, and the queue then builds at the core's port, where the aggregation
+# level of speed control does not look
+RACK_AGG_CORE_RATE = "150Gbps"
 
 
 def ablation_scn(b: dict, method: str, queries: int, requests: int, setup: str) -> dict:
     """The overloaded-hub scenario (``setup`` = ``overloaded``), or the whole rack of front-ends
-    (``rack``, hubs not overloaded: the paper's second speed-control test)."""
+    (``rack``, hubs not overloaded: the paper's second speed-control test, with the aggregation
+    routers' port buffers at B_a = 200 KB)."""
     scn = with_method(b, method, queries, requests)
     if setup == "overloaded":
         scn["apps"][0].update(OVERLOAD)
     else:
         scn["apps"][0]["front_end_rack"] = 0
+        scn["topology"]["queues"] = [{"switch": "g*", "kind": "droptail", "buffer": RACK_AGG_PORT_BUFFER}]
+        scn["topology"]["agg_core_rate"] = RACK_AGG_CORE_RATE
     return scn
 
 
@@ -612,7 +625,10 @@ def ablation_study(rid: str, full: str, ablated: str, part: str, setups: list[st
             f" (--full: {', '.join(map(str, ABL_FULL))}, {ABL_REQ_FULL:,})"
             + (
                 f"; a rack of 60 front-ends: {', '.join(map(str, RACK_QUICK))} queries, {RACK_REQ_QUICK}"
-                f" requests each (--full: {', '.join(map(str, RACK_FULL))}, {RACK_REQ_FULL})"
+                f" requests each (--full: {', '.join(map(str, RACK_FULL))}, {RACK_REQ_FULL}),"
+                f" every aggregation router port's buffer {RACK_AGG_PORT_BUFFER} (the paper's B_a,"
+                f" read as S_a), aggregation-core links {RACK_AGG_CORE_RATE} (over-subscribed at"
+                " the ToR tier only)"
                 if "rack" in setups
                 else ""
             )

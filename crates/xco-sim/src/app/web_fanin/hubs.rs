@@ -194,26 +194,9 @@ impl WebFanin {
         let parent = self.fes[fe].parent_of[&server];
         let rate = self.hub_rate(env, fe, hub, server, rate_bps);
         let expected = self.fes[fe].tree.subtree_objects(hub);
-        let sender = HubSender::new(
-            fe as u32,
-            req,
-            server,
-            parent,
-            expected,
-            rate,
-            self.cfg.burst_bytes,
-            env.cx.now,
-        );
-        let slot = match self.free_senders.pop() {
-            Some(i) => {
-                self.senders[i] = Some(sender);
-                i
-            }
-            None => {
-                self.senders.push(Some(sender));
-                self.senders.len() - 1
-            }
-        };
+        let burst = self.hub_burst_bytes(env, server, parent)?;
+        let sender = HubSender::new(fe as u32, req, server, parent, expected, rate, burst, env.cx.now);
+        let slot = self.add_sender(sender);
         if self.sender_of.insert((fe as u32, server), slot).is_some() {
             return Err(format!("host {server} is asked twice to be a hub of one request"));
         }
@@ -278,7 +261,34 @@ impl WebFanin {
         (base as u128 * self.cfg.overload_fraction_ppm as u128 / 1_000_000).max(1) as u64
     }
 
-    /// Send what hub sender `slot` may send now; arm its timer for the rest.
+    /// How many payload bytes a hub at `from` streaming to `to` gathers
+    /// before it writes: one MSS of that connection with compression (the
+    /// packet it fills), else 1 (each object goes as soon as its rate allows).
+    pub(super) fn hub_burst_bytes(&mut self, env: &mut Env, from: u32, to: u32) -> Result<u64, String> {
+        if !self.cfg.compression {
+            return Ok(1);
+        }
+        let ep = self.ep(env, from, to)?;
+        Ok(env.tcp.eps[ep as usize].win.mss)
+    }
+
+    /// Put `sender` in a free slot; returns the slot.
+    pub(super) fn add_sender(&mut self, sender: HubSender) -> usize {
+        match self.free_senders.pop() {
+            Some(i) => {
+                self.senders[i] = Some(sender);
+                i
+            }
+            None => {
+                self.senders.push(Some(sender));
+                self.senders.len() - 1
+            }
+        }
+    }
+
+    /// Send what hub sender `slot` may send now (packed up to one MSS per
+    /// write with compression, else one object per write); arm its timer
+    /// for the rest.
     pub(super) fn pump(&mut self, env: &mut Env, slot: usize) -> Result<(), String> {
         let now = env.cx.now;
         let mut ready = std::mem::take(&mut self.ready);
@@ -294,9 +304,41 @@ impl WebFanin {
             }
             _ => None,
         };
-        for &(i, b) in &ready {
+        if !ready.is_empty() {
             let ep = self.ep(env, from, to)?;
-            self.msgs.send(env, ep, b as u64, Msg::Object { fe, req, idx: i });
+            if self.cfg.compression {
+                // packet compression: next-fit in forwarding order, at most one
+                // MSS of payload per write (`xco_core::sicc::pack`'s rule)
+                let payload = env.tcp.eps[ep as usize].win.mss.max(1);
+                let mut k = 0;
+                while k < ready.len() {
+                    let mut bytes = ready[k].1 as u64;
+                    let mut end = k + 1;
+                    while end < ready.len() && bytes + ready[end].1 as u64 <= payload {
+                        bytes += ready[end].1 as u64;
+                        end += 1;
+                    }
+                    let m = if end == k + 1 {
+                        Msg::Object {
+                            fe,
+                            req,
+                            idx: ready[k].0,
+                        }
+                    } else {
+                        Msg::Batch {
+                            fe,
+                            req,
+                            idx: ready[k..end].iter().map(|&(i, _)| i).collect(),
+                        }
+                    };
+                    self.msgs.send(env, ep, bytes, m);
+                    k = end;
+                }
+            } else {
+                for &(i, b) in &ready {
+                    self.msgs.send(env, ep, b as u64, Msg::Object { fe, req, idx: i });
+                }
+            }
         }
         self.ready = ready;
         if done {

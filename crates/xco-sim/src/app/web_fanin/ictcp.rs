@@ -4,20 +4,27 @@
 //! window seam (`tcp::rcv_window::RcvWindow::Clamp` on the front-end's
 //! endpoint: every segment it stamps carries the window ICTCP chose).
 //!
-//! The receiver hears every object's bytes as they arrive (`on_data`), each
-//! connection's smoothed RTT from its endpoint when it has one, and its own
-//! timers (sub-slot boundaries and per-connection RTT checks) as app
-//! timers. A window is put on the endpoint when the front-end is about to
-//! send on it (its query) and whenever data arrives on it (the ACK): a
-//! sender sees the window only in those segments. A connection is opened in ICTCP the first time the front-end
-//! queries that server and stays open (connections are persistent); its
-//! RTT until TCP has a sample is the base RTT of 100 us.
+//! The receiver hears every object's bytes as they arrive (`on_data`) and
+//! each connection's smoothed RTT from its endpoint when it has one. A
+//! window is put on the endpoint when the front-end is about to send on it
+//! (its query) and whenever data arrives on it (the ACK): a sender sees the
+//! window only in those segments. A connection is opened in ICTCP the first
+//! time the front-end queries that server and stays open (connections are
+//! persistent); its RTT until TCP has a sample is the base RTT of 100 us.
+//!
+//! **No timers.** The receiver's sub-slot boundaries and per-RTT checks
+//! run when it is next touched: before a window is read (a query) and
+//! before an arrival is counted or a new RTT given (`handle_timeout(now)`
+//! first, which runs every boundary and check due up to now in time order,
+//! each at its own due time). A window reaches a sender only in those two
+//! places, so what the senders see is what timers firing at every deadline
+//! would give, without an event per deadline (a check per connection per
+//! RTT, over every server ever queried: most of ICTCP's run time when they
+//! were events).
 
-use super::{Env, WebFanin, ICTCP, KIND_SHIFT};
-use crate::engine::Event;
+use super::{Env, WebFanin};
 use crate::tcp::rcv_window::RcvWindow;
 use xco_core::sicc::{IctcpConfig, IctcpReceiver};
-use xco_core::Time;
 
 /// RTT assumed for a connection with no sample yet, ns.
 const BASE_RTT_NS: u64 = 100_000;
@@ -28,8 +35,6 @@ pub(super) struct FeIctcp {
     /// (server, ICTCP id, front-end endpoint), in the order opened.
     conns: Vec<(u32, u32, u32)>,
     by_server: std::collections::HashMap<u32, usize>,
-    /// When the pending timer fires (`Time::NEVER`: none).
-    wake_at: Time,
 }
 
 impl WebFanin {
@@ -50,7 +55,6 @@ impl WebFanin {
                 rx: IctcpReceiver::new(cfg, down.rate_bps, now_ns),
                 conns: Vec::new(),
                 by_server: std::collections::HashMap::new(),
-                wake_at: Time::NEVER,
             });
         }
         let ep = self.ep(env, host, server)?;
@@ -65,9 +69,9 @@ impl WebFanin {
             }
         };
         let (_, id, ep) = st.conns[k];
+        st.rx.handle_timeout(now_ns);
         let w = st.rx.window_bytes(id) as u64;
         env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
-        self.ictcp_arm(env, fe);
         Ok(())
     }
 
@@ -77,6 +81,8 @@ impl WebFanin {
         let Some(st) = self.fes[fe].ictcp.as_mut() else {
             return;
         };
+        // what was due before this arrival, with the RTT it was due under
+        st.rx.handle_timeout(now_ns);
         match st.by_server.get(&server) {
             Some(&k) => {
                 let (_, id, ep) = st.conns[k];
@@ -88,44 +94,6 @@ impl WebFanin {
                 env.tcp.eps[ep as usize].rcv_window = RcvWindow::Clamp { max_bytes: w };
             }
             None => st.rx.on_other_data(bytes, now_ns),
-        }
-        self.ictcp_arm(env, fe);
-    }
-
-    /// ICTCP's timer of front-end `fe` fired: run its checks, apply every window.
-    pub(super) fn ictcp_on_timer(&mut self, env: &mut Env, fe: usize) {
-        let now = env.cx.now;
-        let Some(st) = self.fes[fe].ictcp.as_mut() else {
-            return;
-        };
-        if st.wake_at != now {
-            return; // a timer superseded by an earlier one
-        }
-        st.wake_at = Time::NEVER;
-        st.rx.handle_timeout(now.ps() / 1000);
-        // windows reach a sender only in segments the front-end sends: a query
-        // (ictcp_prepare) or an ACK of arriving data (ictcp_on_data) applies them
-        self.ictcp_arm(env, fe);
-    }
-
-    /// Arm front-end `fe`'s ICTCP timer at the receiver's next deadline while it has requests left.
-    fn ictcp_arm(&mut self, env: &mut Env, fe: usize) {
-        if self.fes[fe].done {
-            return;
-        }
-        let Some(st) = self.fes[fe].ictcp.as_mut() else {
-            return;
-        };
-        let at = Time(st.rx.poll_at().saturating_mul(1000)).max(env.cx.now);
-        if st.wake_at == Time::NEVER || at < st.wake_at || st.wake_at < env.cx.now {
-            st.wake_at = at;
-            env.cx.ev.schedule(
-                at,
-                Event::App {
-                    app: self.id,
-                    token: ICTCP << KIND_SHIFT | fe as u32,
-                },
-            );
         }
     }
 

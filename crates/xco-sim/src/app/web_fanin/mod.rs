@@ -16,7 +16,9 @@
 //!   answers all its objects at once.
 //! - `sw`: the front-end queries at most w target servers at once
 //!   (`xco_core::sicc::SlidingWindow`: +1 per complete response, halved on a
-//!   response that saw a retransmission, once per window; w carries over).
+//!   response that took at least the connection's RTO_min since its query
+//!   left, i.e. waited out a retransmission timeout, once per window; w
+//!   carries over). The front-end reads only its own clock and settings.
 //! - `sicc`, `sicc-nps`, `sicc-nmt`: swarms per rack, hub = most objects,
 //!   Algorithm 1's tree with N = M / m hubs per request (eq 1 from the
 //!   front-end's edge port), SICC-NPS and SICC-NMT its ablations
@@ -24,8 +26,10 @@
 //!   query covering its subtree; a hub passes each child hub its subtree's
 //!   query and each swarm member its objects' query, sends its own objects to
 //!   its parent, then forwards every object a member or child delivers as it
-//!   arrives (continuous forwarding). Objects written back to back share TCP
-//!   segments up to the MSS: that is the packing of SICC's compression here.
+//!   arrives (continuous forwarding). Packet compression: whatever a hub may
+//!   send at once it packs, in order, into writes of at most one MSS (one
+//!   message each, so one TCP segment while the window is open);
+//!   `compression = false` writes every object as its own message.
 //! - `ictcp`: as `one_all`, with each front-end connection's advertised
 //!   window set by ICTCP (`ictcp.rs`).
 //! - Speed control (eqs 2–6, `sicc-nssc` without), query redirection
@@ -62,7 +66,6 @@ const KIND_SHIFT: u32 = 25;
 const PERIOD: u32 = 1;
 const REPORT: u32 = 2;
 const SEND: u32 = 3;
-const ICTCP: u32 = 4;
 const PAYLOAD: u32 = (1 << KIND_SHIFT) - 1;
 /// No root hub owes the object.
 const NONE: u32 = u32::MAX;
@@ -153,8 +156,10 @@ pub struct WebFaninConfig {
     pub overload_ppm: u32,
     /// An overloaded hub sends at this fraction of its assigned rate (or of its line rate without one), ppm.
     pub overload_fraction_ppm: u32,
-    /// Payload bytes a hub gathers before it writes (one MSS).
-    pub burst_bytes: u64,
+    /// SICC: a hub packs the objects it may send into messages of at most
+    /// one MSS, each written at once (packet compression); false: every
+    /// object is its own message, sent as soon as its rate allows.
+    pub compression: bool,
     /// Where the servers sit.
     pub place: Placement,
 }
@@ -204,6 +209,8 @@ enum Msg {
     },
     /// Object `idx` of front-end `fe`'s request `req`.
     Object { fe: u32, req: u32, idx: u32 },
+    /// Objects `idx` of front-end `fe`'s request `req`, packed by a hub into one write of at most one MSS.
+    Batch { fe: u32, req: u32, idx: Vec<u32> },
 }
 
 /// One front-end's current request.
@@ -223,9 +230,11 @@ struct FrontEnd {
     target_objs: Vec<Vec<u32>>,
     /// Per request object: its target's index.
     target_of: Vec<u32>,
-    /// SW: objects each target still owes, and its response flow's retransmits when asked.
+    /// SW: objects each target still owes, and when its query left.
     owed: Vec<u32>,
-    retx_mark: Vec<u64>,
+    asked_at: Vec<Time>,
+    /// SW: responses that came back late enough to have met a timeout (losses it inferred).
+    sw_losses: u64,
     sw: SlidingWindow,
     /// SICC: the tree, each hub's server, and each hub server's parent server.
     tree: AggTree,
@@ -313,7 +322,8 @@ impl WebFanin {
                 target_objs: Vec::new(),
                 target_of: Vec::new(),
                 owed: Vec::new(),
-                retx_mark: Vec::new(),
+                asked_at: Vec::new(),
+                sw_losses: 0,
                 sw: SlidingWindow::new(SwConfig::default()),
                 tree: AggTree::new(),
                 parent_of: HashMap::new(),
@@ -510,8 +520,8 @@ impl WebFanin {
                 let nt = f.targets.len();
                 f.owed.clear();
                 f.owed.extend(f.target_objs[..nt].iter().map(|v| v.len() as u32));
-                f.retx_mark.clear();
-                f.retx_mark.resize(nt, 0);
+                f.asked_at.clear();
+                f.asked_at.resize(nt, Time::ZERO);
                 f.sw.start(nt as u32);
                 self.sw_pump(env, fe)?;
             }
@@ -544,10 +554,7 @@ impl WebFanin {
     fn sw_pump(&mut self, env: &mut Env, fe: usize) -> Result<(), String> {
         while let Some(t) = self.fes[fe].sw.next_query() {
             let host = self.fes[fe].host;
-            let server = self.fes[fe].targets[t as usize];
-            let ep = self.ep(env, server, host)?;
-            let flow = env.tcp.eps[ep as usize].tx_flow;
-            self.fes[fe].retx_mark[t as usize] = env.cx.net.flows[flow as usize].retransmits;
+            self.fes[fe].asked_at[t as usize] = env.cx.now;
             self.ask_target(env, fe, t as usize, host)?;
         }
         Ok(())
@@ -621,12 +628,15 @@ impl WebFanin {
             let t = f.target_of[i as usize] as usize;
             f.owed[t] -= 1;
             if f.owed[t] == 0 {
-                let server = f.targets[t];
-                let host = f.host;
-                let ep = self.pool.endpoint(env, self.id, server, host)?;
-                let flow = env.tcp.eps[ep as usize].tx_flow;
+                // a loss, as the front-end can tell it: the response took at least
+                // its connection's RTO_min, so some segment of it (or of the query)
+                // waited out a retransmission timeout
+                let (server, host, asked) = (f.targets[t], f.host, f.asked_at[t]);
+                let ep = self.pool.endpoint(env, self.id, host, server)?;
+                let rto_min = env.stack.tcp.cfg_of(env.tcp.eps[ep as usize].cfg).rto_min;
                 let f = &mut self.fes[fe];
-                if env.cx.net.flows[flow as usize].retransmits > f.retx_mark[t] {
+                if now.saturating_since(asked) >= rto_min {
+                    f.sw_losses += 1;
                     f.sw.on_loss(t as u32);
                 }
                 f.sw.on_response(t as u32);
@@ -725,45 +735,67 @@ impl WebFanin {
                     }
                 }
             }
-            Msg::Object { fe, req, idx } => {
-                if self.dropped.remove(&(fe, req, idx, host)) {
-                    // redirected away while it was on its way to this hub: the new hub sent it
-                    return Ok(());
-                }
-                let f = &self.fes[fe as usize];
-                if req < f.req && host != f.host {
-                    // a redirected copy that outlived its request (its hub upstream
-                    // would have dropped it): nobody waits for it
-                    self.stale_dropped += 1;
-                    return Ok(());
-                }
-                if req != f.req {
-                    return Err(format!(
-                        "object {idx} of request {req} arrived at host {host} from {from} during request {}",
-                        f.req
-                    ));
-                }
-                if host == f.host {
-                    self.on_object_at_fe(env, fe as usize, idx, from)?;
-                } else {
-                    // a hub forwards what its members and children deliver, as it arrives
-                    let slot = *self
-                        .sender_of
-                        .get(&(fe, host))
-                        .ok_or_else(|| format!("host {host} got an object but is no hub"))?;
-                    let o = f.objs[idx as usize];
-                    let b = self.size_bytes[o as usize];
-                    self.senders[slot].as_mut().expect("live sender").push(idx, b);
-                    self.pump(env, slot)?;
+            Msg::Object { fe, req, idx } => self.on_object(env, host, from, fe, req, idx)?,
+            Msg::Batch { fe, req, idx } => {
+                for i in idx {
+                    self.on_object(env, host, from, fe, req, i)?;
                 }
             }
         }
         Ok(())
     }
 
+    /// Object `idx` of front-end `fe`'s request `req` arrived at `host` from `from`:
+    /// the front-end takes it, a hub queues it to forward.
+    fn on_object(
+        &mut self,
+        env: &mut Env,
+        host: u32,
+        from: u32,
+        fe: u32,
+        req: u32,
+        idx: u32,
+    ) -> Result<(), String> {
+        if self.dropped.remove(&(fe, req, idx, host)) {
+            // redirected away while it was on its way to this hub: the new hub sent it
+            return Ok(());
+        }
+        let f = &self.fes[fe as usize];
+        if req < f.req && host != f.host {
+            // a redirected copy that outlived its request (its hub upstream
+            // would have dropped it): nobody waits for it
+            self.stale_dropped += 1;
+            return Ok(());
+        }
+        if req != f.req {
+            return Err(format!(
+                "object {idx} of request {req} arrived at host {host} from {from} during request {}",
+                f.req
+            ));
+        }
+        if host == f.host {
+            return self.on_object_at_fe(env, fe as usize, idx, from);
+        }
+        // a hub forwards what its members and children deliver, as it arrives
+        let slot = *self
+            .sender_of
+            .get(&(fe, host))
+            .ok_or_else(|| format!("host {host} got an object but is no hub"))?;
+        let o = f.objs[idx as usize];
+        let b = self.size_bytes[o as usize];
+        self.senders[slot].as_mut().expect("live sender").push(idx, b);
+        self.pump(env, slot)
+    }
+
     /// The requests finished so far.
     pub fn requests_done(&self) -> u32 {
         self.n
+    }
+
+    /// SW: front-end `fe`'s window now (servers queried at once) and the
+    /// losses it inferred so far (for tests).
+    pub fn sw_state(&self, fe: usize) -> (u32, u64) {
+        (self.fes[fe].sw.window(), self.fes[fe].sw_losses)
     }
 }
 
@@ -834,10 +866,6 @@ impl Application for WebFanin {
                     }
                     _ => Ok(()),
                 }
-            }
-            ICTCP => {
-                self.ictcp_on_timer(env, payload);
-                Ok(())
             }
             _ => Err(format!("web_fanin: unknown timer {token}")),
         }

@@ -4,10 +4,12 @@
 //! or child hub delivers, in arrival order (continuous forwarding,
 //! `xco_core::sicc::Forwarder`'s order). With a rate (speed control, or an
 //! overloaded hub's fraction of its line rate), a token bucket lets objects
-//! go when the credit covers them; it waits until the credit covers a full
-//! packet's payload (or all that is queued, if less), so the objects it
-//! writes at once share TCP segments up to the MSS (SICC's compression).
-//! Without a rate every object goes at once and TCP alone paces.
+//! go when the credit covers them; it waits until the credit covers
+//! `burst_bytes` (or all that is queued, if less): one MSS with packet
+//! compression, so what it releases at once fills a packet (the driver
+//! packs it into writes of at most one MSS), 1 B without, so each object
+//! goes as soon as the credit covers it. Without a rate every object goes
+//! at once and TCP alone paces.
 //!
 //! Credit is integer: bits × picoseconds per second, so rates and times
 //! never meet a float.

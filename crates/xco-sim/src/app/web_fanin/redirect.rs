@@ -202,17 +202,9 @@ impl WebFanin {
             None => {
                 // it had finished: a new stream to the front-end, as TCP allows
                 let fe_host = self.fes[fe as usize].host;
-                let sender = HubSender::new(fe, req, host, fe_host, 1, 0, self.cfg.burst_bytes, env.cx.now);
-                let slot = match self.free_senders.pop() {
-                    Some(i) => {
-                        self.senders[i] = Some(sender);
-                        i
-                    }
-                    None => {
-                        self.senders.push(Some(sender));
-                        self.senders.len() - 1
-                    }
-                };
+                let burst = self.hub_burst_bytes(env, host, fe_host)?;
+                let sender = HubSender::new(fe, req, host, fe_host, 1, 0, burst, env.cx.now);
+                let slot = self.add_sender(sender);
                 self.sender_of.insert((fe, host), slot);
                 slot
             }

@@ -67,6 +67,8 @@ pub struct WebFaninSpec {
     pub overload_probability: Option<f64>,
     /// SICC: fraction of its assigned rate an overloaded hub sends at, 0..1 (default 0.1).
     pub overload_fraction: Option<f64>,
+    /// SICC: hubs pack objects into writes of at most one MSS (default true); false: each object its own message and packet.
+    pub compression: Option<bool>,
 }
 
 impl WebFaninSpec {
@@ -241,6 +243,13 @@ impl WebFaninSpec {
                 "must be above 0 (a hub at 0 never finishes)".into(),
             ));
         }
+        let compression = self.compression.unwrap_or(true);
+        if !compression && !matches!(method, Method::Sicc { .. }) {
+            return Err(ScenarioError::field(
+                &f("compression"),
+                "only SICC's hubs pack objects; the other methods have nothing to switch off".into(),
+            ));
+        }
         let period_ns =
             crate::scenario::limits::sim_ms(self.speed_period_ms, &f("speed_period_ms"), 10.0)?.as_ns();
         if period_ns == 0 {
@@ -292,7 +301,7 @@ impl WebFaninSpec {
             speed,
             overload_ppm,
             overload_fraction_ppm,
-            burst_bytes: cx.mtu_bytes.saturating_sub(40).max(1) as u64,
+            compression,
             place,
         };
         let id = sim.next_app_id();
