@@ -26,8 +26,7 @@ import math
 
 from .. import plot, scenario, sweep
 from .._lazy import np, pd, plt
-from ..interrupt import Interrupted
-from . import Options, Outcome, Reproduction, point_record, register, write_meta, write_partial
+from . import Options, Outcome, Reproduction, register, write_meta
 from .claims import FAILS, HOLDS, PARTLY, Check, all_any, at_least
 from .claims import text as claims_text
 from .experiment import EXPERIMENTS, Run, Study, header, note, scenario_text
@@ -116,26 +115,6 @@ def grid(b: dict, series: list[str], x: str, xs: list, make, requests: int, seed
     ]
 
 
-def run_points(rid: str, opts: Options, points: list[sweep.Point], b: dict, measure=None) -> list[dict]:
-    """Run ``points``, keeping each run's compact result (``measure``, default :func:`compact`);
-    an interrupt writes what finished."""
-    try:
-        return sweep.run(
-            points, measure or compact, jobs=opts.jobs, desc=rid, progress=opts.progress, log_runs=True
-        )
-    except Interrupted as e:
-        done = [points[i] for i in e.indices]
-        record = [point_record(b, p.labels, p.scenario, p.seed) for p in done]
-        df = pd.DataFrame(
-            [
-                {**{k: v for k, v in r.items() if k not in ("requests", "cdf", "seed")}, **point_row(r)}
-                for r in e.rows
-            ]
-        )
-        e.files = write_partial(opts, rid, df, b, record, e.done, e.total)
-        raise
-
-
 def table_of(results: list[dict], x: str) -> pd.DataFrame:
     """One row per point: series, x, and the means over its requests."""
     return pd.DataFrame([{"series": r["series"], x: r[x], **point_row(r)} for r in results])
@@ -158,17 +137,6 @@ def sicc_summary(rid: str, title: str, opts: Options, modes: str, parts: list[st
         f"xco/scenarios/{rid}.toml", "xco/scenarios/sicc-latency.toml"
     )
     return text + "\n\n".join(parts)
-
-
-def finish(
-    rid: str, opts: Options, b: dict, points: list[sweep.Point], text: str, extra: dict, files: list
-) -> Outcome:
-    """Write ``rid``'s summary and record (every point as run) and return what it wrote."""
-    txt = opts.out / f"{rid}.txt"
-    txt.write_text(text + "\n")
-    record = [point_record(b, p.labels, p.scenario, p.seed) for p in points]
-    meta = write_meta(opts, rid, extra, base=b, points=record)
-    return Outcome(files=[*files, txt, meta], summary=text)
 
 
 def grid_runs(series: list[str], x: str, xs_of, make, reqs_of):

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from .. import plot
 from .._lazy import pd, plt
-from . import Options, Outcome, Reproduction, register
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY, Check
 from .claims import text as claims_text
 from .experiment import note
-from .sicc import base, finish, grid, pivot, point_row, run_points, sicc_summary, with_method
+from .sicc import grid_runs, pivot, point_row, sicc_summary, study, with_method
 
 RID = "sicc-compress"
 METHOD = "sicc-nmt"
@@ -158,13 +158,11 @@ def measure(raw: dict) -> dict:
     return {"requests": app_table(raw, "requests.csv"), "seed": raw["seed"]}
 
 
-def run(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    b = base()
-    xs = X_FULL if opts.full else X_QUICK
-    reqs = REQ_FULL if opts.full else REQ_QUICK
-    points = grid(b, SERIES, "object_max_bytes", xs, scn_of, reqs, opts.seed)
-    results = run_points(RID, opts, points, b, measure)
+def _reqs(opts: Options) -> int:
+    return REQ_FULL if opts.full else REQ_QUICK
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
     df = pd.DataFrame(
         [
             {
@@ -177,12 +175,16 @@ def run(opts: Options) -> Outcome:
             for res in results
         ]
     )
-    csv = opts.out / f"{RID}.csv"
-    df.to_csv(csv, index=False)
-    r = ratios(df)
-    rcsv = opts.out / f"{RID}-ratio.csv"
-    r.to_csv(rcsv, index=False)
-    png = draw(df, r, opts)
+    return {"": df, "ratio": ratios(df)}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
+    png = draw(t[""], t["ratio"], opts)
+    return [png, png.with_suffix(".svg")]
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    df, r = t[""], t["ratio"]
     modes = (
         f"{QUERIES} queries per request, objects U[20, x] B; quick: x = {', '.join(map(str, X_QUICK))},"
         f" {REQ_QUICK} requests per point; --full: x = {', '.join(map(str, X_FULL))}, {REQ_FULL:,} requests"
@@ -197,9 +199,25 @@ def run(opts: Options) -> Outcome:
         claims_text(compress_checks(r, df), spec="sicc.md") + "\n\n" + latency_note(df, r),
     ]
     title = "compression ratio and latency saved vs object size (hubs straight to the front-end)"
-    text = sicc_summary(RID, title, opts, modes, parts)
-    extra = {"series": SERIES, "method": METHOD, "queries": QUERIES, "requests_per_point": reqs}
-    return finish(RID, opts, b, points, text, extra, [csv, rcsv, png, png.with_suffix(".svg")])
+    return sicc_summary(RID, title, opts, modes, parts)
+
+
+STUDY = study(
+    RID,
+    "compression ratio and latency saved vs object size (hubs straight to the front-end)",
+    runs=grid_runs(SERIES, "object_max_bytes", lambda o: X_FULL if o.full else X_QUICK, scn_of, _reqs),
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    keep=measure,
+    extra=lambda opts: {
+        "series": SERIES,
+        "method": METHOD,
+        "queries": QUERIES,
+        "requests_per_point": _reqs(opts),
+    },
+    keys=["series", "object_max_bytes"],
+)
 
 
 register(
@@ -207,6 +225,6 @@ register(
         id=RID,
         title="SICC: compression ratio and latency saved vs object size, hubs straight to the front-end",
         source="sicc.md",
-        run=run,
+        run=STUDY.run,
     )
 )
