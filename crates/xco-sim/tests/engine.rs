@@ -143,3 +143,25 @@ fn cancelled_timers_never_fire() {
     assert!(fired.iter().all(|i| i % 3 != 0));
     assert_eq!(q.events_popped(), 66);
 }
+
+#[test]
+fn arrivals_ahead_are_seen_past_the_bucket_being_popped() {
+    // 1,024-ps buckets: two arrivals in bucket 1, three in bucket 2 (pushed
+    // out of time order), a timer event in bucket 3
+    let mut q = EventQueue::with_wheel(10, 8);
+    q.schedule_arrival(Time(1100), 1, 10);
+    q.schedule_arrival(Time(1200), 2, 20);
+    q.schedule_arrival(Time(2900), 5, 50);
+    q.schedule_arrival(Time(2100), 3, 30);
+    q.schedule_arrival(Time(2500), 4, 40);
+    q.schedule(Time(3100), Event::Sample);
+    assert_eq!(q.pop().map(|(t, _)| t), Some(Time(1100)));
+    // the run holds the 1,200 ps arrival; past it the next bucket, unsorted
+    assert_eq!(q.arrival_ahead(0), Some((2, 20)));
+    let ahead: Vec<_> = (1..4).map(|d| q.arrival_ahead(d)).collect();
+    assert_eq!(ahead, [Some((5, 50)), Some((3, 30)), Some((4, 40))]);
+    assert_eq!(q.arrival_ahead(4), None, "only the next bucket is looked into");
+    // looking ahead changes nothing: the events pop in time order
+    let times: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(t, _)| t.0)).collect();
+    assert_eq!(times, [1200, 2100, 2500, 2900, 3100]);
+}

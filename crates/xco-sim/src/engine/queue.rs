@@ -136,8 +136,23 @@ impl EventQueue {
         self.occupied[slot / 64] |= 1 << (slot % 64);
     }
 
-    #[inline]
+    /// Queue `e`: the common case (a bucket of the wheel ahead of the one
+    /// being popped) inline, a few instructions; the rest out of line.
+    #[inline(always)]
     fn push(&mut self, e: Entry) {
+        let b = e.time >> self.shift;
+        // b - cur - 1 < n - 1  <=>  cur < b < cur + n (wrapping: b <= cur is huge)
+        if b.wrapping_sub(self.cur + 1) < self.mask {
+            self.len += 1;
+            self.put_in_bucket(b, e);
+        } else {
+            self.push_cold(e);
+        }
+    }
+
+    /// [`EventQueue::push`] into the bucket being popped or beyond the horizon.
+    #[inline(never)]
+    fn push_cold(&mut self, e: Entry) {
         self.len += 1;
         let b = e.time >> self.shift;
         if b <= self.cur {
@@ -158,8 +173,10 @@ impl EventQueue {
         self.push(Entry::new(time.0, event));
     }
 
-    /// Schedule the [`Event::PipeArrive`] of `port` whose head packet is `pkt`.
-    #[inline]
+    /// Schedule the [`Event::PipeArrive`] of `port` whose head packet is `pkt`
+    /// (always inline: out of line, as the compiler had chosen, it cost
+    /// about 21 instructions more per packet-hop at k = 8; docs/speed.md).
+    #[inline(always)]
     pub fn schedule_arrival(&mut self, time: Time, port: u32, pkt: u32) {
         self.push(Entry::arrival(time.0, port, pkt));
     }
@@ -215,12 +232,24 @@ impl EventQueue {
         }
     }
 
-    /// The (port, head packet hint) of the event `d` places after the next
-    /// one to pop, if the bucket being popped holds it and it is a
-    /// [`Event::PipeArrive`] (for warming caches ahead: `net::prefetch`).
+    /// The (port, head packet hint) of an event about `d` places after the
+    /// next one to pop, if it is a [`Event::PipeArrive`] (for warming caches
+    /// ahead: `net::prefetch`). Past the end of the bucket being popped it
+    /// looks into the next bucket of the wheel, whose entries are not sorted
+    /// yet: the event found there pops within that bucket, soon, but not
+    /// necessarily `d` places ahead. Reads only; the order of events does
+    /// not depend on it.
     #[inline(always)]
     pub fn arrival_ahead(&self, d: usize) -> Option<(u32, u32)> {
-        self.run.get(self.head + d).and_then(|e| e.as_arrival())
+        let i = self.head + d;
+        let e = match self.run.get(i) {
+            Some(e) => e,
+            None => {
+                let slot = ((self.cur + 1) & self.mask) as usize;
+                self.buckets[slot].get(i - self.run.len())?
+            }
+        };
+        e.as_arrival()
     }
 
     /// The next occupied bucket after `cur` (absolute index), if the wheel has any.
