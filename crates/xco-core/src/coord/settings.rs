@@ -17,11 +17,11 @@
 //! | `capacity_headroom` | fraction | 0 | share of every link the scheduler keeps for uncoordinated traffic, 0 to 0.5 (not with `timeslice`) |
 //! | `directive_lead_us` | µs | 500, at most 3/4 of a slice | the controller decides each slot this long before its boundary and directives carry their start, so a host's gate opens at the boundary (plus one one-way delay) instead of a timer, a decision and a trip later; 0 to 3/4 of a slice; 0 = apply on receipt (`coord::start`) |
 //! | `rate_burst_bytes` | B | tc's default for each rate | rate-limit form: depth of each destination's token bucket, as an HTB class's `burst` (`coord::bucket`); 0 = an ideal pacer (never two packets back to back); unset = what tc gives an HTB class with no `burst`, `rate / rate_burst_hz + 1600` (rate in bytes/s); at most 1 GB |
+//! | `rate_burst_hz` | Hz | 10^9 | the kernel clock tc's `get_hz()` reads from `/proc/net/psched` when it derives that default: 10^9 on a kernel with high-resolution timers (Linux 2.6.24 on), its HZ (100 to 1000) without them or before; 1 to 10^9; only when `rate_burst_bytes` is unset |
 //! | `on_demand` | bool | false | on-demand coordination (`sched::ondemand`): coordinate only links whose demand exceeds their capacity, and on them only large flows; every other pair is sent ungated |
 //! | `threshold_bytes` | B | 15000 | on-demand: a V2V flow offering (or holding) at least this much over a report interval is large; 1 to 1 GB |
 //! | `congestion_ratio` | fraction | 0.9 | on-demand: a link turns congested when the demand over it reaches this share of its capacity (and its senders could overrun it); calm again below half of it; 0.05 to 1 |
 //! | `on_demand_hold_ms` | ms | 100 | on-demand: a congested link turns calm only after its demand stayed below half the ratio this long (hysteresis); 0 to 3,600,000 |
-//! | `rate_burst_hz` | Hz | 10^9 | the kernel clock tc's `get_hz()` reads from `/proc/net/psched` when it derives that default: 10^9 on a kernel with high-resolution timers (Linux 2.6.24 on), its HZ (100 to 1000) without them or before; 1 to 10^9; only when `rate_burst_bytes` is unset |
 //!
 //! The rate-limit form's bucket is the XCo paper's HTB (docs/xco-incast-order.md
 //! gives the source lines); the hybrid form's pacing inside a slice stays an
