@@ -819,7 +819,11 @@ impl<A: Address> ControllerNode<A> {
                 return;
             }
         }
-        if !self.fenced(now) {
+        if self.fenced(now) {
+            if let Some(od) = &mut self.on_demand {
+                od.defer(now); // its deadline passes too (no busy loop through the fence)
+            }
+        } else {
             for h in 0..self.fenced_backlog.len() {
                 if let Some(dests) = self.fenced_backlog[h].take() {
                     if self.sched.joined(h as u32) {

@@ -99,7 +99,8 @@ pub struct CoordStats {
     pub givebacks: u64,
     /// Times the coordinator failed open.
     pub fail_opens: u64,
-    /// Packets passed without a gate to a destination the controller ungated (on-demand).
+    /// Packets offered to a destination the controller ungated (on-demand):
+    /// passed, or queued behind packets held before (released at once).
     pub ungated: u64,
 }
 
@@ -194,7 +195,11 @@ impl<P> HostCoordinator<P> {
             self.state.dests[qi].offered_bytes += bytes as u64;
             if self.state.is_ungated(dst) {
                 self.stats.ungated += 1;
-                return Offer::Pass(pkt);
+                // behind packets still held for it, it waits its turn (no
+                // reordering); the release pass lets them all go
+                if self.queues[qi].is_empty() {
+                    return Offer::Pass(pkt);
+                }
             }
         }
         if self.state.gate == Gate::FailOpen {

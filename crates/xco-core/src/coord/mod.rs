@@ -220,6 +220,8 @@ impl Coordinator {
         let mut dests: Vec<u32> = self
             .dests
             .iter()
+            // (an ungated destination's held packets are leaving: not backlog to schedule)
+            .filter(|q| !self.is_ungated(q.dst))
             .filter(|q| q.held_pkts > 0 || (open && q.last_passed.is_some_and(|t| now < t + recent)))
             .map(|q| q.dst)
             .collect();

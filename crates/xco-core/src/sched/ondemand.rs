@@ -232,6 +232,14 @@ impl OnDemand {
         (self.next_eval != Time::NEVER).then_some(self.next_eval)
     }
 
+    /// An evaluation due at `now` is skipped (the controller grants nothing
+    /// now: a fence): the next is one window later.
+    pub fn defer(&mut self, now: Time) {
+        if now >= self.next_eval {
+            self.next_eval = now + self.cfg.window;
+        }
+    }
+
     /// Evaluate if due at `now`: update the links' congestion and every
     /// host's ungated set; a host whose set changed gets its new set
     /// ([`OnDemand::poll_ungate`]) and the scheduler its coordinated backlog.

@@ -107,7 +107,7 @@ impl OnDemandCheck {
                 }
             }
             self.last = std::mem::take(&mut self.cur);
-            self.cur_start = self.cur_start + self.window;
+            self.cur_start += self.window;
         }
     }
 
