@@ -205,7 +205,7 @@ impl Setup {
         }
     }
 
-    /// The same network with no fault and no hostile host.
+    /// The same network with no fault, no hostile host and every pair coordinated.
     pub fn calm(seed: u64) -> Setup {
         let mut s = Setup::draw(seed);
         s.hostile = None;
@@ -217,6 +217,7 @@ impl Setup {
         s.pauses.clear();
         s.ctl_crashes.clear();
         s.agent_crashes.clear();
+        s.on_demand = false; // the scenarios coordinate every pair (scenario "ondemand" turns it on)
         s
     }
 
