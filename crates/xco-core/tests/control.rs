@@ -55,6 +55,7 @@ fn agent_seeded(h: u32, now: Time, seed: u64) -> AgentNode<u32> {
             fail_open_after: Dur::from_ms(20),
             report_interval: Dur::from_ms(5),
             rate_burst: RateBurst::PACER,
+            on_demand: false,
         },
         u64::MAX,
         now,

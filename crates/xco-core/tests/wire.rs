@@ -4,7 +4,7 @@
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use xco_core::sched::{Directive, DirectiveKind};
+use xco_core::sched::{DemandEntry, Directive, DirectiveKind};
 use xco_core::wire::{
     host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Message,
     RejectCounts, Repr, WireError, CONTROLLER_ID,
@@ -44,6 +44,23 @@ fn agent_messages() -> Vec<Repr> {
             run: 0xabc,
             challenge: 3,
             addr: [7; 18],
+        },
+        Message::Demand { entries: vec![] },
+        Message::Demand {
+            entries: vec![
+                DemandEntry {
+                    dest: 1,
+                    offered_bytes: 90_000,
+                    held_bytes: 3_000,
+                    backlogged: true,
+                },
+                DemandEntry {
+                    dest: 70000,
+                    offered_bytes: u64::MAX,
+                    held_bytes: 0,
+                    backlogged: false,
+                },
+            ],
         },
     ];
     msgs.into_iter()
@@ -97,6 +114,14 @@ fn controller_messages() -> Vec<Repr> {
             nonce: 0xfeed,
             challenge: 3,
         },
+        Message::Ungate {
+            host: 7,
+            dests: vec![],
+        },
+        Message::Ungate {
+            host: 7,
+            dests: vec![0, 2, 70000],
+        },
     ];
     msgs.into_iter()
         .enumerate()
@@ -140,6 +165,36 @@ fn a_report_has_the_documented_bytes() {
         sign(want.to_vec()),
         "the tag is HMAC-SHA256 under the host's key over everything before it"
     );
+}
+
+#[test]
+fn a_demand_report_has_the_documented_bytes() {
+    let d = agent(1).encode(&Repr {
+        host: 1,
+        run: 0x0102,
+        seq: 42,
+        msg: Message::Demand {
+            entries: vec![DemandEntry {
+                dest: 2,
+                offered_bytes: 0x0304,
+                held_bytes: 5,
+                backlogged: true,
+            }],
+        },
+    });
+    let want: &[u8] = &[
+        b'X', b'C', 4, 14, // magic, version, type = demand
+        0, 0, 0, 1, // host
+        0, 0, 0, 0, 0, 0, 1, 2, // session
+        0, 0, 0, 0, 0, 0, 0, 42, // seq
+        0, 23, // payload length
+        0, 1, // count
+        0, 0, 0, 2, // destination
+        0, 0, 0, 0, 0, 0, 3, 4, // bytes offered over the window
+        0, 0, 0, 0, 0, 0, 0, 5, // bytes held
+        1, // in the backlog set
+    ];
+    assert_eq!(d, sign(want.to_vec()));
 }
 
 #[test]
@@ -578,11 +633,18 @@ fn malformed_datagrams_of_every_type_are_rejected_without_a_panic() {
     // payload length in the header disagrees with the datagram
     assert_eq!(c.decode(&sign(header(1, 5))), Err(WireError::BadLength));
     let cases: Vec<(u8, Vec<u8>)> = vec![
-        (1, vec![0]),                // join with trailing bytes
-        (3, vec![0, 3, 0, 0, 0, 1]), // report claims 3 destinations, carries 1
-        (3, vec![0xff, 0xff]),       // report count over the limit
-        (5, vec![0, 0, 1]),          // give-back destination cut short
-        (9, vec![0; 31]),            // rejection counts cut short
+        (1, vec![0]),                 // join with trailing bytes
+        (3, vec![0, 3, 0, 0, 0, 1]),  // report claims 3 destinations, carries 1
+        (3, vec![0xff, 0xff]),        // report count over the limit
+        (5, vec![0, 0, 1]),           // give-back destination cut short
+        (9, vec![0; 31]),             // rejection counts cut short
+        (14, vec![0, 2, 0, 0, 0, 1]), // demand claims 2 entries, carries part of 1
+        // demand entry with a flags byte other than 0 or 1
+        (
+            14,
+            [&[0u8, 1][..], &[0, 0, 0, 1], &[0; 8], &[0; 8], &[2]].concat(),
+        ),
+        (14, vec![0xff, 0xff]), // demand count over the limit
     ];
     for (t, payload) in cases {
         let mut d = header(t, payload.len() as u16);

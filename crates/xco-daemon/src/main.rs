@@ -10,6 +10,9 @@ mod dst;
 #[path = "../../xco-core/tests/dst/net.rs"]
 mod net;
 #[allow(dead_code)]
+#[path = "../../xco-core/tests/dst/ondemand.rs"]
+mod ondemand;
+#[allow(dead_code)]
 #[path = "../../xco-core/tests/dst/world.rs"]
 mod world;
 

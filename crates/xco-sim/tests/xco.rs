@@ -464,3 +464,41 @@ fn slots_decided_ahead_reach_the_hosts_before_the_boundary_and_open_at_the_same_
         g(&ahead)
     );
 }
+
+#[test]
+fn on_demand_ungates_a_lone_sender_and_keeps_coordinating_udp_against_tcp() {
+    // one TCP sender: nobody can overrun its path, so it is ungated after a window
+    let one = |od: &str| {
+        let s = format!(
+            "[run]\nduration_ms = 100\n[topology]\nkind = \"star\"\nhosts = 3\nhost_rate = \"1Gbps\"\n\
+             link_delay_us = 5\nswitch_buffer = \"128KB\"\n[[apps]]\nkind = \"bulk\"\nsrc = \"h0\"\n\
+             dst = \"h1\"\n[xco]\ncontroller = \"h2\"\nslice_ms = 2\n{od}\n"
+        );
+        run(&s)
+    };
+    let lone = one("on_demand = true");
+    assert!(xco_metric(&lone, "ungated_sets") >= 1.0);
+    let ungated = xco_metric(&lone, "ungated_packets");
+    assert_eq!(xco_metric(&lone, "links_congested"), 0.0);
+    let off = one("");
+    let held_off = xco_metric(&off, "held_packets");
+    assert!(
+        ungated > 0.6 * held_off,
+        "after its first windows the flow is ungated: {ungated} packets of {held_off} \
+         (those held without on-demand)"
+    );
+    // four UDP senders and a TCP one into one port: the link is congested from
+    // the start and stays coordinated, with the same result as without on-demand
+    let ts = "mode = \"timeslice\"\nslice_ms = 2";
+    let base = run(&udp_vs_tcp(4, ts, ""));
+    let od = run(&udp_vs_tcp(4, &format!("{ts}\non_demand = true"), ""));
+    assert!(xco_metric(&od, "links_congested") >= 1.0);
+    assert_eq!(xco_metric(&od, "ungated_packets"), 0.0);
+    for kind in ["bulk", "udp"] {
+        assert_eq!(
+            total(&od, kind, "goodput_mbps"),
+            total(&base, kind, "goodput_mbps"),
+            "{kind} goodput"
+        );
+    }
+}

@@ -137,6 +137,11 @@ pub enum AgentEvent {
         /// The directive's epoch.
         epoch: u64,
     },
+    /// On-demand coordination: the controller's ungated set was applied.
+    Ungated {
+        /// How many destinations it ungates.
+        dests: usize,
+    },
 }
 
 /// Counters of an agent node.
@@ -157,6 +162,8 @@ pub struct AgentNodeStats {
     pub stale_term: u64,
     /// Superseded proofs sent.
     pub proofs: u64,
+    /// Ungated sets applied (on-demand coordination).
+    pub ungates: u64,
 }
 
 /// A host's agent; `P` is the driver's packet handle.
@@ -388,6 +395,7 @@ impl<P> AgentNode<P> {
                 self.stats.accepted += 1;
                 match repr.msg {
                     Message::Directive(d) => self.directive(now, repr.run, repr.seq, d),
+                    Message::Ungate { host, dests } => self.ungate(host, &dests),
                     _ => false,
                 }
             }
@@ -443,8 +451,24 @@ impl<P> AgentNode<P> {
     /// controller learns the backlog in the new session.
     fn adopt(&mut self, run: u64) {
         self.coord.state.reset_epoch();
+        // on-demand: a new session starts with every destination coordinated
+        // (the controller's ungated sets begin empty too)
+        self.coord.set_ungated(&[]);
         self.coord.request_report();
         self.events.push_back(AgentEvent::NewRun { run });
+    }
+
+    /// The controller's whole set of destinations to send to ungated
+    /// (on-demand coordination); true: held packets may go, run a release pass.
+    fn ungate(&mut self, host: u32, dests: &[u32]) -> bool {
+        if host != self.me {
+            self.reject(WireError::BadPayload("ungate for another host"));
+            return false;
+        }
+        self.stats.ungates += 1;
+        self.coord.set_ungated(dests);
+        self.events.push_back(AgentEvent::Ungated { dests: dests.len() });
+        true
     }
 
     fn directive(&mut self, now: Time, run: u64, seq: u64, d: Directive) -> bool {

@@ -43,7 +43,7 @@
 use super::budget::{Budget, PerSlot};
 use super::standby::{Peer, Seen};
 use super::Address;
-use crate::sched::{SchedStats, Scheduler};
+use crate::sched::{OnDemand, OnDemandConfig, SchedStats, Scheduler};
 use crate::time::{Dur, Time};
 use crate::wire::{
     peer::{PEER_TYPE, SUPERSEDED_TYPE},
@@ -61,6 +61,8 @@ pub struct ControllerConfig {
     pub challenges_per_s: u64,
     /// A host is asked to join again at most this often.
     pub rejoin_every: Dur,
+    /// On-demand coordination ([`crate::sched::ondemand`]; `None`: every pair is coordinated).
+    pub on_demand: Option<OnDemandConfig>,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -72,6 +74,7 @@ impl Default for ControllerConfig {
             challenge_every: Dur::from_ms(5),
             challenges_per_s: 2_000,
             rejoin_every: Dur::from_ms(10),
+            on_demand: None,
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -166,6 +169,10 @@ pub struct ControllerStats {
     /// Times this controller stood by after running nothing for half the
     /// standby's patience (it may have been superseded meanwhile).
     pub stalled: u64,
+    /// Demand reports accepted (on-demand coordination).
+    pub demands: u64,
+    /// Ungated sets sent (on-demand coordination).
+    pub ungates: u64,
 }
 
 /// Names of [`ControllerStats::msgs`], in order.
@@ -208,6 +215,8 @@ pub struct ControllerNode<A> {
     events: VecDeque<ControllerEvent<A>>,
     /// Counters.
     pub stats: ControllerStats,
+    /// On-demand coordination, if on.
+    pub on_demand: Option<OnDemand>,
     /// Directs (holds the term of `run`); false: stands by.
     active: bool,
     /// The highest term known of.
@@ -231,7 +240,12 @@ impl<A: Address> ControllerNode<A> {
     pub fn new(cfg: ControllerConfig, sched: Scheduler, keys: ControllerKeys, run: u64) -> ControllerNode<A> {
         let hosts = keys.hosts();
         let fence = sched.config().slice + sched.config().lead;
+        let on_demand = cfg
+            .on_demand
+            .clone()
+            .map(|c| OnDemand::new(c, sched.hosts(), sched.links()));
         ControllerNode {
+            on_demand,
             recent_joins: vec![[(0, Time::ZERO); 4]; hosts],
             signing: Budget::new(cfg.challenges_per_s, 64),
             rejoins: PerSlot::new(hosts, cfg.rejoin_every),
@@ -432,6 +446,9 @@ impl<A: Address> ControllerNode<A> {
         }
         while self.sched.poll_directive().is_some() {}
         self.out.clear();
+        if let Some(od) = &mut self.on_demand {
+            *od = OnDemand::new(od.config().clone(), self.sched.hosts(), self.sched.links());
+        }
     }
 
     fn step_down(&mut self, now: Time, term: u64) {
@@ -662,6 +679,9 @@ impl<A: Address> ControllerNode<A> {
                 }
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
+                if let Some(od) = &mut self.on_demand {
+                    od.forget(h); // the agent's new session starts with every pair coordinated
+                }
                 if std::mem::take(&mut self.unconfirmed) {
                     let beat = self.peer.as_ref().map_or(Dur::ZERO, |p| p.cfg.beat_every);
                     self.refence(now, beat);
@@ -695,7 +715,26 @@ impl<A: Address> ControllerNode<A> {
                     // grants wait for the fence; the latest backlog is kept for then
                     self.fenced_backlog[h as usize] = Some(valid);
                 } else {
-                    self.sched.handle_backlog(now, h, &valid);
+                    self.backlog(now, h, &valid);
+                }
+            }
+            Message::Demand { entries } => {
+                // a backlog report with the demand (on-demand coordination)
+                self.stats.msgs[3] += 1;
+                self.sched.handle_feedback(now, h);
+                if let Some(od) = &mut self.on_demand {
+                    self.stats.demands += 1;
+                    od.handle_demand(now, h, &entries);
+                }
+                let valid: Vec<u32> = entries
+                    .iter()
+                    .filter(|e| e.backlogged && (e.dest as usize) < hosts)
+                    .map(|e| e.dest)
+                    .collect();
+                if self.fenced(now) {
+                    self.fenced_backlog[h as usize] = Some(valid);
+                } else {
+                    self.backlog(now, h, &valid);
                 }
             }
             Message::GiveBack { dest, epoch } => {
@@ -726,12 +765,25 @@ impl<A: Address> ControllerNode<A> {
             | Message::Directive(_)
             | Message::Hello { .. }
             | Message::Rejoin { .. }
-            | Message::Challenge { .. } => {}
+            | Message::Challenge { .. }
+            | Message::Ungate { .. } => {}
         }
         self.joined[h as usize] |= self.sched.joined(h);
     }
 
+    /// Host `h`'s backlog to the scheduler: with on-demand coordination,
+    /// only its coordinated pairs.
+    fn backlog(&mut self, now: Time, h: u32, dests: &[u32]) {
+        match &mut self.on_demand {
+            Some(od) => od.handle_backlog(now, h, dests, &mut self.sched),
+            None => self.sched.handle_backlog(now, h, dests),
+        }
+    }
+
     fn drop_host(&mut self, h: u32) {
+        if let Some(od) = &mut self.on_demand {
+            od.forget(h);
+        }
         self.sessions.forget(h);
         self.addrs[h as usize] = None;
         self.joined[h as usize] = false;
@@ -767,13 +819,20 @@ impl<A: Address> ControllerNode<A> {
                 return;
             }
         }
-        if !self.fenced(now) {
+        if self.fenced(now) {
+            if let Some(od) = &mut self.on_demand {
+                od.defer(now); // its deadline passes too (no busy loop through the fence)
+            }
+        } else {
             for h in 0..self.fenced_backlog.len() {
                 if let Some(dests) = self.fenced_backlog[h].take() {
                     if self.sched.joined(h as u32) {
-                        self.sched.handle_backlog(now, h as u32, &dests);
+                        self.backlog(now, h as u32, &dests);
                     }
                 }
+            }
+            if let Some(od) = &mut self.on_demand {
+                od.handle_timeout(now, &mut self.sched);
             }
         }
         self.sched.handle_timeout(now);
@@ -816,10 +875,8 @@ impl<A: Address> ControllerNode<A> {
             Some(t) if self.fenced_backlog.iter().any(Option::is_some) => Some(t),
             _ => None,
         };
-        match (self.sched.poll_timeout(), fence) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
+        [self.sched.poll_timeout(), fence, od].into_iter().flatten().min()
     }
 
     /// The next datagram to send and its destination: answers first, then
@@ -832,6 +889,14 @@ impl<A: Address> ControllerNode<A> {
         }
         if !self.active {
             return None;
+        }
+        while let Some((host, dests)) = self.on_demand.as_mut().and_then(OnDemand::poll_ungate) {
+            let Some(to) = self.addr(host) else {
+                continue; // it starts coordinated when it joins
+            };
+            self.stats.ungates += 1;
+            self.send(to, Message::Ungate { host, dests });
+            return self.out.pop_front();
         }
         while let Some(d) = self.sched.poll_directive() {
             let Some(to) = self.addr(d.host) else {

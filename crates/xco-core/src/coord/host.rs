@@ -99,6 +99,9 @@ pub struct CoordStats {
     pub givebacks: u64,
     /// Times the coordinator failed open.
     pub fail_opens: u64,
+    /// Packets offered to a destination the controller ungated (on-demand):
+    /// passed, or queued behind packets held before (released at once).
+    pub ungated: u64,
 }
 
 impl std::ops::AddAssign<&CoordStats> for CoordStats {
@@ -113,6 +116,7 @@ impl std::ops::AddAssign<&CoordStats> for CoordStats {
         self.reports += o.reports;
         self.givebacks += o.givebacks;
         self.fail_opens += o.fail_opens;
+        self.ungated += o.ungated;
     }
 }
 
@@ -134,6 +138,8 @@ pub struct HostCoordinator<P> {
     /// Bytes a destination's queue may hold before arrivals are dropped.
     limit_bytes: u64,
     report_due: bool,
+    /// On-demand coordination: the periodic report goes as a demand report.
+    demand_due: bool,
     outbox: VecDeque<Message>,
     /// Counters.
     pub stats: CoordStats,
@@ -148,6 +154,7 @@ impl<P> HostCoordinator<P> {
             queues: Vec::new(),
             limit_bytes,
             report_due: false,
+            demand_due: false,
             outbox: VecDeque::new(),
             stats: CoordStats::default(),
         }
@@ -184,6 +191,17 @@ impl<P> HostCoordinator<P> {
             return Offer::Pass(pkt);
         }
         let qi = self.queue(dst);
+        if self.state.cfg.on_demand {
+            self.state.dests[qi].offered_bytes += bytes as u64;
+            if self.state.is_ungated(dst) {
+                self.stats.ungated += 1;
+                // behind packets still held for it, it waits its turn (no
+                // reordering); the release pass lets them all go
+                if self.queues[qi].is_empty() {
+                    return Offer::Pass(pkt);
+                }
+            }
+        }
         if self.state.gate == Gate::FailOpen {
             // still reported, so a controller that comes back learns the demand
             self.report_due |= self.state.pass_open(now, qi);
@@ -305,6 +323,7 @@ impl<P> HostCoordinator<P> {
         }
         self.stats.fail_opens += u64::from(act.failed_open);
         self.report_due |= act.report;
+        self.demand_due |= act.report && self.state.cfg.on_demand;
         act.failed_open
     }
 
@@ -314,6 +333,15 @@ impl<P> HostCoordinator<P> {
         if let Some(m) = self.outbox.pop_front() {
             return Some(m);
         }
+        if self.demand_due {
+            // on-demand: the periodic report carries the backlog set and the demand
+            self.demand_due = false;
+            self.report_due = false;
+            self.stats.reports += 1;
+            return Some(Message::Demand {
+                entries: self.state.take_demand(now),
+            });
+        }
         if self.report_due {
             self.report_due = false;
             self.stats.reports += 1;
@@ -322,6 +350,12 @@ impl<P> HostCoordinator<P> {
             });
         }
         None
+    }
+
+    /// The controller's whole set of destinations this host sends to
+    /// ungated (on-demand coordination; in the driver's numbering).
+    pub fn set_ungated(&mut self, dests: &[u32]) {
+        self.state.set_ungated(dests);
     }
 
     /// Ask for a backlog report at the next [`HostCoordinator::poll_message`]
@@ -405,6 +439,7 @@ mod tests {
                 fail_open_after: Dur::from_ms(10),
                 report_interval: Dur::from_ms(1),
                 rate_burst: crate::coord::RateBurst::PACER,
+                on_demand: false,
             },
             limit,
             Time::ZERO,

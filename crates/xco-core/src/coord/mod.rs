@@ -39,6 +39,10 @@ pub struct CoordConfig {
     pub report_interval: Dur,
     /// Depth of each rate-limited destination's token bucket ([`bucket`]).
     pub rate_burst: RateBurst,
+    /// On-demand coordination: count the bytes offered per destination and
+    /// report them every report interval ([`crate::wire::Message::Demand`]);
+    /// destinations the controller ungated pass without a gate.
+    pub on_demand: bool,
 }
 
 /// Whether a host may send coordinated traffic now.
@@ -77,6 +81,8 @@ pub struct DestState {
     pub next_send: Time,
     /// Failed open: when traffic for this destination last passed unheld.
     pub last_passed: Option<Time>,
+    /// On-demand coordination: bytes offered (held or passed ungated) since the last demand report.
+    pub offered_bytes: u64,
 }
 
 /// What the head packet of a queue may do.
@@ -131,6 +137,9 @@ pub struct Coordinator {
     pub reported: Vec<u32>,
     /// When pacing next lets a held packet go (`Time::NEVER`: not paced).
     pub pace_wake: Time,
+    /// On-demand coordination: destinations the controller ungated (sorted;
+    /// they pass without a gate).
+    pub ungated: Vec<u32>,
 }
 
 impl Coordinator {
@@ -150,6 +159,7 @@ impl Coordinator {
             next_report: Time::NEVER,
             reported: Vec::new(),
             pace_wake: Time::NEVER,
+            ungated: Vec::new(),
         }
     }
 
@@ -170,6 +180,7 @@ impl Coordinator {
             rate_bps: None,
             next_send: Time::ZERO,
             last_passed: None,
+            offered_bytes: 0,
         });
         self.dests.len() - 1
     }
@@ -209,6 +220,8 @@ impl Coordinator {
         let mut dests: Vec<u32> = self
             .dests
             .iter()
+            // (an ungated destination's held packets are leaving: not backlog to schedule)
+            .filter(|q| !self.is_ungated(q.dst))
             .filter(|q| q.held_pkts > 0 || (open && q.last_passed.is_some_and(|t| now < t + recent)))
             .map(|q| q.dst)
             .collect();
@@ -240,8 +253,48 @@ impl Coordinator {
         !self.reported.contains(&dst)
     }
 
+    /// True if the controller ungated `dst` (on-demand coordination).
+    #[inline]
+    pub fn is_ungated(&self, dst: u32) -> bool {
+        !self.ungated.is_empty() && self.ungated.binary_search(&dst).is_ok()
+    }
+
+    /// The controller's whole set of ungated destinations (on-demand coordination).
+    pub fn set_ungated(&mut self, dests: &[u32]) {
+        self.ungated.clear();
+        self.ungated.extend_from_slice(dests);
+        self.ungated.sort_unstable();
+        self.ungated.dedup();
+    }
+
+    /// The periodic report of on-demand coordination at `now`: per
+    /// destination, bytes offered since the last one, bytes held now, and
+    /// whether it is in the backlog set ([`Coordinator::take_report`], taken
+    /// too: one datagram, so a report and a demand cannot be reordered).
+    /// Starts a new window.
+    pub fn take_demand(&mut self, now: Time) -> Vec<crate::sched::DemandEntry> {
+        let backlog = self.take_report(now);
+        let mut entries: Vec<crate::sched::DemandEntry> = self
+            .dests
+            .iter()
+            .filter(|q| q.offered_bytes > 0 || q.held_bytes > 0 || backlog.contains(&q.dst))
+            .map(|q| crate::sched::DemandEntry {
+                dest: q.dst,
+                offered_bytes: q.offered_bytes,
+                held_bytes: q.held_bytes,
+                backlogged: backlog.contains(&q.dst),
+            })
+            .collect();
+        self.dests.iter_mut().for_each(|q| q.offered_bytes = 0);
+        entries.sort_unstable_by_key(|e| e.dest);
+        entries
+    }
+
     /// True if packets for `dst` may leave now (ignoring pacing and slice end).
     pub fn allows(&self, now: Time, dst: u32) -> bool {
+        if self.is_ungated(dst) {
+            return true;
+        }
         match self.gate {
             Gate::Closed => false,
             Gate::FailOpen => true,
@@ -256,6 +309,9 @@ impl Coordinator {
     /// holder's slice, so the link would be given more than its capacity.
     pub fn may_release(&self, now: Time, qi: usize, ends: Time) -> Release {
         let q = &self.dests[qi];
+        if self.is_ungated(q.dst) {
+            return Release::Now;
+        }
         if !self.allows(now, q.dst) {
             return Release::No;
         }
@@ -282,6 +338,9 @@ impl Coordinator {
         let q = &mut self.dests[qi];
         q.held_pkts -= 1;
         q.held_bytes -= bytes;
+        if !self.ungated.is_empty() && self.ungated.binary_search(&q.dst).is_ok() {
+            return; // ungated: no slice or rate is charged
+        }
         match self.gate {
             Gate::Open {
                 rate_bps: Some(r), ..
@@ -505,6 +564,7 @@ mod tests {
                 fail_open_after: Dur::from_ms(10),
                 report_interval: Dur::from_ms(1),
                 rate_burst: RateBurst::PACER,
+                on_demand: false,
             },
             Time::ZERO,
         );

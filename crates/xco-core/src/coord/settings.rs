@@ -18,6 +18,10 @@
 //! | `directive_lead_us` | µs | 500, at most 3/4 of a slice | the controller decides each slot this long before its boundary and directives carry their start, so a host's gate opens at the boundary (plus one one-way delay) instead of a timer, a decision and a trip later; 0 to 3/4 of a slice; 0 = apply on receipt (`coord::start`) |
 //! | `rate_burst_bytes` | B | tc's default for each rate | rate-limit form: depth of each destination's token bucket, as an HTB class's `burst` (`coord::bucket`); 0 = an ideal pacer (never two packets back to back); unset = what tc gives an HTB class with no `burst`, `rate / rate_burst_hz + 1600` (rate in bytes/s); at most 1 GB |
 //! | `rate_burst_hz` | Hz | 10^9 | the kernel clock tc's `get_hz()` reads from `/proc/net/psched` when it derives that default: 10^9 on a kernel with high-resolution timers (Linux 2.6.24 on), its HZ (100 to 1000) without them or before; 1 to 10^9; only when `rate_burst_bytes` is unset |
+//! | `on_demand` | bool | false | on-demand coordination (`sched::ondemand`): coordinate only links whose demand exceeds their capacity, and on them only large flows; every other pair is sent ungated |
+//! | `threshold_bytes` | B | 15000 | on-demand: a V2V flow offering (or holding) at least this much over a report interval is large; 1 to 1 GB |
+//! | `congestion_ratio` | fraction | 0.9 | on-demand: a link turns congested when the demand over it reaches this share of its capacity (and its senders could overrun it); calm again below half of it; 0.05 to 1 |
+//! | `on_demand_hold_ms` | ms | 100 | on-demand: a congested link turns calm only after its demand stayed below half the ratio this long (hysteresis); 0 to 3,600,000 |
 //!
 //! The rate-limit form's bucket is the XCo paper's HTB (docs/xco-incast-order.md
 //! gives the source lines); the hybrid form's pacing inside a slice stays an
@@ -33,7 +37,7 @@
 
 use super::bucket::{RateBurst, HIGH_RES_HZ};
 use super::{Bypass, CoordConfig};
-use crate::sched::{Mode, SchedConfig};
+use crate::sched::{Mode, OnDemandConfig, SchedConfig};
 use crate::time::Dur;
 
 /// The settings as written (every key optional).
@@ -67,6 +71,14 @@ pub struct SettingsSpec {
     pub rate_burst_bytes: Option<u64>,
     /// `rate_burst_hz`.
     pub rate_burst_hz: Option<u64>,
+    /// `on_demand`.
+    pub on_demand: Option<bool>,
+    /// `threshold_bytes`.
+    pub threshold_bytes: Option<u64>,
+    /// `congestion_ratio`.
+    pub congestion_ratio: Option<f64>,
+    /// `on_demand_hold_ms`.
+    pub on_demand_hold_ms: Option<f64>,
 }
 
 /// A setting that is out of its bounds or does not fit the others.
@@ -103,6 +115,8 @@ pub struct Settings {
     pub directive_lead: Dur,
     /// Depth of each rate-limited destination's token bucket.
     pub rate_burst: RateBurst,
+    /// On-demand coordination (`None`: off, every pair is coordinated).
+    pub on_demand: Option<OnDemandConfig>,
 }
 
 /// Default `directive_lead_us` (capped at 3/4 of a slice).
@@ -248,7 +262,47 @@ impl Settings {
                 RateBurst::Tc { hz }
             }
         };
+        let on_demand_keys = [
+            ("threshold_bytes", s.threshold_bytes.is_some()),
+            ("congestion_ratio", s.congestion_ratio.is_some()),
+            ("on_demand_hold_ms", s.on_demand_hold_ms.is_some()),
+        ];
+        let on_demand = if s.on_demand.unwrap_or(false) {
+            let threshold_bytes = s.threshold_bytes.unwrap_or(15_000);
+            if !(1..=MAX_BURST_BYTES).contains(&threshold_bytes) {
+                return Err(SettingError {
+                    key: "threshold_bytes",
+                    problem: format!("{threshold_bytes} is outside 1 to {MAX_BURST_BYTES} B"),
+                });
+            }
+            Some(OnDemandConfig {
+                threshold_bytes,
+                congestion_ratio: in_range(
+                    "congestion_ratio",
+                    s.congestion_ratio.unwrap_or(0.9),
+                    0.05,
+                    1.0,
+                    "",
+                )?,
+                window: ms(report_ms),
+                hold: ms(in_range(
+                    "on_demand_hold_ms",
+                    s.on_demand_hold_ms.unwrap_or(100.0),
+                    0.0,
+                    MAX_MS,
+                    "ms",
+                )?),
+            })
+        } else if let Some((key, _)) = on_demand_keys.iter().find(|k| k.1) {
+            return Err(SettingError {
+                key,
+                problem: "applies only with on_demand = true".into(),
+            });
+        } else {
+            None
+        };
         Ok(Settings {
+            on_demand,
             mode,
             slice: ms(slice_ms),
             min_active: us(min_active_us),
@@ -273,6 +327,7 @@ impl Settings {
             fail_open_after: self.fail_open_after,
             report_interval: self.report_interval,
             rate_burst: self.rate_burst,
+            on_demand: self.on_demand.is_some(),
         }
     }
 
@@ -328,6 +383,14 @@ macro_rules! xco_settings_table {
             pub rate_burst_bytes: Option<u64>,
             /// The kernel clock tc's default burst is derived with, Hz (default 10^9: high-resolution timers).
             pub rate_burst_hz: Option<u64>,
+            /// On-demand coordination: coordinate only congested links and large flows (default false).
+            pub on_demand: Option<bool>,
+            /// On-demand: a flow offering at least this many bytes over a report interval is large, B (default 15000).
+            pub threshold_bytes: Option<u64>,
+            /// On-demand: a link is congested at this share of its capacity, 0.05 to 1 (default 0.9).
+            pub congestion_ratio: Option<f64>,
+            /// On-demand: a congested link turns calm after this long below half the ratio, ms (default 100).
+            pub on_demand_hold_ms: Option<f64>,
         }
 
         impl $name {
@@ -348,6 +411,10 @@ macro_rules! xco_settings_table {
                     directive_lead_us: self.directive_lead_us,
                     rate_burst_bytes: self.rate_burst_bytes,
                     rate_burst_hz: self.rate_burst_hz,
+                    on_demand: self.on_demand,
+                    threshold_bytes: self.threshold_bytes,
+                    congestion_ratio: self.congestion_ratio,
+                    on_demand_hold_ms: self.on_demand_hold_ms,
                 }
             }
         }
@@ -496,6 +563,58 @@ mod tests {
             })
             .key,
             "rate_burst_bytes"
+        );
+    }
+
+    #[test]
+    fn on_demand_is_off_by_default_and_its_keys_need_it() {
+        assert_eq!(
+            Settings::resolve(&SettingsSpec::default()).unwrap().on_demand,
+            None
+        );
+        assert!(
+            !Settings::resolve(&SettingsSpec::default())
+                .unwrap()
+                .coord_config()
+                .on_demand
+        );
+        let on = Settings::resolve(&SettingsSpec {
+            on_demand: Some(true),
+            ..Default::default()
+        })
+        .unwrap();
+        let c = on.on_demand.clone().unwrap();
+        assert_eq!((c.threshold_bytes, c.congestion_ratio), (15_000, 0.9));
+        assert_eq!(
+            c.window, on.report_interval,
+            "demand is measured over a report interval"
+        );
+        assert_eq!(c.hold, Dur::from_ms(100));
+        assert!(on.coord_config().on_demand);
+        let bad = |spec: SettingsSpec| Settings::resolve(&spec).unwrap_err().key;
+        assert_eq!(
+            bad(SettingsSpec {
+                threshold_bytes: Some(1000),
+                ..Default::default()
+            }),
+            "threshold_bytes",
+            "without on_demand"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                on_demand: Some(true),
+                congestion_ratio: Some(1.5),
+                ..Default::default()
+            }),
+            "congestion_ratio"
+        );
+        assert_eq!(
+            bad(SettingsSpec {
+                on_demand: Some(true),
+                threshold_bytes: Some(0),
+                ..Default::default()
+            }),
+            "threshold_bytes"
         );
     }
 

@@ -12,16 +12,20 @@
 //!   link table in `links`.
 //! - `rates` — the rate-limit form.
 //! - [`directive`] — what a host's local coordinator is told.
+//! - [`ondemand`] — on-demand coordination: which (source, destination)
+//!   pairs are coordinated at all (congested links, large flows).
 
 mod affected;
 mod algorithm1;
 pub mod directive;
 mod links;
+pub mod ondemand;
 mod rates;
 pub mod scheduler;
 mod state;
 pub mod topology;
 
 pub use directive::{Directive, DirectiveKind};
+pub use ondemand::{DemandEntry, OnDemand, OnDemandConfig, OnDemandStats};
 pub use scheduler::{Mode, SchedConfig, SchedStats, Scheduler};
 pub use topology::{BfsPaths, FatTreePaths, LinkId, PathProvider, PathRef, SchedTopology};

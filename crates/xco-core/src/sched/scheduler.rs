@@ -244,6 +244,22 @@ impl Scheduler {
         self.topo.path(s, d).to_vec()
     }
 
+    /// P_sd into `out` (cleared first).
+    pub fn path_into(&mut self, s: u32, d: u32, out: &mut Vec<LinkId>) {
+        out.clear();
+        out.extend_from_slice(self.topo.path(s, d));
+    }
+
+    /// C_x: host `x`'s outgoing capacity, bit/s.
+    pub fn host_bps(&self, x: u32) -> u64 {
+        self.topo.host_bps[x as usize]
+    }
+
+    /// Number of hosts.
+    pub fn hosts(&self) -> usize {
+        self.nodes.len()
+    }
+
     // ------------------------------------------------------------------
     // input
 

@@ -42,10 +42,10 @@ pub const HEADER_LEN: usize = field::PAYLOAD;
 /// Who may send a message type: the controller (signed) or an agent (MAC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sender {
-    /// Directive, hello, rejoin, challenge: an Ed25519 signature of the controller.
+    /// Directive, hello, rejoin, challenge, ungate: an Ed25519 signature of the controller.
     Controller,
     /// Join, leave, heartbeat, report, give-back, rejections, confirm,
-    /// superseded: the host's HMAC.
+    /// superseded, demand: the host's HMAC.
     Agent,
     /// A controller's heartbeat to its peer: HMAC under the peer key.
     Peer,
@@ -55,8 +55,8 @@ impl Sender {
     /// The sender of message type `t` (`None`: not a type of this version).
     pub fn of_type(t: u8) -> Option<Sender> {
         match t {
-            4 | 7 | 8 | 10 => Some(Sender::Controller),
-            1 | 2 | 3 | 5 | 6 | 9 | 11 | 13 => Some(Sender::Agent),
+            4 | 7 | 8 | 10 | 15 => Some(Sender::Controller),
+            1 | 2 | 3 | 5 | 6 | 9 | 11 | 13 | 14 => Some(Sender::Agent),
             12 => Some(Sender::Peer),
             _ => None,
         }

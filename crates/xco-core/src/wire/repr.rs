@@ -2,7 +2,7 @@
 
 use super::auth::WireError;
 use super::packet::{Packet, Sender, HEADER_LEN};
-use crate::sched::{Directive, DirectiveKind};
+use crate::sched::{DemandEntry, Directive, DirectiveKind};
 use crate::time::Dur;
 
 /// The controller's host id on the wire.
@@ -88,6 +88,22 @@ pub enum Message {
     /// An agent's cumulative counts of datagrams it rejected, so the
     /// controller can show them.
     Rejections(RejectCounts),
+    /// On-demand coordination: an agent's periodic report — its backlog set
+    /// B_x and its demand over its last report interval, per destination
+    /// (its whole state: a lost one does no harm).
+    Demand {
+        /// Destinations with bytes offered or held.
+        entries: Vec<DemandEntry>,
+    },
+    /// On-demand coordination: the controller's list of the destinations
+    /// `host` may send to ungated (its whole set; every other destination is
+    /// coordinated; signed).
+    Ungate {
+        /// The host it is for.
+        host: u32,
+        /// Destinations it sends to without a gate.
+        dests: Vec<u32>,
+    },
 }
 
 /// Cumulative counts of rejected control datagrams, by reason.
@@ -123,6 +139,8 @@ impl Message {
             Message::Challenge { .. } => 20,
             Message::Confirm { .. } => 16 + ADDR_LEN,
             Message::Rejections(_) => 32,
+            Message::Demand { entries } => 2 + 21 * entries.len(),
+            Message::Ungate { dests, .. } => 6 + 4 * dests.len(),
             Message::Directive(d) => {
                 21 + match &d.kind {
                     DirectiveKind::Slice { .. } => 20,
@@ -155,6 +173,8 @@ impl Message {
             Message::Rejections(_) => 9,
             Message::Challenge { .. } => 10,
             Message::Confirm { .. } => 11,
+            Message::Demand { .. } => 14,
+            Message::Ungate { .. } => 15,
         }
     }
 }
@@ -260,6 +280,38 @@ impl Repr {
                 challenge: r.u64("confirm challenge")?,
                 addr: r.take(ADDR_LEN, "confirm address")?.try_into().expect("18 bytes"),
             },
+            14 => {
+                let n = r.u16("demand count")? as usize;
+                if n > MAX_ENTRIES {
+                    return Err(WireError::BadPayload("demand count over 4096"));
+                }
+                let entries = (0..n)
+                    .map(|_| {
+                        Ok(DemandEntry {
+                            dest: r.u32("demand destination")?,
+                            offered_bytes: r.u64("demand offered bytes")?,
+                            held_bytes: r.u64("demand held bytes")?,
+                            backlogged: match r.u8("demand flags")? {
+                                0 => false,
+                                1 => true,
+                                _ => return Err(WireError::BadPayload("demand flags must be 0 or 1")),
+                            },
+                        })
+                    })
+                    .collect::<Result<_, WireError>>()?;
+                Message::Demand { entries }
+            }
+            15 => {
+                let host = r.u32("ungate host")?;
+                let n = r.u16("ungate count")? as usize;
+                if n > MAX_ENTRIES {
+                    return Err(WireError::BadPayload("ungate count over 4096"));
+                }
+                let dests = (0..n)
+                    .map(|_| r.u32("ungate destination"))
+                    .collect::<Result<_, _>>()?;
+                Message::Ungate { host, dests }
+            }
             9 => Message::Rejections(RejectCounts {
                 auth: r.u64("rejected auth")?,
                 replay: r.u64("rejected replay")?,
@@ -385,6 +437,27 @@ impl Repr {
             Message::Rejections(c) => {
                 for v in [c.auth, c.replay, c.malformed, c.session] {
                     put(&v.to_be_bytes());
+                }
+            }
+            Message::Demand { entries } => {
+                assert!(
+                    entries.len() <= MAX_ENTRIES,
+                    "too many destinations in one demand report"
+                );
+                put(&(entries.len() as u16).to_be_bytes());
+                for e in entries {
+                    put(&e.dest.to_be_bytes());
+                    put(&e.offered_bytes.to_be_bytes());
+                    put(&e.held_bytes.to_be_bytes());
+                    put(&[u8::from(e.backlogged)]);
+                }
+            }
+            Message::Ungate { host, dests } => {
+                assert!(dests.len() <= MAX_ENTRIES, "too many destinations in one ungate");
+                put(&host.to_be_bytes());
+                put(&(dests.len() as u16).to_be_bytes());
+                for d in dests {
+                    put(&d.to_be_bytes());
                 }
             }
             Message::Directive(d) => {

@@ -17,6 +17,7 @@
 
 mod check;
 mod net;
+mod ondemand;
 mod world;
 
 use world::{Setup, Summary, World};
@@ -229,6 +230,39 @@ fn a_partition_between_the_controllers_never_makes_two_of_them_obeyed() {
         let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
         assert!(sum.takeovers >= 1, "seed {seed}: {sum:?}");
     }
+}
+
+// --- on-demand coordination (issue 28 item 4) ------------------------------------------
+
+#[test]
+fn on_demand_ungates_light_traffic_and_coordinates_a_link_over_capacity_within_its_bound() {
+    // light traffic until 40 ms (pairs are ungated), then every honest host
+    // sends to h0 at about 0.5 Gbit/s: the link into h0 is over capacity, and
+    // every large flow through it must be gated within the bound (checked at
+    // every agent step by run())
+    let (mut ungated, mut checked) = (0, 0);
+    for seed in 0..40 {
+        let s = Setup::scenario("ondemand", seed).unwrap();
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            sum.over_windows > 0,
+            "seed {seed}: no link ever over capacity: {sum:?}"
+        );
+        assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
+        ungated += sum.ungated_sets;
+        checked += sum.on_demand_checked;
+    }
+    assert!(
+        ungated > 0,
+        "no pair was ever ungated: the scenario tests nothing"
+    );
+    assert!(
+        checked > 0,
+        "no large flow crossed a link over capacity for the bound"
+    );
+    eprintln!(
+        "on-demand: {ungated} ungated sets applied, {checked} large flows checked on links over capacity"
+    );
 }
 
 #[cfg(feature = "mutations")]

@@ -5,12 +5,15 @@
 
 use crate::check::{Checker, Open, Violation};
 use crate::net::{is_ctl, Addr, Clock, NetFaults, Queue, CTL, CTL2};
+use crate::ondemand::OnDemandCheck;
 use xco_core::control::{
     Address, AgentConfig, AgentEvent, AgentNode, ControllerConfig, ControllerEvent, ControllerNode, Origin,
     Peer, StandbyConfig,
 };
 use xco_core::coord::{CoordConfig, Egress, Gate, HostCoordinator, Offer, RateBurst};
-use xco_core::sched::{BfsPaths, Directive, DirectiveKind, Mode, SchedConfig, SchedTopology, Scheduler};
+use xco_core::sched::{
+    BfsPaths, Directive, DirectiveKind, Mode, OnDemandConfig, SchedConfig, SchedTopology, Scheduler,
+};
 use xco_core::wire::{host_key, peer_key, run_of, AgentKeys, ControllerKeys, Message, Packet, Repr};
 use xco_core::{Dur, Rng, Time};
 
@@ -19,6 +22,8 @@ const MASTER: &[u8] = b"dst master secret, 32 bytes long";
 const OTHER_MASTER: &[u8] = b"a forger's secret, 32 bytes long";
 const NAMES: [&str; 8] = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"];
 const PKT_BYTES: u32 = 1500;
+/// On-demand coordination: a flow of at least this much over a report window is large.
+const OD_THRESHOLD_BYTES: u64 = 15_000;
 
 /// Timing of the protocol in every run.
 pub const SLICE: Dur = Dur::from_ms(2);
@@ -58,6 +63,12 @@ pub struct Setup {
     pub agent_crashes: Vec<(u32, Time, Dur)>,
     /// The hostile host acts about this often.
     pub hostile_every: Dur,
+    /// On-demand coordination on (a quarter of the seeds, drawn last).
+    pub on_demand: bool,
+    /// From then on every honest host sends to h0, about every 0.5 ms (an incast).
+    pub incast_from: Option<Time>,
+    /// The on-demand invariant is checked from here on.
+    pub on_demand_from: Time,
     /// A planted bug.
     #[cfg(feature = "mutations")]
     pub mutation: Option<xco_core::control::Mutation>,
@@ -168,7 +179,13 @@ impl Setup {
                 primary_dies = Some(t(&mut r, 3, 50));
             }
         }
+        let hostile_every = Dur::from_us(r.range_inclusive(100, 2000));
+        // on-demand coordination, drawn last: a seed without it is the setup it was before
+        let on_demand = r.below(4) == 0;
         Setup {
+            on_demand,
+            incast_from: None,
+            on_demand_from: QUIET + RESUME,
             seed,
             hosts,
             standby,
@@ -182,13 +199,13 @@ impl Setup {
             pauses,
             ctl_crashes,
             agent_crashes,
-            hostile_every: Dur::from_us(r.range_inclusive(100, 2000)),
+            hostile_every,
             #[cfg(feature = "mutations")]
             mutation: None,
         }
     }
 
-    /// The same network with no fault and no hostile host.
+    /// The same network with no fault, no hostile host and every pair coordinated.
     pub fn calm(seed: u64) -> Setup {
         let mut s = Setup::draw(seed);
         s.hostile = None;
@@ -200,6 +217,7 @@ impl Setup {
         s.pauses.clear();
         s.ctl_crashes.clear();
         s.agent_crashes.clear();
+        s.on_demand = false; // the scenarios coordinate every pair (scenario "ondemand" turns it on)
         s
     }
 
@@ -215,7 +233,18 @@ impl Setup {
             "takeover" => s.primary_dies = Some(at(30)),
             "pause" => s.pauses = vec![(CTL, at(20), at(30))],
             "split" => s.net.peer_cuts = vec![(at(20), at(35))],
-            _ => return Err(format!("'{name}' is not a scenario: takeover, pause or split")),
+            "ondemand" => {
+                // light traffic, then an incast into h0 from 40 ms
+                s.standby = false;
+                s.on_demand = true;
+                s.incast_from = Some(at(40));
+                s.on_demand_from = Time::ZERO;
+            }
+            _ => {
+                return Err(format!(
+                    "'{name}' is not a scenario: takeover, pause, split or ondemand"
+                ))
+            }
         }
         Ok(s)
     }
@@ -257,6 +286,11 @@ pub struct Summary {
     /// Per primary death: true time from the crash to the first directive of a
     /// newer term applied by any agent.
     pub takeover_gaps: Vec<Dur>,
+    /// On-demand: ungated sets the agents applied, windows with a link over
+    /// capacity, large flows checked on links over capacity for the bound.
+    pub ungated_sets: u64,
+    pub over_windows: u64,
+    pub on_demand_checked: u64,
 }
 
 enum Ev {
@@ -354,6 +388,8 @@ pub struct World {
     agents: Vec<Option<Agent>>,
     bytes: Vec<Bytes>,
     check: Checker,
+    /// The on-demand invariant, if on-demand coordination is on.
+    od: Option<OnDemandCheck>,
     /// Datagrams seen on the network (the hostile host captures everything).
     captured: Vec<(Addr, Addr, Vec<u8>)>,
     forger: ControllerKeys,
@@ -381,7 +417,22 @@ impl World {
         // a directive read late starts at most the lead after its reading and lasts a slice
         check.late_window = SLICE + LEAD + allowance;
         let rng = Rng::stream(s.seed, 2);
+        let od = s.on_demand.then(|| {
+            let (_, paths, caps) = s.topology();
+            // a report window, an evaluation period, the trips, and one window of slack
+            let mut c = OnDemandCheck::new(
+                REPORT,
+                OD_THRESHOLD_BYTES,
+                Dur::from_ms(20),
+                caps,
+                s.host_bps,
+                paths,
+            );
+            c.from = s.on_demand_from;
+            c
+        });
         World {
+            od,
             q: Queue::new(),
             rng,
             ctls: [None, None],
@@ -492,6 +543,10 @@ impl World {
         }
         self.finish(END);
         self.summary.takeover_gaps = std::mem::take(&mut self.check.gaps);
+        if let Some(od) = &self.od {
+            self.summary.over_windows = od.over_windows;
+            self.summary.on_demand_checked = od.checked;
+        }
         match self.check.found.take() {
             Some(v) => Err((v, self.summary)),
             None => Ok(self.summary),
@@ -549,7 +604,12 @@ impl World {
             }
             Ev::Traffic { host } => {
                 self.traffic(t, host);
-                let mean_us = if self.honest(host) { 3000.0 } else { 1000.0 };
+                let incast = self.s.incast_from.is_some_and(|f| t >= f);
+                let mean_us = match (self.honest(host), incast) {
+                    (true, true) => 500.0,
+                    (true, false) => 3000.0,
+                    (false, _) => 1000.0,
+                };
                 let next = Dur::from_us(self.rng.exp(mean_us) as u64 + 1);
                 self.q.push(t + next, Ev::Traffic { host });
             }
@@ -667,6 +727,14 @@ impl World {
         );
         #[allow(unused_mut)]
         let mut cfg = ControllerConfig::default();
+        if self.s.on_demand {
+            cfg.on_demand = Some(OnDemandConfig {
+                threshold_bytes: OD_THRESHOLD_BYTES,
+                congestion_ratio: 0.9,
+                window: REPORT,
+                hold: Dur::from_ms(20),
+            });
+        }
         #[cfg(feature = "mutations")]
         {
             cfg.mutation = self.s.mutation;
@@ -696,6 +764,7 @@ impl World {
                 fail_open_after: FAIL_OPEN,
                 report_interval: REPORT,
                 rate_burst: RateBurst::PACER,
+                on_demand: self.s.on_demand,
             },
             u64::MAX,
             now,
@@ -831,6 +900,7 @@ impl World {
                     self.check.applied(t, h, obeyed, *run, *seq, directive.host);
                 }
                 AgentEvent::Joining { .. } => self.summary.joins[hu] += 1,
+                AgentEvent::Ungated { .. } => self.summary.ungated_sets += 1,
                 AgentEvent::FailOpen { .. } => {
                     self.summary.fail_opens[hu] += 1;
                     if honest && t >= QUIET + RESUME {
@@ -878,6 +948,11 @@ impl World {
                 self.q.push(at, Ev::Timer { node: h, gen: a.gen });
             }
         }
+        if let (Some(od), true) = (self.od.as_mut(), honest) {
+            if let Some(v) = od.ungated(t, h, &st.ungated) {
+                self.check.fail(t, v);
+            }
+        }
         self.check.gate(t, h, open);
         self.check.occupancy(t);
         if honest {
@@ -895,7 +970,10 @@ impl World {
         if self.agents[h as usize].is_none() {
             return;
         }
-        let dests: Vec<u32> = if self.honest(h) {
+        let incast = self.s.incast_from.is_some_and(|f| t >= f);
+        let dests: Vec<u32> = if incast && self.honest(h) {
+            vec![if h == 0 { 1 } else { 0 }]
+        } else if self.honest(h) {
             // each honest host sends to one of two peers
             let a = (h + 1 + self.rng.below(2) as u32) % self.s.hosts as u32;
             vec![if a == h { (h + 1) % self.s.hosts as u32 } else { a }]
@@ -917,6 +995,11 @@ impl World {
                 }
             }
         });
+        if let Some(od) = self.od.as_mut() {
+            for &d in &dests {
+                od.offered(t, h, d, n * PKT_BYTES as u64);
+            }
+        }
         self.bytes[h as usize].offered += offered;
         self.bytes[h as usize].passed += passed;
     }

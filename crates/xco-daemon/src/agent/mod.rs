@@ -250,6 +250,8 @@ impl<G: PacketGate> Agent<G> {
                     );
                 }
             }
+            // on-demand: counted in the node's stats (`ungates`), not logged
+            AgentEvent::Ungated { .. } => {}
             AgentEvent::Resumed { epoch } => {
                 if let Some(n) = self.throttles.resumed.event(now) {
                     self.log

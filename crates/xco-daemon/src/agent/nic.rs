@@ -123,6 +123,7 @@ mod tests {
             fail_open_after: Dur::from_ms(1000),
             report_interval: Dur::from_ms(1000),
             rate_burst: xco_core::coord::RateBurst::PACER,
+            on_demand: false,
         };
         let mut core = HostCoordinator::new(cfg, u64::MAX, Time::ZERO);
         core.start(Time::ZERO);

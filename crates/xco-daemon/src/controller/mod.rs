@@ -232,7 +232,11 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     };
     let sched = Scheduler::new(opts.topo.sched_topology(), opts.topo.settings.sched_config());
     let second = Duration::from_secs(1);
-    let mut node = ControllerNode::new(ControllerConfig::default(), sched, keys, run);
+    let cfg = ControllerConfig {
+        on_demand: opts.topo.settings.on_demand.clone(),
+        ..ControllerConfig::default()
+    };
+    let mut node = ControllerNode::new(cfg, sched, keys, run);
     if let Some(p) = peer {
         node = node.with_peer(p, !opts.standby);
     }

@@ -27,7 +27,7 @@ use coordinator::{HostCoord, NicEgress};
 use std::collections::HashMap;
 use xco_core::coord::{Bypass, CoordStats, Offer, Settings};
 use xco_core::routing::HostPaths;
-use xco_core::sched::{Directive, DirectiveKind, SchedTopology, Scheduler};
+use xco_core::sched::{DemandEntry, Directive, DirectiveKind, OnDemand, SchedTopology, Scheduler};
 use xco_core::wire::Message;
 use xco_core::{Dur, Time};
 
@@ -63,6 +63,8 @@ pub struct XcoSim {
     /// Settings.
     pub cfg: XcoConfig,
     sched: Scheduler,
+    /// On-demand coordination (the controller's decision of which pairs are coordinated), if on.
+    on_demand: Option<OnDemand>,
     sched_timer: Timer,
     /// Coordinator per node (hosts that run one).
     pub coords: Vec<Option<HostCoord>>,
@@ -105,6 +107,11 @@ impl XcoSim {
             .expect("the scenario refuses XCo with per-packet routing");
         let topo = SchedTopology::new(host_bps, link_bps, Box::new(provider));
         let sched = Scheduler::new(topo, cfg.settings.sched_config());
+        let on_demand = cfg
+            .settings
+            .on_demand
+            .clone()
+            .map(|c| OnDemand::new(c, sched.hosts(), sched.links()));
         let ccfg = cfg.settings.coord_config();
         let coords = (0..net.nodes.len())
             .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), cfg.v2v_queue_bytes, now)))
@@ -122,6 +129,7 @@ impl XcoSim {
         XcoSim {
             cfg,
             sched,
+            on_demand,
             sched_timer: Timer::IDLE,
             coords,
             host_of_node,
@@ -328,6 +336,7 @@ impl XcoSim {
     fn send(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, m: ControlMsg) {
         let (from, to) = match &m.msg {
             Message::Directive(d) => (m.from, self.node_of_host[d.host as usize]),
+            Message::Ungate { host, .. } => (m.from, self.node_of_host[*host as usize]),
             _ => (m.from, self.cfg.controller),
         };
         // the datagram the agent would send: header, payload, authentication tag
@@ -386,8 +395,47 @@ impl XcoSim {
                 let h = self.host_of_node[host as usize];
                 let ds: Vec<u32> = dests.iter().map(|&d| self.host_of_node[d as usize]).collect();
                 self.sched.handle_feedback(now, h);
-                self.sched.handle_backlog(now, h, &ds);
+                match self.on_demand.as_mut() {
+                    Some(od) => od.handle_backlog(now, h, &ds, &mut self.sched),
+                    None => self.sched.handle_backlog(now, h, &ds),
+                }
                 self.flush(now, ev, net);
+            }
+            Message::Demand { entries } => {
+                if !self.controller_alive(now) {
+                    return;
+                }
+                let h = self.host_of_node[host as usize];
+                let es: Vec<DemandEntry> = entries
+                    .iter()
+                    .filter(|e| {
+                        self.host_of_node
+                            .get(e.dest as usize)
+                            .is_some_and(|&d| d != NO_HOST)
+                    })
+                    .map(|e| DemandEntry {
+                        dest: self.host_of_node[e.dest as usize],
+                        ..*e
+                    })
+                    .collect();
+                self.sched.handle_feedback(now, h);
+                let ds: Vec<u32> = es.iter().filter(|e| e.backlogged).map(|e| e.dest).collect();
+                match self.on_demand.as_mut() {
+                    Some(od) => {
+                        od.handle_demand(now, h, &es);
+                        od.handle_backlog(now, h, &ds, &mut self.sched);
+                    }
+                    None => self.sched.handle_backlog(now, h, &ds),
+                }
+                self.flush(now, ev, net);
+            }
+            Message::Ungate { host: h, dests } => {
+                let node = self.node_of_host[h as usize];
+                let ds: Vec<u32> = dests.iter().map(|&d| self.node_of_host[d as usize]).collect();
+                if let Some(c) = self.coords[node as usize].as_mut() {
+                    c.core.set_ungated(&ds);
+                    self.pump(now, ev, net, hosts, node);
+                }
             }
             Message::GiveBack { dest, .. } => {
                 if !self.controller_alive(now) {
@@ -411,6 +459,18 @@ impl XcoSim {
 
     /// Send the scheduler's pending directives and re-arm its timer.
     fn flush(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
+        while let Some((host, dests)) = self.on_demand.as_mut().and_then(OnDemand::poll_ungate) {
+            let from = self.cfg.controller;
+            self.send(
+                now,
+                ev,
+                net,
+                ControlMsg {
+                    from,
+                    msg: Message::Ungate { host, dests },
+                },
+            );
+        }
         while let Some(d) = self.sched.poll_directive() {
             let from = self.cfg.controller;
             self.send(
@@ -427,7 +487,8 @@ impl XcoSim {
     }
 
     fn arm_controller(&mut self, ev: &mut EventQueue) {
-        if let Some(t) = self.sched.poll_timeout() {
+        let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
+        if let Some(t) = [self.sched.poll_timeout(), od].into_iter().flatten().min() {
             self.sched_timer.arm_earlier(ev, t, Event::Controller);
         }
     }
@@ -439,6 +500,9 @@ impl XcoSim {
         }
         if !self.controller_alive(now) {
             return; // a stopped controller schedules nothing
+        }
+        if let Some(od) = self.on_demand.as_mut() {
+            od.handle_timeout(now, &mut self.sched);
         }
         self.sched.handle_timeout(now);
         self.flush(now, ev, net);
@@ -508,6 +572,16 @@ impl XcoSim {
             ("dropped_at_host", s.dropped as f64),
             ("fail_opens", s.fail_opens as f64),
         ]
+        .into_iter()
+        .chain(self.on_demand.iter().flat_map(|od| {
+            [
+                ("ungated_packets", s.ungated as f64),
+                ("ungated_sets", od.stats.ungates as f64),
+                ("links_congested", od.stats.congested as f64),
+                ("links_calmed", od.stats.calmed as f64),
+            ]
+        }))
+        .collect()
     }
 }
 
