@@ -1197,3 +1197,36 @@ fn ictcp_grows_a_connection_at_most_once_per_two_rtts() {
         "back-to-back growth inside one sub-slot: {gaps:?}"
     );
 }
+
+#[test]
+fn an_idle_ictcp_connection_at_its_floor_sleeps_and_wakes_on_the_rtt_grid() {
+    // An idle connection whose window has fallen to the floor stops being
+    // checked each RTT (its checks would change nothing); when data comes
+    // its next check is still on the grid one RTT apart from its last, and
+    // the rate is measured from the last check it would have made.
+    let cfg = IctcpConfig::default();
+    let rtt = 100_000u64;
+    let mut rx = IctcpReceiver::new(cfg, G, 0);
+    let c = rx.open(rtt, 0);
+    assert_eq!(rx.scheduled_checks(), 1);
+    // idle for 50 RTTs: b_m decays to 0, the window falls to its floor
+    rx.handle_timeout(50 * rtt);
+    assert_eq!(rx.window_bytes(c), cfg.min_window_bytes);
+    assert_eq!(rx.measured_bps(c), 0);
+    assert_eq!(rx.last_adjust(c), Adjust::Decreased);
+    // asleep: none of its checks is scheduled any more
+    assert_eq!(rx.scheduled_checks(), 0);
+    // data at 200.5 RTT: the checks it skipped ended at 200 RTT, so the
+    // next is at 201 RTT and measures the bytes since 200 RTT
+    let bytes = 1000u64;
+    rx.on_data(c, bytes, 200 * rtt + rtt / 2);
+    assert_eq!(rx.scheduled_checks(), 1, "awake again");
+    rx.handle_timeout(201 * rtt - 1);
+    assert_eq!(rx.measured_bps(c), 0, "not checked before 201 RTT");
+    rx.handle_timeout(201 * rtt);
+    assert_eq!(
+        rx.measured_bps(c),
+        bytes * 8 * 1_000_000_000 / rtt,
+        "bytes over 201 - 200 RTT"
+    );
+}

@@ -102,6 +102,9 @@ struct Conn {
     over: u32,
     slot_bytes: u64,
     last: Adjust,
+    /// Parked at this check's time: idle at the minimum window with nothing
+    /// measured, so every check until its next data would repeat this one.
+    parked_at_ns: Option<u64>,
 }
 
 /// An ICTCP receiver: one network interface and its connections.
@@ -124,6 +127,8 @@ pub struct IctcpReceiver {
     second: bool,
     quota_bps: u64,
     available_bps: u64,
+    /// The latest `now` handled: checks due up to it have run.
+    handled_ns: u64,
 }
 
 impl IctcpReceiver {
@@ -140,6 +145,7 @@ impl IctcpReceiver {
             second: false,
             quota_bps: 0,
             available_bps: 0,
+            handled_ns: now_ns,
         }
     }
 
@@ -168,6 +174,7 @@ impl IctcpReceiver {
     /// first). Panics if `id` was never opened.
     pub fn on_data(&mut self, id: u32, bytes: u64, now_ns: u64) {
         self.handle_timeout(now_ns);
+        self.unpark(id);
         self.count_interface(bytes);
         let c = &mut self.conns[id as usize];
         c.sample_bytes += bytes;
@@ -188,7 +195,34 @@ impl IctcpReceiver {
 
     /// A new RTT estimate for connection `id` (used from its next check).
     pub fn on_rtt(&mut self, id: u32, rtt_ns: u64) {
+        if self.conns[id as usize].rtt_ns != rtt_ns.max(1) {
+            // the checks it skipped were due under the old RTT
+            self.unpark(id);
+        }
         self.conns[id as usize].rtt_ns = rtt_ns.max(1);
+    }
+
+    /// Connection `id` leaves its parking: the checks it skipped, each due
+    /// one RTT after the last up to the latest `now` handled, would each
+    /// have found it idle and changed nothing but their count and the
+    /// sample's start; set those, and schedule its next check.
+    fn unpark(&mut self, id: u32) {
+        let upto = self.handled_ns;
+        let c = &mut self.conns[id as usize];
+        let Some(at) = c.parked_at_ns.take() else {
+            return;
+        };
+        let skipped = upto.saturating_sub(at) / c.rtt_ns;
+        let last = at + skipped * c.rtt_ns;
+        c.over = c.over.saturating_add(skipped.min(u32::MAX as u64) as u32);
+        c.sample_start_ns = last;
+        self.due.push(Reverse((last + c.rtt_ns, id)));
+    }
+
+    /// Per-RTT checks scheduled now (a parked connection, idle at its
+    /// window's floor, has none until its next data).
+    pub fn scheduled_checks(&self) -> usize {
+        self.due.len()
     }
 
     /// When [`IctcpReceiver::handle_timeout`] next has work.
@@ -211,6 +245,7 @@ impl IctcpReceiver {
     /// Run every boundary and per-RTT check due at or before `now_ns`, in
     /// time order.
     pub fn handle_timeout(&mut self, now_ns: u64) {
+        self.handled_ns = self.handled_ns.max(now_ns);
         loop {
             let boundary = self.next_boundary();
             let sample = self.due.peek().map(|&Reverse(k)| k);
@@ -298,8 +333,16 @@ impl IctcpReceiver {
             c.over = 0;
             Adjust::Kept
         };
+        let idle = c.sample_bytes == 0;
         c.sample_bytes = 0;
         c.sample_start_ns = t;
+        if idle && c.bm_bps == 0 && c.rwnd == cfg.min_window_bytes && c.last == Adjust::Decreased {
+            // every check until its next data would repeat this one (bm stays
+            // 0, the window stays at its floor, `over` only grows): park it
+            // instead of waking it each RTT; `unpark` accounts for them
+            c.parked_at_ns = Some(t);
+            return;
+        }
         self.due.push(Reverse((t + c.rtt_ns, id)));
     }
 
