@@ -87,6 +87,11 @@ def vector_path(path: Path) -> Path:
     return path.with_suffix(".svg")
 
 
+def figure_files(png: Path) -> list[Path]:
+    """The files :func:`save` wrote for ``png``: the PNG and the SVG beside it."""
+    return [png, vector_path(png)]
+
+
 def integer_ticks(ax, *, x: bool = False, y: bool = False) -> None:
     """Whole-number ticks on the x and/or y axis (for counts: servers, senders, k)."""
     if x:

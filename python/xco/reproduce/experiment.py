@@ -351,7 +351,7 @@ class Experiment:
 
     def _draw(self, tables: dict, opts: Options) -> list[Path]:
         png = self.draw(tables[""], opts)
-        return [png, png.with_suffix(".svg"), *(opts.out / f for f in self.extra_files)]
+        return [*plot.figure_files(png), *(opts.out / f for f in self.extra_files)]
 
     def study(self) -> Study:
         """This sweep as a :class:`Study`."""

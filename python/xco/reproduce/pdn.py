@@ -468,7 +468,7 @@ def _draw(rid: str):
                 note=_note("pdn-theory", opts),
                 order=[SERIES_LABEL["pdn"], SERIES_LABEL["theory"]],
             )
-        return [png, png.with_suffix(".svg")]
+        return plot.figure_files(png)
 
     return draw
 
@@ -571,7 +571,7 @@ def _queue_draw(t: dict[str, pd.DataFrame], opts: Options) -> list[Path]:
         note=_note("pdn-queue", opts),
         integer_y=True,
     )
-    return [png, png.with_suffix(".svg")]
+    return plot.figure_files(png)
 
 
 def _queue_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:

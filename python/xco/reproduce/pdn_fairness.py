@@ -200,7 +200,7 @@ def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
         order=[flow_label(i) for i in range(FLOWS)],
         marker=None,
     )
-    return [png, png.with_suffix(".svg")]
+    return plot.figure_files(png)
 
 
 def _worst(ph: pd.DataFrame) -> pd.Series:

@@ -287,7 +287,7 @@ def _lat_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
     cdf, seed = cdf_of(t["cdf"], ["series"])
     cdf = {k[0] if isinstance(k, tuple) else k: v for k, v in cdf.items()}
     png = latency_draw(t[""], cdf, max(_lat_xs(opts)), opts, seed)
-    return [png, png.with_suffix(".svg")]
+    return plot.figure_files(png)
 
 
 def _lat_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
@@ -423,7 +423,7 @@ def _ir_summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) 
 
 def _ir_draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
     png = interrack_draw(t[""], opts)
-    return [png, png.with_suffix(".svg")]
+    return plot.figure_files(png)
 
 
 INTERRACK = study(
@@ -584,7 +584,7 @@ def ablation_study(rid: str, full: str, ablated: str, part: str, setups: list[st
 
     def draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
         png = ablation_draw(t[""], rid, [full, ablated], opts)
-        return [png, png.with_suffix(".svg")]
+        return plot.figure_files(png)
 
     def summarize(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
         df = t[""]
@@ -739,7 +739,7 @@ def run_treetime(opts: Options) -> Outcome:
         rid,
         {"targets": xs, "instances": instances, "reps": reps, "servers": 150_000, "racks_per_agg": 50},
     )
-    return Outcome(files=[csv, bcsv, png, png.with_suffix(".svg"), txt, meta], summary=text)
+    return Outcome(files=[csv, bcsv, *plot.figure_files(png), txt, meta], summary=text)
 
 
 register(

@@ -133,7 +133,7 @@ def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
 
 def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list:
     png = draw(t[""], opts)
-    return [png, png.with_suffix(".svg")]
+    return plot.figure_files(png)
 
 
 def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:

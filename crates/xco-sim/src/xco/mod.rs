@@ -460,30 +460,17 @@ impl XcoSim {
     /// Send the scheduler's pending directives and re-arm its timer.
     fn flush(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
         while let Some((host, dests)) = self.on_demand.as_mut().and_then(OnDemand::poll_ungate) {
-            let from = self.cfg.controller;
-            self.send(
-                now,
-                ev,
-                net,
-                ControlMsg {
-                    from,
-                    msg: Message::Ungate { host, dests },
-                },
-            );
+            self.send_from_controller(now, ev, net, Message::Ungate { host, dests });
         }
         while let Some(d) = self.sched.poll_directive() {
-            let from = self.cfg.controller;
-            self.send(
-                now,
-                ev,
-                net,
-                ControlMsg {
-                    from,
-                    msg: Message::Directive(d),
-                },
-            );
+            self.send_from_controller(now, ev, net, Message::Directive(d));
         }
         self.arm_controller(ev);
+    }
+
+    fn send_from_controller(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, msg: Message) {
+        let from = self.cfg.controller;
+        self.send(now, ev, net, ControlMsg { from, msg });
     }
 
     fn arm_controller(&mut self, ev: &mut EventQueue) {
