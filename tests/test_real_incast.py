@@ -121,24 +121,31 @@ def test_the_check_holds_only_with_the_kernel_s_collapse_n_and_within_2x_from_th
     assert line.endswith("-> does not hold") and "N=4 (0.3x)" in line, line
 
 
-def test_the_check_judges_the_median_of_the_kernel_s_replicates_and_the_table_shows_their_range():
-    # three kernel sweeps; one of them collapses at N = 3 by chance, the median does not
+def test_the_check_judges_the_median_of_the_seeds_kernel_runs_and_the_table_shows_their_range():
+    # three kernel sweeps (--seeds 3); one of them collapses at N = 3 by chance, the median does not
     runs = pd.DataFrame(
         {
             "n": [2, 3, 4, 8] * 3,
             "goodput_mbps": [90.0, 20.0, 50.0, 20.0] + [92.0, 70.0, 60.0, 30.0] + [88.0, 65.0, 55.0, 25.0],
-            "replicate": [1] * 4 + [2] * 4 + [3] * 4,
+            "seed": [1] * 4 + [2] * 4 + [3] * 4,
             "source": "real",
         }
     ).assign(rto_timeouts=0, fast_retransmits=0, tail_loss_probes=0, rounds_over_rto_min=0, port_drops=0)
     med = real_incast.median_per_n(runs)
     assert list(med["goodput_mbps"]) == [90.0, 65.0, 55.0, 25.0]
-    assert real_incast.collapse_n(med) == 8 and real_incast.collapse_n(runs[runs["replicate"] == 1]) == 3
+    assert real_incast.collapse_n(med) == 8 and real_incast.collapse_n(runs[runs["seed"] == 1]) == 3
+    # the simulator's seeds: its median per N is judged (one seed alone would collapse at N = 3)
     sim = pd.DataFrame(
-        {"n": [2, 3, 4, 8], "goodput_mbps": [85.0, 60.0, 50.0, 30.0], "source": "sim", "rto_timeouts": 0}
+        {
+            "n": [2, 3, 4, 8] * 3,
+            "goodput_mbps": [85.0, 60.0, 50.0, 30.0] + [86.0, 20.0, 52.0, 31.0] + [84.0, 61.0, 49.0, 29.0],
+            "source": "sim",
+            "rto_timeouts": 0,
+            "seed": [1] * 4 + [2] * 4 + [3] * 4,
+        }
     )
     text = real_incast.summary(pd.concat([runs, sim], ignore_index=True), "linux", 30)
-    assert "median of 3 kernel CUBIC sweep(s)" in text
+    assert "median of 3 kernel CUBIC sweeps" in text
     assert "collapse real N=8, sim N=8" in text and text.count("-> holds") == 1, text
     row3 = next(line for line in text.splitlines() if line.split()[:1] == ["3"])
     assert "65.0" in row3 and "20.0-70.0" in row3, row3

@@ -32,8 +32,8 @@ def test_real_fat_tree_runs_both_series_with_the_papers_min_rto_and_is_removed(t
     # 13 bulk flows into one 100 Mbit/s port with a 16 KB drop-tail buffer: the port drops
     assert int(df[df["series"] == "none"]["bottleneck_drops"].iloc[0]) > 0, df.to_string()
     # the XCo series really ran its daemons (their logs are in the work directory)
-    assert (tmp_path / "timeslice" / "controller.log").exists()
-    assert all((tmp_path / "timeslice" / f"agent-{h}.log").exists() for h in real_outcast.SENDERS)
+    assert (tmp_path / "timeslice-seed1" / "controller.log").exists()
+    assert all((tmp_path / "timeslice-seed1" / f"agent-{h}.log").exists() for h in real_outcast.SENDERS)
 
 
 def test_the_simulators_case_is_the_testbeds_with_hosts_numbered_from_zero():
