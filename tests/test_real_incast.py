@@ -3,6 +3,8 @@ simulator's side of the comparison (no root)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 
 import pandas as pd
@@ -10,7 +12,8 @@ import pytest
 from conftest import free_prefix, netns_names
 
 from xco import scenario
-from xco.reproduce import real_incast
+from xco.reproduce import Options, real_incast
+from xco.testbed import netns
 
 
 def test_real_hosts_collapse_between_small_and_larger_n(tmp_path):
@@ -149,3 +152,35 @@ def test_the_check_judges_the_median_of_the_seeds_kernel_runs_and_the_table_show
     assert "collapse real N=8, sim N=8" in text and text.count("-> holds") == 1, text
     row3 = next(line for line in text.splitlines() if line.split()[:1] == ["3"])
     assert "65.0" in row3 and "20.0-70.0" in row3, row3
+
+
+def test_two_seeds_run_every_real_point_twice_on_one_testbed_and_judge_the_medians(tmp_path, monkeypatch):
+    """--seeds 2 is real-incast's replicates: CUBIC, BBR and XCo points twice each (3 rounds, N = 2
+    and 4), one testbed, the check on the medians, the seeds in the table and in meta.json."""
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
+    prefix = free_prefix("xi")
+    built = []
+    up = netns.up
+    monkeypatch.setattr(netns, "up", lambda t: built.append(t.prefix) or up(t))
+    study = dataclasses.replace(
+        real_incast.STUDY,
+        runs=lambda opts: real_incast.runs_of(opts.seed, [2, 4], 4, rounds=3, prefix=prefix),
+    )
+    out = study.run(Options(out=tmp_path, seed=1, seeds=2))
+    assert built == [prefix], "one testbed for every real run of both seeds"
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
+    df = pd.read_csv(tmp_path / "real-incast.csv")
+    assert list(df.columns)[:3] == ["seed", "source", "n"] and "replicate" not in df.columns
+    per = df.groupby(["source", "n"])["seed"].apply(sorted)
+    assert per.to_dict() == {(s, n): [1, 2] for s in ("real", "real-bbr", "sim") for n in (2, 4)} | {
+        ("real-timeslice", 4): [1, 2]
+    }
+    assert (df[df["source"] != "sim"]["rounds"] == 3).all(), df.to_string()
+    ci = pd.read_csv(tmp_path / "real-incast-ci95.csv")
+    assert len(ci) == 7 and (ci["seeds"] == 2).all()
+    assert "median of 2 kernel CUBIC sweeps" in out.summary
+    assert out.summary.count("check: the simulator collapses") == 3, "over the seeds' medians, then per seed"
+    meta = json.loads((tmp_path / "real-incast.meta.json").read_text())
+    assert meta["seeds"] == [1, 2] and meta["real_runs_per_point"] == 2
+    assert sum(1 for p in meta["points"] if "real" in p) == 10 and len(meta["points"]) == 14

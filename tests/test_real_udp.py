@@ -81,3 +81,35 @@ def test_real_overhead_with_two_seeds_repeats_every_point_on_one_testbed(tmp_pat
     assert "every real point ran 2 times" in out.summary and "means over seeds 5..6" in out.summary
     for name in ("real-overhead.png", "real-overhead.svg", "real-overhead.txt"):
         assert (tmp_path / name).stat().st_size > 0, name
+
+
+def test_ctrl_c_in_a_real_point_tears_the_testbed_down_and_writes_the_finished_points(tmp_path, monkeypatch):
+    """SIGINT while the second real point runs (under the agent): the daemons and the testbed are
+    removed, the first point's row and a meta.json marked interrupted are written."""
+    import signal
+
+    from xco.interrupt import Interrupted
+    from xco.testbed import iperf
+
+    prefix = free_prefix("xv")
+    calls = []
+    run_flows = iperf.run_flows
+
+    def interrupted_second(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as the terminal sends it
+        return run_flows(*args, **kw)
+
+    monkeypatch.setattr(iperf, "run_flows", interrupted_second)
+    study = dataclasses.replace(real.REAL_OVERHEAD, runs=lambda opts: real.overhead_runs((100,), 1.0, prefix))
+    with pytest.raises(Interrupted) as e:
+        study.run(Options(out=tmp_path, seeds=2))
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
+    assert (e.value.done, e.value.total) == (1, 4)
+    df = pd.read_csv(tmp_path / "real-overhead.csv")
+    assert list(df["mode"]) == ["none"] and list(df["seed"]) == [1], df.to_string()
+    meta = json.loads((tmp_path / "real-overhead.meta.json").read_text())
+    assert meta["interrupted"] is True and meta["points_finished"] == 1
+    assert [p["labels"]["mode"] for p in meta["points"]] == ["none"]
+    assert not (tmp_path / "real-overhead.txt").exists(), "no summary of a partial run"

@@ -396,23 +396,23 @@ def _xco_n(full: bool) -> int:
     return XCO_N if XCO_N in ns else max(ns)
 
 
-def _runs(opts: Options) -> list[Run]:
-    """One seed's points: the kernel's CUBIC and BBR sweeps and the XCo point (real, in that order,
-    on one testbed), then the simulator's sweep."""
-    ns, n_max = _ns(opts.full), max(_ns(opts.full))
+def runs_of(seed: int, ns: list[int], xco_n: int, rounds: int = ROUNDS, prefix: str = "xri") -> list[Run]:
+    """One seed's points: the kernel's CUBIC and BBR sweeps over ``ns`` and the XCo point at
+    ``xco_n`` (real, in that order, on one testbed), then the simulator's sweep."""
+    n_max = max([*ns, xco_n])
     out = []
     sweeps = [("real", "none", "cubic", ns), ("real-bbr", "none", "bbr", ns),
-              ("real-timeslice", "timeslice", None, [_xco_n(opts.full)])]  # fmt: skip
+              ("real-timeslice", "timeslice", None, [xco_n])]  # fmt: skip
     for source, series, cc, sweep in sweeps:
         for n in sweep:
-            settings = {"n": n, "rounds": ROUNDS, "response_bytes": RESPONSE_BYTES, "cc": cc or "default",
+            settings = {"n": n, "rounds": rounds, "response_bytes": RESPONSE_BYTES, "cc": cc or "default",
                         "xco": series}  # fmt: skip
             if series == "timeslice":
                 settings["slice_ms"] = XCO_SLICE_MS
-            point = _point(n, ROUNDS, RESPONSE_BYTES, series, cc, n_max)
+            point = _point(n, rounds, RESPONSE_BYTES, series, cc, n_max, prefix)
             out.append(Run({"source": source, "n": n}, None, real=point, settings=settings))
     for n in ns:
-        scn = scenario.with_changes(sim_scenario(n, ROUNDS, RESPONSE_BYTES, SIM_TCP_PROFILE, opts.seed))
+        scn = scenario.with_changes(sim_scenario(n, rounds, RESPONSE_BYTES, SIM_TCP_PROFILE, seed))
         out.append(Run({"source": "sim", "n": n}, scn))
     return out
 
@@ -444,7 +444,7 @@ def _wall(results: list[dict]) -> str:
 STUDY = Study(
     id="real-incast",
     title="TCP incast on real hosts beside the simulator",
-    runs=_runs,
+    runs=lambda opts: runs_of(opts.seed, _ns(opts.full), _xco_n(opts.full)),
     tables=_tables,
     draw=lambda t, opts: [_draw(t[""], opts.out / "real-incast.png", SIM_TCP_PROFILE, _note(opts))],
     summarize=lambda t, rs, opts: summary(t[""], SIM_TCP_PROFILE, ROUNDS) + f"\n\n{_wall(rs)}",
