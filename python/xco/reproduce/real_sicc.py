@@ -447,17 +447,17 @@ def _qs(full: bool) -> tuple[list[int], int]:
     return (FULL_Q, FULL_REQUESTS) if full else (QUICK_Q, QUICK_REQUESTS)
 
 
-def _runs(opts: Options) -> list[Run]:
-    """Every (Q, method) on the real fat-tree (one testbed), then the same in the simulator."""
-    qs, requests = _qs(opts.full)
+def runs_of(seed: int, qs: list[int], requests: int, prefix: str = PREFIX) -> list[Run]:
+    """One seed's points: every (Q, method) on the real fat-tree (one testbed), then the same in
+    the simulator."""
     real = [
-        Run({"source": "real", "method": m, "queries": q}, None, real=_point(m, q, requests),
-            settings={"method": m, "queries": q, "requests": requests, "catalogue_seed": opts.seed})
+        Run({"source": "real", "method": m, "queries": q}, None, real=_point(m, q, requests, prefix),
+            settings={"method": m, "queries": q, "requests": requests, "catalogue_seed": seed})
         for q in qs
         for m in METHODS
     ]  # fmt: skip
     sims = [
-        Run({"source": "sim", "method": m, "queries": q}, sim_scenario(m, q, requests, opts.seed))
+        Run({"source": "sim", "method": m, "queries": q}, sim_scenario(m, q, requests, seed))
         for q in qs
         for m in METHODS
     ]
@@ -485,13 +485,15 @@ def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list[Path]:
 
 def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
     wall = sum(r.get("_wall_s", 0.0) for r in results)
-    return summary(t[""], _qs(opts.full)[1], opts.seed) + f"\n\nreal runs' wall time: {wall:.0f} s"
+    return (
+        summary(t[""], int(t[""]["requests"].iloc[0]), opts.seed) + f"\n\nreal runs' wall time: {wall:.0f} s"
+    )
 
 
 STUDY = Study(
     id="real-sicc",
     title="SICC and One-all as real processes on the routed k=4 fat-tree, beside the simulator",
-    runs=_runs,
+    runs=lambda opts: runs_of(opts.seed, *_qs(opts.full)),
     tables=_tables,
     draw=_draw,
     summarize=_summary,
