@@ -272,15 +272,15 @@ def summary(h: pd.DataFrame, seconds: float, route: str) -> str:
     return "\n".join(lines)
 
 
-def _runs(opts: Options) -> list[Run]:
-    """Both series on the real fat-tree (one testbed), then both in the simulator."""
-    secs = seconds_of(opts.full)
+def runs_of(seed: int, secs: float, prefix: str = "xro") -> list[Run]:
+    """One seed's points: both series on the real fat-tree (one testbed), then both in the
+    simulator, ``secs`` seconds each."""
     real = [
-        Run({"source": "real", "series": s}, None, real=_point(s, secs),
+        Run({"source": "real", "series": s}, None, real=_point(s, secs, prefix),
             settings={"seconds": secs, "xco": s, "rto_min_ms": RTO_MIN_MS, "slice_ms": SLICE_MS})
         for s in SERIES
     ]  # fmt: skip
-    return [*real, *(Run({"source": "sim", "series": s}, sim_scenario(s, secs, opts.seed)) for s in SERIES)]
+    return [*real, *(Run({"source": "sim", "series": s}, sim_scenario(s, secs, seed)) for s in SERIES)]
 
 
 def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
@@ -334,7 +334,7 @@ def _headlines(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -
 STUDY = Study(
     id="real-outcast",
     title="TCP Outcast 1-vs-12 on a real routed k=4 fat-tree beside the simulator",
-    runs=_runs,
+    runs=lambda opts: runs_of(opts.seed, seconds_of(opts.full)),
     tables=_tables,
     draw=_draw,
     summarize=_summary,
