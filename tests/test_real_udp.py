@@ -113,3 +113,20 @@ def test_ctrl_c_in_a_real_point_tears_the_testbed_down_and_writes_the_finished_p
     assert meta["interrupted"] is True and meta["points_finished"] == 1
     assert [p["labels"]["mode"] for p in meta["points"]] == ["none"]
     assert not (tmp_path / "real-overhead.txt").exists(), "no summary of a partial run"
+
+
+def test_real_vs_sim_with_two_seeds_repeats_the_real_points_and_seeds_the_simulator(tmp_path):
+    """--seeds 2 on real-vs-sim (k = 2, 1-s runs): each real point twice on fresh hosts, the
+    simulator's points with seeds 7 and 8, means over the seeds, intervals per source."""
+    study = dataclasses.replace(real.REAL_VS_SIM, runs=lambda opts: real.vs_runs([2], 1.0))
+    out = study.run(Options(out=tmp_path, seed=7, seeds=2))
+    df = pd.read_csv(tmp_path / "real-vs-sim.csv")
+    assert list(df.columns) == ["seed", "source", *real.COLUMNS]
+    assert df.groupby(["source", "series"])["seed"].apply(sorted).tolist() == [[7, 8]] * 4
+    ci = pd.read_csv(tmp_path / "real-vs-sim-ci95.csv")
+    assert len(ci) == 4 and (ci["seeds"] == 2).all()
+    meta = json.loads((tmp_path / "real-vs-sim.meta.json").read_text())
+    sims = [p for p in meta["points"] if p["labels"]["source"] == "sim"]
+    assert sorted(p["seed"] for p in sims) == [7, 7, 8, 8] and all("scenario" in p for p in sims)
+    assert "means over seeds 7..8" in out.summary and "[sim] total_mbps" in out.summary
+    assert (tmp_path / "real-vs-sim.png").stat().st_size > 10_000
