@@ -3,6 +3,8 @@ simulator's side of the comparison (no root)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 
 import pandas as pd
@@ -10,7 +12,8 @@ import pytest
 from conftest import free_prefix, netns_names
 
 from xco import scenario
-from xco.reproduce import real_incast
+from xco.reproduce import Options, real_incast
+from xco.testbed import netns
 
 
 def test_real_hosts_collapse_between_small_and_larger_n(tmp_path):
@@ -121,24 +124,63 @@ def test_the_check_holds_only_with_the_kernel_s_collapse_n_and_within_2x_from_th
     assert line.endswith("-> does not hold") and "N=4 (0.3x)" in line, line
 
 
-def test_the_check_judges_the_median_of_the_kernel_s_replicates_and_the_table_shows_their_range():
-    # three kernel sweeps; one of them collapses at N = 3 by chance, the median does not
+def test_the_check_judges_the_median_of_the_seeds_kernel_runs_and_the_table_shows_their_range():
+    # three kernel sweeps (--seeds 3); one of them collapses at N = 3 by chance, the median does not
     runs = pd.DataFrame(
         {
             "n": [2, 3, 4, 8] * 3,
             "goodput_mbps": [90.0, 20.0, 50.0, 20.0] + [92.0, 70.0, 60.0, 30.0] + [88.0, 65.0, 55.0, 25.0],
-            "replicate": [1] * 4 + [2] * 4 + [3] * 4,
+            "seed": [1] * 4 + [2] * 4 + [3] * 4,
             "source": "real",
         }
     ).assign(rto_timeouts=0, fast_retransmits=0, tail_loss_probes=0, rounds_over_rto_min=0, port_drops=0)
     med = real_incast.median_per_n(runs)
     assert list(med["goodput_mbps"]) == [90.0, 65.0, 55.0, 25.0]
-    assert real_incast.collapse_n(med) == 8 and real_incast.collapse_n(runs[runs["replicate"] == 1]) == 3
+    assert real_incast.collapse_n(med) == 8 and real_incast.collapse_n(runs[runs["seed"] == 1]) == 3
+    # the simulator's seeds: its median per N is judged (one seed alone would collapse at N = 3)
     sim = pd.DataFrame(
-        {"n": [2, 3, 4, 8], "goodput_mbps": [85.0, 60.0, 50.0, 30.0], "source": "sim", "rto_timeouts": 0}
+        {
+            "n": [2, 3, 4, 8] * 3,
+            "goodput_mbps": [85.0, 60.0, 50.0, 30.0] + [86.0, 20.0, 52.0, 31.0] + [84.0, 61.0, 49.0, 29.0],
+            "source": "sim",
+            "rto_timeouts": 0,
+            "seed": [1] * 4 + [2] * 4 + [3] * 4,
+        }
     )
     text = real_incast.summary(pd.concat([runs, sim], ignore_index=True), "linux", 30)
-    assert "median of 3 kernel CUBIC sweep(s)" in text
+    assert "median of 3 kernel CUBIC sweeps" in text
     assert "collapse real N=8, sim N=8" in text and text.count("-> holds") == 1, text
     row3 = next(line for line in text.splitlines() if line.split()[:1] == ["3"])
     assert "65.0" in row3 and "20.0-70.0" in row3, row3
+
+
+def test_two_seeds_run_every_real_point_twice_on_one_testbed_and_judge_the_medians(tmp_path, monkeypatch):
+    """--seeds 2 is real-incast's replicates: CUBIC, BBR and XCo points twice each (3 rounds, N = 2
+    and 4), one testbed, the check on the medians, the seeds in the table and in meta.json."""
+    if os.geteuid() != 0:
+        pytest.fail("real-host tests need root (network namespaces); CI runs them as root")
+    prefix = free_prefix("xi")
+    built = []
+    up = netns.up
+    monkeypatch.setattr(netns, "up", lambda t: built.append(t.prefix) or up(t))
+    study = dataclasses.replace(
+        real_incast.STUDY,
+        runs=lambda opts: real_incast.runs_of(opts.seed, [2, 4], 4, rounds=3, prefix=prefix),
+    )
+    out = study.run(Options(out=tmp_path, seed=1, seeds=2))
+    assert built == [prefix], "one testbed for every real run of both seeds"
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
+    df = pd.read_csv(tmp_path / "real-incast.csv")
+    assert list(df.columns)[:3] == ["seed", "source", "n"] and "replicate" not in df.columns
+    per = df.groupby(["source", "n"])["seed"].apply(sorted)
+    assert per.to_dict() == {(s, n): [1, 2] for s in ("real", "real-bbr", "sim") for n in (2, 4)} | {
+        ("real-timeslice", 4): [1, 2]
+    }
+    assert (df[df["source"] != "sim"]["rounds"] == 3).all(), df.to_string()
+    ci = pd.read_csv(tmp_path / "real-incast-ci95.csv")
+    assert len(ci) == 7 and (ci["seeds"] == 2).all()
+    assert "median of 2 kernel CUBIC sweeps" in out.summary
+    assert out.summary.count("check: the simulator collapses") == 3, "over the seeds' medians, then per seed"
+    meta = json.loads((tmp_path / "real-incast.meta.json").read_text())
+    assert meta["seeds"] == [1, 2] and meta["real_runs_per_point"] == 2
+    assert sum(1 for p in meta["points"] if "real" in p) == 10 and len(meta["points"]) == 14

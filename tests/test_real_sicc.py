@@ -3,6 +3,7 @@ script's own rules (no root), and the reproduction's files (root)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ from conftest import free_prefix, netns_names
 
 from xco import scenario
 from xco.report import parse
-from xco.reproduce import real_sicc
+from xco.reproduce import Options, real_sicc
 from xco.testbed import netns, topo, webfanin
 
 SCRIPT = webfanin.__file__
@@ -168,3 +169,39 @@ def test_reproduce_real_sicc_writes_both_sources_both_methods_and_verdicts(tmp_p
     assert all(c.verdict in ("holds", "partly", "does not hold") and "rule:" in c.detail for c in claims)
     meta = json.loads((tmp_path / "real-sicc.meta.json").read_text())
     assert meta["seed"] == 1 and meta["real_not_built"] == ["speed control", "query redirection"]
+
+
+def test_two_seeds_run_every_real_point_twice_with_the_seeds_catalogues(tmp_path, monkeypatch):
+    """--seeds 2 at Q = 100, 2 requests: each real (method, Q) twice on one testbed, each run with
+    its seed's catalogue (the seed reaches the real processes), claims decided over the seeds."""
+    _need_root()
+    prefix = free_prefix("xw")
+    seeds_run = []
+    run_point = real_sicc.run_point
+
+    def spy(tb, method, queries, requests, seed, work):
+        seeds_run.append((method, seed))
+        return run_point(tb, method, queries, requests, seed, work)
+
+    monkeypatch.setattr(real_sicc, "run_point", spy)
+    built = []
+    up = netns.up
+    monkeypatch.setattr(netns, "up", lambda t: built.append(t.prefix) or up(t))
+
+    study = dataclasses.replace(
+        real_sicc.STUDY, runs=lambda opts: real_sicc.runs_of(opts.seed, [100], 2, prefix)
+    )
+    out = study.run(Options(out=tmp_path, seed=3, seeds=2))
+    assert built == [prefix] and seeds_run == [("one_all", 3), ("sicc", 3), ("one_all", 4), ("sicc", 4)]
+    assert not any(n.startswith(f"{prefix}-") for n in netns_names()), "the testbed was not removed"
+    df = pd.read_csv(tmp_path / "real-sicc.csv")
+    assert df.groupby(["source", "method"])["seed"].apply(sorted).tolist() == [[3, 4]] * 4
+    req = pd.read_csv(tmp_path / "real-sicc-requests.csv")
+    assert list(req.columns)[0] == "seed" and len(req[req["source"] == "real"]) == 2 * 2 * 2
+    ci = pd.read_csv(tmp_path / "real-sicc-ci95.csv")
+    assert len(ci) == 4 and (ci["seeds"] == 2).all()
+    claims = parse(out.summary)  # each claim once over the seeds (the seeds' own are marked)
+    assert [c.case for c in claims] == ["real hosts", "simulator"] * 2 + ["real vs simulator"], out.summary
+    assert all(c.verdict in ("holds", "partly", "does not hold") and "seed 3 " in c.detail for c in claims)
+    assert out.summary.count("seed 4 | claim") == 5
+    assert "web fan-in's catalogue and requests" in out.summary

@@ -124,8 +124,9 @@ def test_bad_seeds_exit_2_with_one_line(tmp_path, cli, bad):
 def test_bad_seeds_on_reproduce_all_and_a_real_host_one_exit_2(tmp_path, cli):
     r = cli("reproduce", "all", "--seeds", "0", "--out", str(tmp_path / "a"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "--seeds" in r.stderr
-    r = cli("reproduce", "real-udp", "--seeds", "2", "--out", str(tmp_path / "b"))
-    assert r.returncode == 2 and "real-udp runs one seed" in r.stderr
+    r = cli("reproduce", "sicc-treetime", "--seeds", "2", "--out", str(tmp_path / "b"))
+    assert r.returncode == 2 and "sicc-treetime runs one seed" in r.stderr
+    assert not (tmp_path / "b").exists()
 
 
 def test_reproduce_all_passes_seeds_to_every_reproduction_that_takes_them(tmp_path):
@@ -151,12 +152,14 @@ def test_reproduce_all_passes_seeds_to_every_reproduction_that_takes_them(tmp_pa
 # ---- the frame and the interval rules ----------------------------------------------
 
 
-def test_every_simulated_reproduction_runs_on_the_frame():
-    """Each reproduction but the real-host ones and the wall-time benchmark is a Study (replay)."""
+def test_every_reproduction_but_the_wall_time_benchmark_runs_on_the_frame():
+    """Each reproduction, the real-host ones too, is a Study that takes --seeds; only the wall-time
+    benchmark runs one seed."""
     on_frame = {rid for rid, e in EXPERIMENTS.items() if isinstance(e, Study) or hasattr(e, "study")}
     off = {rid for rid, r in REGISTRY.items() if not r.replicates}
     assert set(REGISTRY) - off <= on_frame, sorted(set(REGISTRY) - off - on_frame)
-    assert off == {rid for rid in REGISTRY if rid.startswith("real-")} | {"sicc-treetime"}
+    assert off == {"sicc-treetime"}
+    assert {rid for rid in REGISTRY if rid.startswith("real-")} <= on_frame
 
 
 def _h(value: float) -> replicates.Headline:
@@ -189,3 +192,146 @@ def test_claims_of_the_seeds_are_stated_once_with_their_numbers_as_intervals():
     assert claim is not None
     assert claim.group(1).startswith("x = 0.4 [") and claim.group(1).endswith("] at N = 4")
     assert claim.group(2) == "partly", "no headline: decided on the seeds' verdicts, which disagree"
+
+
+# ---- real points on the frame (what the real-host reproductions run on) ------------------
+
+
+class _FakeLab:
+    """A lab that counts how often it is entered and left, and checks its points run one at a time."""
+
+    def __init__(self):
+        self.entered = self.left = 0
+        self.busy = False
+        self.calls: list[tuple] = []
+
+    def __enter__(self):
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.left += 1
+        return False
+
+
+def _real_study(lab: _FakeLab, fail_at: int | None = None, sim: bool = True) -> Study:
+    """Two real points (fake: their figure is a function of the point and the seed) and, with
+    ``sim``, two simulated ones (real-vs-sim's case at 50 ms)."""
+    from xco.reproduce import real
+    from xco.reproduce.experiment import Run
+
+    def point(k: int):
+        def run(ctx, seed):
+            import threading
+
+            assert ctx is lab and threading.current_thread() is threading.main_thread()
+            assert not lab.busy, "two real points at once"
+            lab.busy = True
+            try:
+                lab.calls.append((k, seed))
+                if fail_at is not None and len(lab.calls) == fail_at:
+                    raise KeyboardInterrupt
+                return {"mbps": 10.0 * k + seed}
+            finally:
+                lab.busy = False
+
+        return run
+
+    def runs(opts):
+        out = [Run({"source": "real", "k": k}, None, real=point(k), settings={"k": k}) for k in (1, 2)]
+        if sim:
+            out += [Run({"source": "sim", "k": k}, real.sim_udp_scenario("none", k, 0.05)) for k in (1, 2)]
+        return out
+
+    def tables(results, opts):
+        rows = []
+        for r in results:
+            mbps = (
+                r["mbps"] if "_real" in r else real.sim_udp_row(r["raw"], "none", r["k"], 0.05)["total_mbps"]
+            )
+            rows.append({"source": r["source"], "k": r["k"], "mbps": mbps})
+        return {"": pd.DataFrame(rows)}
+
+    return Study(
+        id="real-fake",
+        title="fake real points",
+        runs=runs,
+        tables=tables,
+        draw=lambda t, opts: [],
+        summarize=lambda t, rs, opts: "fake: " + " ".join(f"{v:.1f}" for v in t[""]["mbps"]),
+        lab=lambda opts: lab,
+        seeds_note="the real points ran N times",
+    )
+
+
+def test_real_points_run_one_at_a_time_in_one_lab_repeated_per_seed(tmp_path):
+    from xco.reproduce import Options
+
+    lab = _FakeLab()
+    out = _real_study(lab).run(Options(out=tmp_path, seed=3, seeds=2))
+    assert lab.entered == lab.left == 1, "the lab (the testbed) is entered once for every real point"
+    assert lab.calls == [(1, 3), (2, 3), (1, 4), (2, 4)], "each real point once per seed, seed outer"
+    df = pd.read_csv(tmp_path / "real-fake.csv")
+    assert list(df.columns) == ["seed", "source", "k", "mbps"]
+    assert df.groupby(["source", "k"])["seed"].apply(sorted).tolist() == [[3, 4]] * 4
+    real = df[df["source"] == "real"].set_index(["seed", "k"])["mbps"]
+    assert real[(3, 1)] == 13.0 and real[(4, 2)] == 24.0
+    ci = pd.read_csv(tmp_path / "real-fake-ci95.csv")
+    assert (ci["seeds"] == 2).all() and len(ci) == 4
+    r1 = ci[(ci["source"] == "real") & (ci["k"] == 1)].iloc[0]
+    assert r1["mbps_mean"] == pytest.approx(13.5)
+    assert r1["mbps_ci95_low"] < 13.5 < r1["mbps_ci95_high"]
+    meta = json.loads((tmp_path / "real-fake.meta.json").read_text())
+    assert meta["seeds"] == [3, 4]
+    recs = meta["points"]
+    assert [(p["labels"]["source"], p["seed"]) for p in recs] == [("real", 3), ("real", 3), ("sim", 3),
+                                                                 ("sim", 3), ("real", 4), ("real", 4),
+                                                                 ("sim", 4), ("sim", 4)]  # fmt: skip
+    assert all(p["real"] == {"k": p["labels"]["k"]} and "scenario" not in p for p in recs if "real" in p)
+    assert all(isinstance(p["scenario"], str) for p in recs if p["labels"]["source"] == "sim")
+    text = out.summary
+    assert text.startswith("real-fake: fake real points\nthe real points ran N times\n")
+    assert "---- seed 3 ----" in text and "---- seed 4 ----" in text
+    with pytest.raises(ValueError, match="real-host points cannot be replayed"):
+        replay_csv(_real_study(lab), tmp_path / "real-fake.meta.json")
+
+
+def test_one_seed_of_real_points_writes_no_seed_column_and_no_interval_table(tmp_path):
+    from xco.reproduce import Options
+
+    lab = _FakeLab()
+    _real_study(lab, sim=False).run(Options(out=tmp_path))
+    assert lab.calls == [(1, 1), (2, 1)]
+    assert list(pd.read_csv(tmp_path / "real-fake.csv").columns) == ["source", "k", "mbps"]
+    assert not (tmp_path / "real-fake-ci95.csv").exists()
+    assert (tmp_path / "real-fake.txt").read_text() == "fake: 11.0 21.0\n"
+
+
+def test_ctrl_c_during_a_real_point_leaves_the_lab_and_writes_the_finished_points(tmp_path):
+    from xco.interrupt import Interrupted
+    from xco.reproduce import Options
+
+    lab = _FakeLab()
+    with pytest.raises(Interrupted) as e:
+        _real_study(lab, fail_at=3).run(Options(out=tmp_path, seeds=2))
+    assert lab.left == 1, "the lab (the testbed) was torn down"
+    assert (e.value.done, e.value.total) == (2, 8)
+    assert {p.name for p in e.value.files} == {"real-fake.csv", "real-fake.meta.json"}
+    df = pd.read_csv(tmp_path / "real-fake.csv")
+    assert list(df["mbps"]) == [11.0, 21.0], "the two real points of the first seed"
+    meta = json.loads((tmp_path / "real-fake.meta.json").read_text())
+    assert meta["interrupted"] is True and meta["points_finished"] == 2 and len(meta["points"]) == 2
+
+
+def test_the_real_host_reproductions_refuse_without_root_before_any_work(tmp_path, monkeypatch):
+    import os
+
+    from xco.reproduce import Options
+    from xco.testbed import TestbedError
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    for rid in ("real-udp", "real-vs-sim", "real-overhead", "real-incast", "real-outcast", "real-sicc"):
+        out = tmp_path / rid
+        with pytest.raises(TestbedError, match=f"{rid} needs root"):
+            REGISTRY[rid].run(Options(out=out, seeds=2))
+        assert not out.exists(), f"{rid}: refused before any work"

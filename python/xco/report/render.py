@@ -54,7 +54,7 @@ def metadata(report: Report) -> list[tuple[str, str]]:
                     "seeds per point",
                     f"{report.seeds} (seeds {report.seed}..{report.seed + report.seeds - 1};"
                     " figures: mean and 95 % interval, Student t;"
-                    " real-host runs and sicc-treetime: one seed)",
+                    " real-host runs: every real point that many times; sicc-treetime: one seed)",
                 )
             ]
             if report.seeds > 1

@@ -68,7 +68,7 @@ class Reproduction:
     shares_run_with: list[str] = field(default_factory=list)
     # the settings profiles its scenario file defines (the first is the default)
     profiles: list[str] = field(default_factory=list)
-    # runs with --seeds N (every simulated one; not the real-host ones nor wall-time benchmarks)
+    # runs with --seeds N (every one but wall-time benchmarks; a real-host one repeats its real runs)
     replicates: bool = True
     replicates_note: str = ""
 

@@ -9,6 +9,13 @@ progress bar; it writes the tables, the figures, the summary and ``meta.json``, 
 with interval bands or bars, and the summary every claim decided over the seeds
 (:mod:`xco.reproduce.replicates`).
 
+A study may also have points on real hosts (a :class:`Run` with ``real``: the real-host
+reproductions, :mod:`xco.reproduce.real_frame`): those run one at a time, in point order, in
+the main thread, inside one context the study enters once (``Study.lab``: the testbed they
+share), before the simulated points go to the pool; ``--seeds N`` repeats each of them N
+times. Their meta record is their labels, seed, settings and what the run reported (``ran``);
+a kernel's run cannot be replayed.
+
 An :class:`Experiment` (a series x values sweep, built into a Study) starts from a
 scenario file (``xco/scenarios/<id>.toml``), changes only what the experiment
 varies (the x value and the series, which differ in their ``[xco]`` section:
@@ -25,6 +32,7 @@ import dataclasses
 import io
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -133,10 +141,17 @@ class Window:
 
 @dataclass
 class Run:
-    """One point of a study before its seed: labels for its table rows and the scenario it runs."""
+    """One point of a study before its seed: labels for its table rows and the scenario it runs.
+
+    A point on real hosts has no scenario but ``real``: called with the study's lab (what
+    ``Study.lab`` yields) and the point's seed, it runs the point and returns its result (a dict
+    beside the labels, as ``keep`` gives for a simulator run); ``settings`` says what it runs, for
+    the meta record."""
 
     labels: dict[str, Any]
-    scenario: dict
+    scenario: dict | None
+    real: Callable[[Any, int], dict] | None = None
+    settings: dict | None = None
 
 
 def _keep_raw(raw: dict) -> dict:
@@ -184,6 +199,15 @@ class Study:
     draw_means: bool = False
     # the progress bar's name (default: the id)
     desc: str | None = None
+    # refuses to start (raises) before any work, e.g. real hosts without root
+    check: Callable[[Options], None] | None = None
+    # the context the real points share, entered once around all of them (a testbed)
+    lab: Callable[[Options], AbstractContextManager] | None = None
+    # several seeds: a paragraph after the summary's first line (what a seed means here; ``{seeds}``
+    # in it: the number of seeds)
+    seeds_note: str = ""
+    # several seeds: a text over every seed's tables at once, put before the seeds' combined claims
+    summarize_seeds: Callable[[dict[str, pd.DataFrame], list[dict], Options], str] | None = None
 
     def seed_options(self, opts: Options) -> list[Options]:
         """One Options per seed of the run (each with that seed and ``seeds`` 1)."""
@@ -195,11 +219,17 @@ class Study:
         for o in self.seed_options(opts):
             for r in self.runs(o):
                 labels = {**r.labels, "_scn": r.scenario, "_seed": o.seed}
+                if r.real is not None:
+                    labels.update(_real=r.real, _settings=r.settings or {})
                 out.append(sweep.Point(labels=labels, scenario=r.scenario, seed=o.seed))
         return out
 
     def record(self, base: dict | None, p: sweep.Point) -> dict:
-        """The meta record of point ``p`` (its exact scenario text and seed)."""
+        """The meta record of point ``p`` (its exact scenario text and seed; a real point: its
+        settings)."""
+        if "_real" in p.labels:
+            shown = {k: v for k, v in p.labels.items() if not k.startswith("_")}
+            return {"labels": shown, "seed": p.seed, "real": p.labels["_settings"]}
         if base is None:
             shown = {k: v for k, v in p.labels.items() if not k.startswith("_")}
             return {"labels": shown, "seed": p.seed, "scenario": to_text(p.scenario)}
@@ -238,21 +268,48 @@ class Study:
             files.append(path)
         return files
 
+    def run_points(self, points: list[sweep.Point], opts: Options) -> list[dict]:
+        """Every point's result in point order: the real ones first, one at a time inside the lab,
+        then the simulated ones on the sweep's pool. Ctrl-C raises :class:`Interrupted` with the
+        finished points' results and positions."""
+        real = [i for i, p in enumerate(points) if "_real" in p.labels]
+        sim = [i for i, p in enumerate(points) if "_real" not in p.labels]
+        done: dict[int, dict] = {}
+        if real:
+            try:
+                done.update(_run_real(self, [(i, points[i]) for i in real], opts))
+            except Interrupted as e:
+                e.total = len(points)
+                raise
+        jobs = opts.jobs if self.max_jobs is None else min(opts.jobs or self.max_jobs, self.max_jobs)
+        if sim:
+            try:
+                rows = sweep.run(
+                    [points[i] for i in sim],
+                    self.keep,
+                    jobs=jobs,
+                    desc=self.desc or self.id,
+                    progress=opts.progress,
+                    log_runs=self.log_runs,
+                )
+            except Interrupted as e:
+                done.update({sim[j]: row for j, row in zip(e.indices, e.rows, strict=True)})
+                order = sorted(done)
+                raise Interrupted(
+                    str(e), rows=[done[i] for i in order], indices=order, done=len(order), total=len(points)
+                ) from None
+            done.update(zip(sim, rows, strict=True))
+        return [done[i] for i in sorted(done)]
+
     def run(self, opts: Options) -> Outcome:
         """Run every point of every seed; write tables, figures, summary and meta record."""
+        if self.check is not None:
+            self.check(opts)
         opts.out.mkdir(parents=True, exist_ok=True)
         base = self.base(opts)
         points = self.points(opts)
-        jobs = opts.jobs if self.max_jobs is None else min(opts.jobs or self.max_jobs, self.max_jobs)
         try:
-            results = sweep.run(
-                points,
-                self.keep,
-                jobs=jobs,
-                desc=self.desc or self.id,
-                progress=opts.progress,
-                log_runs=self.log_runs,
-            )
+            results = self.run_points(points, opts)
         except Interrupted as e:
             record = [self.record(base, points[i]) for i in e.indices]
             try:
@@ -279,13 +336,18 @@ class Study:
             texts = [self.summarize(t, rs, o) for o, rs, t in per]
             heads = [self.headlines(t, rs, o) for o, rs, t in per] if self.headlines else None
             seeds = [o.seed for o, _, _ in per]
-            text = f"{self.id}: {self.title}\n" + combine(seeds, texts, heads)
+            over = self.summarize_seeds(tables, results, opts) + "\n\n" if self.summarize_seeds else ""
+            note = self.seeds_note.replace("{seeds}", str(opts.seeds)) + "\n\n" if self.seeds_note else ""
+            text = f"{self.id}: {self.title}\n{note}{over}" + combine(seeds, texts, heads)
         txt = opts.out / f"{self.id}.txt"
         txt.write_text(text + "\n")
         extra = dict(self.extra(opts))
         if opts.seeds > 1:
             extra["seeds"] = seeds_of(opts.seed, opts.seeds)
         record = [self.record(base, p) for p in points]
+        for rec, r in zip(record, results, strict=True):
+            if "_record" in r:  # what a real point found as it ran (e.g. the route it set)
+                rec["ran"] = r["_record"]
         meta = write_meta(opts, self.id, extra, base=base, points=record)
         return Outcome(files=[*files, txt, meta], summary=text)
 
@@ -394,10 +456,42 @@ def header(rid: str, title: str, opts: Options, modes: str) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _run_real(study: Study, todo: list[tuple[int, sweep.Point]], opts: Options) -> dict[int, dict]:
+    """The real points ``todo`` (position, point), one at a time in order, inside the study's lab;
+    a line on stderr per point (unless ``opts.progress`` is False); each result gets ``_wall_s``,
+    its wall time. Ctrl-C (after the lab is torn down) raises :class:`Interrupted` with the
+    finished ones."""
+    import contextlib
+    import sys
+    import time
+
+    done: dict[int, dict] = {}
+    lab = study.lab(opts) if study.lab is not None else contextlib.nullcontext()
+    try:
+        with lab as ctx:
+            for n, (i, p) in enumerate(todo, 1):
+                if opts.progress is not False:
+                    shown = ", ".join(f"{k} {v}" for k, v in p.labels.items() if not k.startswith("_"))
+                    print(f"{study.desc or study.id}: real run {n}/{len(todo)} ({shown}; seed {p.seed})",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                t0 = time.monotonic()
+                done[i] = {**p.labels, **p.labels["_real"](ctx, p.seed), "_wall_s": time.monotonic() - t0}
+    except KeyboardInterrupt:
+        order = sorted(done)
+        raise Interrupted(
+            f"{study.id}: interrupted", rows=[done[i] for i in order], indices=order, done=len(order),
+            total=len(todo),
+        ) from None  # fmt: skip
+    return done
+
+
 def replay(exp: Study | Experiment, meta: dict, jobs: int | None = None) -> pd.DataFrame:
     """The main table of ``exp`` rebuilt from its ``meta.json`` alone: every point's recorded
-    scenario text run again with its recorded seed (every seed of a ``--seeds`` run)."""
+    scenario text run again with its recorded seed (every seed of a ``--seeds`` run). A record
+    with real-host points cannot be replayed (ValueError): the kernel's runs differ run to run."""
     study = exp.study() if isinstance(exp, Experiment) else exp
+    if any("real" in p for p in meta["points"]):
+        raise ValueError(f"{meta['id']}: its real-host points cannot be replayed from the record")
     points = []
     for p in meta["points"]:
         scn = scenario.parse(p["scenario"])

@@ -19,11 +19,13 @@ tail-loss probes, quick ACKs, docs/tcp-profiles.md; ``newreno`` gives the
 1999 TCP).
 
 The kernel's side varies from run to run (the collapse point moved between
-N = 3 and 4 in two runs of the same code), so the CUBIC sweep runs
-:data:`REPLICATES` times on the same testbed and the check compares the
-simulator with the median per N; the table gives the median and the range.
-BBR runs once: the simulator has no BBR, it is shown as the kernel's other
-behaviour only.
+N = 3 and 4 in two runs of the same code): ``--seeds N`` (the experiment
+frame's replicates, :mod:`xco.reproduce.real_frame`) runs every real point N
+times on the one testbed and the simulator with seeds SEED..SEED+N-1, and the
+check compares the median per N of the kernel's CUBIC runs with the median of
+the simulator's; the table gives the median and the range (``--seeds 3``: the
+median of three sweeps). BBR is shown as the kernel's other behaviour only
+(the simulator has no BBR).
 
 The ``timeslice`` series (real hosts only) runs the largest quick N (32) again
 with the real XCo daemons: an agent on every server, the controller on the
@@ -39,15 +41,17 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from .. import scenario
 from .._lazy import pd, plt
+from ..sim import app_metrics
 from ..testbed import daemons, fanin, netns, topo
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Reproduction, register
+from .experiment import EXPERIMENTS, Run, Study
+from .real_frame import Lab, lab, require_root, seeds_note
+from .replicates import seeds_of, seeds_text
 
 RATE_MBPS = 100
 BUFFER_BYTES = 32_000  # reproductions.md: "32 KB drop-tail port"; KB = 1000 B everywhere in xco
@@ -62,7 +66,6 @@ SIM_TCP_PROFILE = "linux"
 CLIENT = "h1"
 XCO_SLICE_MS = 2.0  # the timeslice series' slices
 XCO_N = 32  # ... run at this N
-REPLICATES = 3  # kernel CUBIC sweeps per run; the check uses the median per N
 FANIN = Path(fanin.__file__)
 
 # the simulator's [tcp] per profile name; a name not listed is passed as `tcp.profile`
@@ -136,6 +139,27 @@ def _real_point(
     }
 
 
+def _point(n: int, rounds: int, response_bytes: int, series: str, cc: str | None, n_max: int,
+           prefix: str = "xri", slice_ms: float = XCO_SLICE_MS, extra_control: str = ""):  # fmt: skip
+    """The real point N = ``n`` of ``series`` with congestion control ``cc``, on the testbed built
+    for ``n_max`` servers (one for every point of the run: the lab keeps it up)."""
+
+    def run(lb: Lab, seed: int) -> dict:
+        tb = lb.testbed(("incast", n_max, prefix, slice_ms, extra_control),
+                        lambda work: _topology(work, n_max, prefix, slice_ms, extra_control))  # fmt: skip
+        work = lb.dir(f"{series}-{cc or 'default'}-n{n}", seed)
+        work.mkdir(parents=True, exist_ok=True)
+        if series == "none":
+            row = _real_point(tb, n, rounds, response_bytes, work, cc)
+        else:
+            servers = [h.name for h in tb.topo.hosts[1 : n + 1]]
+            with daemons.Xco(tb, work / "xco", agents=servers):
+                row = _real_point(tb, n, rounds, response_bytes, work, cc)
+        return {"row": {**row, "series": series, "cc": cc or "default"}}
+
+    return run
+
+
 def run_real(
     ns: list[int],
     rounds: int = ROUNDS,
@@ -146,32 +170,19 @@ def run_real(
     slice_ms: float = XCO_SLICE_MS,
     extra_control: str = "",
 ) -> pd.DataFrame:
-    """The real sweep over ``ns`` on one testbed built for the largest N (and removed after);
-    ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on every server);
-    ``cc`` the servers' congestion control (default: the kernel's ``net.ipv4.tcp_congestion_control``,
-    which is ``bbr`` on this project's machines, not Linux's usual ``cubic``); ``slice_ms`` and
-    ``extra_control`` (lines of the topology file's ``[control]``) set the timeslice series' XCo."""
+    """The real sweep over ``ns`` alone (one run per N) on one testbed built for the largest N (and
+    removed after); ``series`` ``timeslice`` runs each point under the XCo daemons (an agent on
+    every server); ``cc`` the servers' congestion control (default: the kernel's
+    ``net.ipv4.tcp_congestion_control``, which is ``bbr`` on this project's machines, not Linux's
+    usual ``cubic``); ``slice_ms`` and ``extra_control`` (lines of the topology file's
+    ``[control]``) set the timeslice series' XCo."""
     netns.require_root("real-incast")
     if series not in ("none", "timeslice"):
         raise ValueError(f"series: {series!r} is not none or timeslice")
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="xco-incast-") as tmp:
-        work = Path(tmp)
-        t = _topology(work, max(ns), prefix, slice_ms, extra_control)
-        tb = netns.up(t)
-        try:
-            for n in ns:
-                print(f"  real-incast: {series} {cc or ''}, N={n} ({rounds} rounds)", flush=True)
-                if series == "none":
-                    row = _real_point(tb, n, rounds, response_bytes, work, cc)
-                else:
-                    servers = [h.name for h in t.hosts[1 : n + 1]]
-                    with daemons.Xco(tb, work / f"xco-n{n}", agents=servers):
-                        row = _real_point(tb, n, rounds, response_bytes, work, cc)
-                rows.append({**row, "series": series, "cc": cc or "default"})
-        finally:
-            tb.stop_all()
-            netns.down(t)
+    with lab("xco-incast-") as lb:
+        points = [_point(n, rounds, response_bytes, series, cc, max(ns), prefix, slice_ms, extra_control)
+                  for n in ns]  # fmt: skip
+        rows = [p(lb, 1)["row"] for p in points]
     return pd.DataFrame(rows)
 
 
@@ -200,23 +211,33 @@ def run_sim(
 ) -> pd.DataFrame:  # fmt: skip
     """The same sweep in the simulator with TCP profile ``tcp_profile``."""
     from .. import sim
-    from ..sim import app_metrics
 
     rows = []
     for n in ns:
         raw = sim.run_raw(scenario.with_changes(sim_scenario(n, rounds, response_bytes, tcp_profile, seed)),
                           seed=seed)  # fmt: skip
-        m = app_metrics(raw)
-        rows.append({"n": n, "goodput_mbps": m["goodput_mbps"], "rto_timeouts": int(m["timeouts"]),
-                     "round_ms_mean": m["completion_ms_mean"]})  # fmt: skip
+        rows.append(sim_row(raw, n))
     return pd.DataFrame(rows)
 
 
+def sim_row(raw: dict, n: int) -> dict[str, Any]:
+    """A simulator run at N = ``n`` as a row: goodput, RTOs, mean round time."""
+    m = app_metrics(raw)
+    return {"n": n, "goodput_mbps": m["goodput_mbps"], "rto_timeouts": int(m["timeouts"]),
+            "round_ms_mean": m["completion_ms_mean"]}  # fmt: skip
+
+
 def median_per_n(d: pd.DataFrame) -> pd.DataFrame:
-    """One row per N: the median of the replicates' numeric columns (a single run is itself)."""
-    if "replicate" not in d.columns or d.empty:
+    """One row per N: the median of the runs' numeric columns over the seeds of a ``--seeds`` run
+    (a single run is itself)."""
+    if d.empty or not d["n"].duplicated().any():
         return d
-    return d.groupby("n", as_index=False).median(numeric_only=True).drop(columns=["replicate"])
+    return d.groupby("n", as_index=False).median(numeric_only=True).drop(columns=["seed"], errors="ignore")
+
+
+def _runs_of(d: pd.DataFrame) -> int:
+    """How many runs per N ``d`` holds (the seeds of a ``--seeds`` run)."""
+    return int(d["seed"].nunique()) if "seed" in d.columns and len(d) else (1 if len(d) else 0)
 
 
 def collapse_n(d: pd.DataFrame) -> int | None:
@@ -231,27 +252,29 @@ def collapse_n(d: pd.DataFrame) -> int | None:
 
 
 def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
-
+    """Goodput against N, real hosts and simulator side by side; with several seeds each line is
+    the median per N and the band the range of the seeds' runs."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120, sharey=True)
     for ax, src, label in (
         (axes[0], "real", "real hosts (kernel TCP)"),
         (axes[1], "sim", f"simulator ({profile})"),
     ):
-        d = df[df["source"] == src].sort_values("n")
+        runs = df[df["source"] == src].sort_values("n")
+        d = median_per_n(runs).sort_values("n")
+        many = _runs_of(runs) > 1
+        name = "CUBIC" if src == "real" else f"TCP profile {profile}"
+        line = ax.plot(d["n"], d["goodput_mbps"], marker="o", markersize=3,
+                       label=f"{name} (median)" if src == "real" or many else name)  # fmt: skip
+        if many:
+            lo = runs.groupby("n")["goodput_mbps"].min()
+            hi = runs.groupby("n")["goodput_mbps"].max()
+            ax.fill_between(lo.index, lo.values, hi.values, alpha=0.2, color=line[0].get_color(),
+                            label=f"{name}, range of {_runs_of(runs)} runs")  # fmt: skip
         if src == "real":
-            runs = d
-            d = median_per_n(runs).sort_values("n")
-        ax.plot(d["n"], d["goodput_mbps"], marker="o", markersize=3,
-                label="CUBIC (median)" if src == "real" else f"TCP profile {profile}")  # fmt: skip
-        if src == "real":
-            if "replicate" in runs.columns and runs["replicate"].nunique() > 1:
-                lo = runs.groupby("n")["goodput_mbps"].min()
-                hi = runs.groupby("n")["goodput_mbps"].max()
-                ax.fill_between(lo.index, lo.values, hi.values, alpha=0.2,
-                                label=f"CUBIC, range of {runs['replicate'].nunique()} runs")  # fmt: skip
-            b = df[df["source"] == "real-bbr"].sort_values("n")
+            b = median_per_n(df[df["source"] == "real-bbr"]).sort_values("n")
             if len(b):
-                ax.plot(b["n"], b["goodput_mbps"], marker="s", markersize=3, linestyle="--", label="BBR")
+                ax.plot(b["n"], b["goodput_mbps"], marker="s", markersize=3, linestyle="--",
+                        label="BBR (median)" if many else "BBR")  # fmt: skip
         ax.axhline(RATE_MBPS, color="grey", linestyle="--", linewidth=1, label="link capacity")
         c = collapse_n(d)
         if c is not None:
@@ -272,19 +295,27 @@ def _draw(df: pd.DataFrame, path: Path, profile: str, note: str) -> Path:
 
 
 def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
-    xco = df[df["source"] == "real-timeslice"]
-    runs, simd = df[df["source"] == "real"], df[df["source"] == "sim"]
-    reps = int(runs["replicate"].nunique()) if "replicate" in runs.columns and len(runs) else 1
+    """The summary of the runs in ``df`` (with a ``seed`` column: every seed's, each source taken
+    as its median per N)."""
+    xco = median_per_n(df[df["source"] == "real-timeslice"])
+    runs, simd = df[df["source"] == "real"], median_per_n(df[df["source"] == "sim"])
+    reps = _runs_of(runs)
     real = median_per_n(runs)
     lines = [
         f"real-incast: N servers -> 1 client on one bridge, {RATE_MBPS} Mbit/s links,",
         f"  a {BUFFER_BYTES} B drop-tail port toward the client, {RESPONSE_BYTES} B responses,",
         f"  {rounds} barrier rounds, persistent connections",
         f"  real: network namespaces, kernel TCP (CUBIC, and BBR as 'bbr'); sim: TCP profile {profile!r}",
-        f"  'real' is the median of {reps} kernel CUBIC sweep(s) per N (range in the table); BBR one sweep",
+        (
+            f"  'real' is the median of {reps} kernel CUBIC sweeps per N (range in the table); bbr, XCo and"
+            " sim: their medians"
+            if reps > 1
+            else "  'real' is one kernel CUBIC sweep (the kernel varies from run to run: --seeds 3 gives the"
+            " median of three)"
+        ),
         "",
     ]
-    bbr = df[df["source"] == "real-bbr"]
+    bbr = median_per_n(df[df["source"] == "real-bbr"])
     for name, d in (("real", real), ("bbr", bbr), ("sim", simd)):
         if not len(d):
             continue
@@ -302,7 +333,7 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
             f"XCo timeslice ({XCO_SLICE_MS:g}-ms slices, real daemons) at N={n}: "
             f"{x['goodput_mbps']:.1f} Mbit/s, {x['goodput_mbps'] / RATE_MBPS:.0%} of the link"
             + (f" (none: {none.iloc[0]:.1f} Mbit/s)" if len(none) else "")
-            + f"; {x['rounds_over_rto_min']} rounds >= 200 ms, {x['port_drops']} port drops"
+            + f"; {x['rounds_over_rto_min']:g} rounds >= 200 ms, {x['port_drops']:g} port drops"
         )
     lines += verdict_lines(real, simd)
     lines += [
@@ -337,7 +368,7 @@ def summary(df: pd.DataFrame, profile: str, rounds: int) -> str:
 def verdict_lines(real: pd.DataFrame, simd: pd.DataFrame) -> list[str]:
     """The check the simulator answers for: the same collapse N as the kernel's CUBIC, and
     within 2x of it at every N from the collapse on (``real``: one row per N, the median of
-    the replicates)."""
+    the seeds' runs)."""
     cr, cs = collapse_n(real), collapse_n(simd)
     m = real.merge(simd, on="n", suffixes=("_real", "_sim"))
     if cr is not None:
@@ -356,48 +387,90 @@ def verdict_lines(real: pd.DataFrame, simd: pd.DataFrame) -> list[str]:
     ]
 
 
-def _real_incast(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    ns = FULL_N if opts.full else QUICK_N
-    t0 = time.monotonic()
-    real = pd.concat(
-        [run_real(ns, cc="cubic").assign(source="real", replicate=k) for k in range(1, REPLICATES + 1)],
-        ignore_index=True,
-    )
-    bbr = run_real(ns, cc="bbr").assign(source="real-bbr")
-    xco_n = [XCO_N if XCO_N in ns else max(ns)]
-    xco = run_real(xco_n, series="timeslice").assign(source="real-timeslice")
-    t_real = time.monotonic() - t0
-    simd = run_sim(ns, tcp_profile=SIM_TCP_PROFILE, seed=opts.seed).assign(source="sim")
-    df = pd.concat([real, bbr, xco, simd], ignore_index=True)
-    cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
-    df = df[cols]
-    counts = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",
-              "retrans_segs", "port_drops"]  # fmt: skip
-    df = df.astype({c: "Int64" for c in counts})  # counts stay integers beside the simulator's empty cells
-    csv = opts.out / "real-incast.csv"
-    df.to_csv(csv, index=False)
-    note = f"seed {opts.seed}; real: netns, kernel TCP, xco fan-in; sim: xco-sim, {LINK_DELAY_US:g} us/link"
-    png = _draw(df, opts.out / "real-incast.png", SIM_TCP_PROFILE, note)
-    text = summary(df, SIM_TCP_PROFILE, ROUNDS) + f"\n\nreal sweep wall time: {t_real:.0f} s\n"
-    (opts.out / "real-incast.txt").write_text(text)
-    meta = write_meta(
-        opts, "real-incast",
-        {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "response_bytes": RESPONSE_BYTES,
-         "rounds": ROUNDS, "ns": ns, "sim_tcp_profile": SIM_TCP_PROFILE, "link_delay_us": LINK_DELAY_US,
-         "timeslice_n": xco_n, "timeslice_slice_ms": XCO_SLICE_MS, "real_cubic_replicates": REPLICATES},
-        base=sim_scenario(ns[0], ROUNDS, RESPONSE_BYTES, SIM_TCP_PROFILE, opts.seed),
-    )  # fmt: skip
-    return Outcome(files=[csv, png, opts.out / "real-incast.txt", meta], summary=text.strip())
+def _ns(full: bool) -> list[int]:
+    return FULL_N if full else QUICK_N
 
+
+def _xco_n(full: bool) -> int:
+    ns = _ns(full)
+    return XCO_N if XCO_N in ns else max(ns)
+
+
+def runs_of(seed: int, ns: list[int], xco_n: int, rounds: int = ROUNDS, prefix: str = "xri") -> list[Run]:
+    """One seed's points: the kernel's CUBIC and BBR sweeps over ``ns`` and the XCo point at
+    ``xco_n`` (real, in that order, on one testbed), then the simulator's sweep."""
+    n_max = max([*ns, xco_n])
+    out = []
+    sweeps = [("real", "none", "cubic", ns), ("real-bbr", "none", "bbr", ns),
+              ("real-timeslice", "timeslice", None, [xco_n])]  # fmt: skip
+    for source, series, cc, sweep in sweeps:
+        for n in sweep:
+            settings = {"n": n, "rounds": rounds, "response_bytes": RESPONSE_BYTES, "cc": cc or "default",
+                        "xco": series}  # fmt: skip
+            if series == "timeslice":
+                settings["slice_ms"] = XCO_SLICE_MS
+            point = _point(n, rounds, RESPONSE_BYTES, series, cc, n_max, prefix)
+            out.append(Run({"source": source, "n": n}, None, real=point, settings=settings))
+    for n in ns:
+        scn = scenario.with_changes(sim_scenario(n, rounds, RESPONSE_BYTES, SIM_TCP_PROFILE, seed))
+        out.append(Run({"source": "sim", "n": n}, scn))
+    return out
+
+
+COUNTS = ["rounds", "rounds_over_rto_min", "rto_timeouts", "tail_loss_probes", "fast_retransmits",
+          "retrans_segs", "port_drops"]  # fmt: skip
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    rows = []
+    for r in results:
+        row = r["row"] if "_real" in r else sim_row(r["raw"], r["n"])
+        rows.append({"source": r["source"], **row})
+    df = pd.DataFrame(rows)
+    cols = ["source", "n"] + [c for c in df.columns if c not in ("source", "n")]
+    # counts stay integers beside the simulator's empty cells
+    return {"": df[cols].astype({c: "Int64" for c in COUNTS if c in df.columns})}
+
+
+def _note(opts: Options) -> str:
+    seeds = seeds_text(seeds_of(opts.seed, opts.seeds))
+    return f"{seeds}; real: netns, kernel TCP, xco fan-in; sim: xco-sim, {LINK_DELAY_US:g} us/link"
+
+
+def _wall(results: list[dict]) -> str:
+    return f"real sweep wall time: {sum(r.get('_wall_s', 0.0) for r in results):.0f} s"
+
+
+STUDY = Study(
+    id="real-incast",
+    title="TCP incast on real hosts beside the simulator",
+    runs=lambda opts: runs_of(opts.seed, _ns(opts.full), _xco_n(opts.full)),
+    tables=_tables,
+    draw=lambda t, opts: [_draw(t[""], opts.out / "real-incast.png", SIM_TCP_PROFILE, _note(opts))],
+    summarize=lambda t, rs, opts: summary(t[""], SIM_TCP_PROFILE, ROUNDS) + f"\n\n{_wall(rs)}",
+    check=require_root("real-incast"),
+    lab=lambda opts: lab("xco-incast-"),
+    base=lambda opts: sim_scenario(_ns(opts.full)[0], ROUNDS, RESPONSE_BYTES, SIM_TCP_PROFILE, opts.seed),
+    extra=lambda opts: {
+        "rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "response_bytes": RESPONSE_BYTES,
+        "rounds": ROUNDS, "ns": _ns(opts.full), "sim_tcp_profile": SIM_TCP_PROFILE,
+        "link_delay_us": LINK_DELAY_US, "timeslice_n": [_xco_n(opts.full)],
+        "timeslice_slice_ms": XCO_SLICE_MS, "real_runs_per_point": opts.seeds,
+    },
+    keys=["source", "n"],
+    seeds_note=seeds_note("nothing of the real workload (the fan-in's requests and sizes are fixed)"),
+    summarize_seeds=lambda t, rs, opts: (
+        "over every seed (each source's median per N; the check on the medians):\n"
+        + summary(t[""], SIM_TCP_PROFILE, ROUNDS) + f"\n\n{_wall(rs)}"
+    ),
+)  # fmt: skip
+EXPERIMENTS[STUDY.id] = STUDY
 
 register(
     Reproduction(
-        replicates=False,
-        replicates_note="real hosts: one run per point",
         id="real-incast",
         title="TCP incast on real hosts (netns, kernel TCP, N = 2..32) beside the simulator",
         source="xco issue 17 (real kernel vs simulator); incast as in the PDN/Vasudevan setups at 100 Mbit/s",
-        run=_real_incast,
+        run=STUDY.run,
     )
 )

@@ -32,6 +32,11 @@ with the front-end never asked. Its ``sicc`` has speed control and query
 redirection; the real one has neither (not built for real), and the
 simulator's ``redirected`` column says how many queries it moved.
 
+On the experiment frame (:mod:`xco.reproduce.real_frame`): the testbed is
+built once; ``--seeds N`` runs every (method, Q) point N times on it, each
+with its seed's catalogue and requests, and the simulator with seeds
+SEED..SEED+N-1.
+
 Needs root (namespaces).
 """
 
@@ -41,7 +46,6 @@ import json
 import selectors
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,8 +54,11 @@ from .. import plot
 from .._lazy import np, pd, plt
 from ..sim import run_raw
 from ..testbed import netns, topo, webfanin
-from . import Options, Outcome, Reproduction, register, write_meta
+from . import Options, Reproduction, register
 from .claims import FAILS, HOLDS, PARTLY
+from .experiment import EXPERIMENTS, Run, Study
+from .real_frame import Lab, lab, require_root, seeds_note
+from .replicates import seeds_of, seeds_text
 
 RATE_MBPS = 100
 BUFFER_BYTES = 16384
@@ -203,31 +210,41 @@ def request_rows(res: dict[str, Any], servers: list[str], racks: list[str]) -> l
     return rows
 
 
+def _point(method: str, queries: int, requests: int, prefix: str = PREFIX):
+    """The real point (method, Q) on the fat-tree (built once, every host's route with RTO_min):
+    its request rows and the counters' changes."""
+
+    def setup(tb: netns.Testbed) -> None:
+        for h in tb.topo.hosts:
+            netns.set_rto_min(tb, h.name, RTO_MIN_MS)
+
+    def run(lb: Lab, seed: int) -> dict:
+        tb = lb.testbed(("sicc", prefix), lambda work: _topology(work, prefix), setup)
+        t = tb.topo
+        servers = [h.name for h in t.hosts if h.name != FRONT_END]
+        racks = [h.switch for h in t.hosts if h.name != FRONT_END]
+        work = lb.dir(f"{method}-q{queries}", seed)
+        work.mkdir(parents=True, exist_ok=True)
+        res, delta = run_point(tb, method, queries, requests, seed, work)
+        return {"req": request_rows(res, servers, racks), "counters": {"method": method, "queries": queries,
+                                                                      **delta}}  # fmt: skip
+
+    return run
+
+
 def run_real(
     qs: list[int], requests: int, seed: int, prefix: str = PREFIX, work: Path | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both methods at every Q on one testbed (removed after): per-request rows and per-point
-    counters (inter-rack packets, TCP timeouts, retransmitted segments)."""
+    """Both methods at every Q alone (one run each) on one testbed (removed after): per-request rows
+    and per-point counters (inter-rack packets, TCP timeouts, retransmitted segments)."""
     netns.require_root("real-sicc")
     rows, points = [], []
-    with tempfile.TemporaryDirectory(prefix="xco-sicc-") as tmp:
-        work = work or Path(tmp)
-        t = _topology(work, prefix)
-        tb = netns.up(t)
-        try:
-            for h in t.hosts:
-                netns.set_rto_min(tb, h.name, RTO_MIN_MS)
-            servers = [h.name for h in t.hosts if h.name != FRONT_END]
-            racks = [h.switch for h in t.hosts if h.name != FRONT_END]
-            for q in qs:
-                for m in METHODS:
-                    print(f"  real-sicc: {m}, Q={q} ({requests} requests)", flush=True)
-                    res, delta = run_point(tb, m, q, requests, seed, work)
-                    rows += request_rows(res, servers, racks)
-                    points.append({"method": m, "queries": q, **delta})
-        finally:
-            tb.stop_all()
-            netns.down(t)
+    with lab("xco-sicc-", work) as lb:
+        for q in qs:
+            for m in METHODS:
+                r = _point(m, q, requests, prefix)(lb, seed)
+                rows += r["req"]
+                points.append(r["counters"])
     return pd.DataFrame(rows), pd.DataFrame(points)
 
 
@@ -250,8 +267,6 @@ def sim_scenario(method: str, queries: int, requests: int, seed: int) -> dict[st
 
 def run_sim(qs: list[int], requests: int, seed: int) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Both methods at every Q in the simulator: its requests.csv rows and the scenarios run."""
-    from .sicc import app_table
-
     frames, points = [], []
     for q in qs:
         for m in METHODS:
@@ -260,13 +275,18 @@ def run_sim(qs: list[int], requests: int, seed: int) -> tuple[pd.DataFrame, list
             points.append(
                 {"labels": {"source": "sim", "method": m, "queries": q}, "seed": seed, "scenario": sc}
             )
-            r = app_table(raw, "requests.csv")
-            qms = (
-                app_table(raw, "queries.csv").groupby("request")["latency_us"].apply(lambda v: list(v / 1e3))
-            )
-            frames.append(r.assign(method=m, queries=q, latency_ms=r["latency_us"] / 1e3,
-                                   query_ms=r["request"].map(qms)))  # fmt: skip
+            frames.append(sim_requests(raw, m, q))
     return pd.concat(frames, ignore_index=True), points
+
+
+def sim_requests(raw: dict, method: str, queries: int) -> pd.DataFrame:
+    """A simulator run's requests.csv rows with the method, Q, latency (ms) and every query's (ms)."""
+    from .sicc import app_table
+
+    r = app_table(raw, "requests.csv")
+    qms = app_table(raw, "queries.csv").groupby("request")["latency_us"].apply(lambda v: list(v / 1e3))
+    return r.assign(method=method, queries=queries, latency_ms=r["latency_us"] / 1e3,
+                    query_ms=r["request"].map(qms))  # fmt: skip
 
 
 def _query_quantiles(g: pd.DataFrame) -> dict[str, float]:
@@ -395,6 +415,8 @@ def summary(pts: pd.DataFrame, requests: int, seed: int) -> str:
 
 
 def draw(pts: pd.DataFrame, path: Path, note: str) -> Path:
+    """Mean request latency and inter-rack packets against Q per source and method (several seeds:
+    the mean over them with its 95 % interval shaded)."""
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=120)
     colors = {"one_all": "tab:red", "sicc": "tab:blue"}
@@ -402,10 +424,12 @@ def draw(pts: pd.DataFrame, path: Path, note: str) -> Path:
     for ax, col, ylabel in ((axes[0], "latency_ms", "mean request latency (ms)"),
                             (axes[1], "inter_rack_packets", "inter-rack packets per request")):  # fmt: skip
         for (source, m), d in pts.groupby(["source", "method"], sort=True):
-            d = d.sort_values("queries")
+            xs, ys, lo, hi = plot.replicate_mean(d.sort_values("queries"), "queries", col)
             ls, mk = style[source]
-            ax.plot(d["queries"], d[col], linestyle=ls, marker=mk, color=colors[m], markersize=5,
+            ax.plot(xs, ys, linestyle=ls, marker=mk, color=colors[m], markersize=5,
                     label=f"{NAMES[m]}, {'real hosts' if source == 'real' else 'simulator'}")  # fmt: skip
+            if lo is not None:
+                ax.fill_between(xs, lo, hi, color=colors[m], alpha=0.15)
         ax.set_xlabel("objects per request Q")
         ax.set_ylabel(ylabel)
         ax.set_xticks(sorted(set(pts["queries"])))
@@ -419,46 +443,82 @@ def draw(pts: pd.DataFrame, path: Path, note: str) -> Path:
     return plot.save(fig, path)
 
 
-def _real_sicc(opts: Options) -> Outcome:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    qs, requests = (FULL_Q, FULL_REQUESTS) if opts.full else (QUICK_Q, QUICK_REQUESTS)
-    t0 = time.monotonic()
-    real_req, real_pts = run_real(qs, requests, opts.seed)
-    t_real = time.monotonic() - t0
-    sim_req, points = run_sim(qs, requests, opts.seed)
-    pts = points_table(real_req, real_pts, sim_req)
-    csv = opts.out / "real-sicc.csv"
-    pts.to_csv(csv, index=False)
-    req_csv = opts.out / "real-sicc-requests.csv"
+def _qs(full: bool) -> tuple[list[int], int]:
+    return (FULL_Q, FULL_REQUESTS) if full else (QUICK_Q, QUICK_REQUESTS)
+
+
+def runs_of(seed: int, qs: list[int], requests: int, prefix: str = PREFIX) -> list[Run]:
+    """One seed's points: every (Q, method) on the real fat-tree (one testbed), then the same in
+    the simulator."""
+    real = [
+        Run({"source": "real", "method": m, "queries": q}, None, real=_point(m, q, requests, prefix),
+            settings={"method": m, "queries": q, "requests": requests, "catalogue_seed": seed})
+        for q in qs
+        for m in METHODS
+    ]  # fmt: skip
+    sims = [
+        Run({"source": "sim", "method": m, "queries": q}, sim_scenario(m, q, requests, seed))
+        for q in qs
+        for m in METHODS
+    ]
+    return [*real, *sims]
+
+
+def _tables(results: list[dict], opts: Options) -> dict[str, pd.DataFrame]:
+    real_req = pd.DataFrame([row for r in results if "_real" in r for row in r["req"]])
+    real_pts = pd.DataFrame([r["counters"] for r in results if "_real" in r])
+    sims = [sim_requests(r["raw"], r["method"], r["queries"]) for r in results if "_real" not in r]
+    sim_req = pd.concat(sims, ignore_index=True)
     cols = ["method", "queries", "request", "latency_ms", "targets", "hubs"]
-    pd.concat([real_req[cols].assign(source="real"), sim_req[cols].assign(source="sim")],
-              ignore_index=True)[["source", *cols]].to_csv(req_csv, index=False)  # fmt: skip
-    mode = "full" if opts.full else "quick"
-    note = f"seed {opts.seed}, {mode}; real: netns fat-tree, kernel TCP; sim: xco-sim"
-    png = draw(pts, opts.out / "real-sicc.png", note)
-    text = summary(pts, requests, opts.seed) + f"\n\nreal runs' wall time: {t_real:.0f} s\n"
-    txt = opts.out / "real-sicc.txt"
-    txt.write_text(text)
-    meta = write_meta(
-        opts, "real-sicc",
-        {"rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "rto_min_ms": RTO_MIN_MS, "objects": OBJECTS,
-         "replicas": REPLICAS, "object_bytes": [MIN_BYTES, MAX_BYTES], "queries": qs, "requests": requests,
-         "front_end": FRONT_END, "methods": list(METHODS),
-         "real_not_built": ["speed control", "query redirection"]},
-        points=points,
-    )  # fmt: skip
-    return Outcome(files=[csv, req_csv, png, plot.vector_path(png), txt, meta], summary=text.strip())
+    req = pd.concat([real_req[cols].assign(source="real"), sim_req[cols].assign(source="sim")],
+                    ignore_index=True)[["source", *cols]]  # fmt: skip
+    return {"": points_table(real_req, real_pts, sim_req), "requests": req}
+
+
+def _draw(t: dict[str, pd.DataFrame], opts: Options) -> list[Path]:
+    seeds = seeds_text(seeds_of(opts.seed, opts.seeds))
+    if opts.seeds > 1:
+        seeds += f" ({plot.interval_words()}, shaded)"
+    note = f"{seeds}, {'full' if opts.full else 'quick'}; real: netns fat-tree, kernel TCP; sim: xco-sim"
+    return plot.figure_files(draw(t[""], opts.out / "real-sicc.png", note))
+
+
+def _summary(t: dict[str, pd.DataFrame], results: list[dict], opts: Options) -> str:
+    wall = sum(r.get("_wall_s", 0.0) for r in results)
+    return (
+        summary(t[""], int(t[""]["requests"].iloc[0]), opts.seed) + f"\n\nreal runs' wall time: {wall:.0f} s"
+    )
+
+
+STUDY = Study(
+    id="real-sicc",
+    title="SICC and One-all as real processes on the routed k=4 fat-tree, beside the simulator",
+    runs=lambda opts: runs_of(opts.seed, *_qs(opts.full)),
+    tables=_tables,
+    draw=_draw,
+    summarize=_summary,
+    check=require_root("real-sicc"),
+    lab=lambda opts: lab("xco-sicc-"),
+    extra=lambda opts: {
+        "rate_mbps": RATE_MBPS, "buffer_bytes": BUFFER_BYTES, "rto_min_ms": RTO_MIN_MS, "objects": OBJECTS,
+        "replicas": REPLICAS, "object_bytes": [MIN_BYTES, MAX_BYTES], "queries": _qs(opts.full)[0],
+        "requests": _qs(opts.full)[1], "front_end": FRONT_END, "methods": list(METHODS),
+        "real_not_built": ["speed control", "query redirection"],
+    },
+    keys=["source", "method", "queries"],
+    seeds_note=seeds_note("the web fan-in's catalogue and requests (each seed its own draw, on the real"
+                          " hosts and in the simulator)"),
+)  # fmt: skip
+EXPERIMENTS[STUDY.id] = STUDY
 
 
 register(
     Reproduction(
-        replicates=False,
-        replicates_note="real hosts: one run per point",
         id="real-sicc",
         title="SICC and One-all as real processes (kernel TCP) on the routed k=4 fat-tree,"
         " beside the simulator",
         source="sicc.md §Design 1, 5 and §Evaluation (request latency, inter-rack packets);"
         " xco issue 27 item 6",
-        run=_real_sicc,
+        run=STUDY.run,
     )
 )

@@ -47,8 +47,9 @@ def seeds_text(seeds: list[int]) -> str:
 
 
 def interval(values: list[float]) -> tuple[int, float, float, float]:
-    """``(n, mean, low, high)`` of ``values``: the mean and its 95 % interval (NaN ends for n < 2)."""
-    n, mean, _std, half = mean_ci95([float(v) for v in values])
+    """``(n, mean, low, high)`` of ``values``: the mean and its 95 % interval (NaN ends for n < 2;
+    a missing value, NaN or ``pd.NA`` of a nullable column, is left out)."""
+    n, mean, _std, half = mean_ci95([math.nan if pd.isna(v) else float(v) for v in values])
     return n, mean, mean - half, mean + half
 
 
