@@ -116,12 +116,31 @@ def test_the_fan_in_server_runs_the_congestion_control_asked_for_and_refuses_an_
 def test_the_check_holds_only_with_the_kernel_s_collapse_n_and_within_2x_from_there():
     real = pd.DataFrame({"n": [2, 3, 4, 8], "goodput_mbps": [90.0, 60.0, 30.0, 20.0]})
     close = real.assign(goodput_mbps=[85.0, 70.0, 40.0, 12.0])  # collapse at 4, within 2x from there
-    assert real_incast.verdict_lines(real, close)[-1].endswith("-> holds")
+    assert verdict(real_incast.verdict_lines(real, close)) == "holds"
     early = real.assign(goodput_mbps=[85.0, 30.0, 40.0, 12.0])  # collapses at 3
-    assert real_incast.verdict_lines(real, early)[-1].endswith("-> partly")  # the ratios still within 2x
+    lines = real_incast.verdict_lines(real, early)
+    assert verdict(lines) == "partly"  # the ratios still within 2x
+    assert "the simulator collapses at N=3, the kernel at N=4" in lines[-1]
     far = real.assign(goodput_mbps=[85.0, 20.0, 10.0, 5.0])  # collapses at 3, 3x off at 4
-    line = real_incast.verdict_lines(real, far)[-1]
-    assert line.endswith("-> does not hold") and "N=4 (0.3x)" in line, line
+    lines = real_incast.verdict_lines(real, far)
+    assert verdict(lines) == "does not hold" and "N=4 (0.3x)" in "\n".join(lines), lines
+
+
+def verdict(lines: list[str]) -> str:
+    """The verdict of the one claim block in ``lines``."""
+    (v,) = [ln.split("-> ", 1)[1].split(" (rule", 1)[0] for ln in lines if ln.startswith("  -> ")]
+    return v
+
+
+def test_the_why_names_both_sides_timeouts_at_the_n_outside_2x_and_the_xco_claim_compares_with_none():
+    real = pd.DataFrame({"n": [2, 3, 12], "goodput_mbps": [90.0, 30.0, 50.0], "rto_timeouts": [0, 0, 3]})
+    sim = real.assign(goodput_mbps=[88.0, 28.0, 20.0], rto_timeouts=[0, 0, 15])
+    why = real_incast.verdict_lines(real, sim)[-1]
+    assert "N=12 the simulator's servers timed out 15 times, the kernel's 3" in why, why
+    xco = pd.DataFrame({"n": [12], "goodput_mbps": [62.0], "port_drops": [0]})
+    lines = real_incast.xco_lines(real, xco)
+    assert verdict(lines) == "holds" and "XCo 62.0 vs none 50.0" in lines[2], lines
+    assert verdict(real_incast.xco_lines(real, xco.assign(goodput_mbps=[40.0]))) == "does not hold"
 
 
 def test_the_check_judges_the_median_of_the_seeds_kernel_runs_and_the_table_shows_their_range():
@@ -180,7 +199,10 @@ def test_two_seeds_run_every_real_point_twice_on_one_testbed_and_judge_the_media
     ci = pd.read_csv(tmp_path / "real-incast-ci95.csv")
     assert len(ci) == 7 and (ci["seeds"] == 2).all()
     assert "median of 2 kernel CUBIC sweeps" in out.summary
-    assert out.summary.count("check: the simulator collapses") == 3, "over the seeds' medians, then per seed"
+    assert out.summary.count("the simulator (TCP profile linux) collapses at the kernel's N") == 4, (
+        "over the seeds' medians, once decided over the seeds, then per seed"
+    )
+    assert "claim (median of 2 runs per N): the simulator (TCP profile linux)" in out.summary
     meta = json.loads((tmp_path / "real-incast.meta.json").read_text())
     assert meta["seeds"] == [1, 2] and meta["real_runs_per_point"] == 2
     assert sum(1 for p in meta["points"] if "real" in p) == 10 and len(meta["points"]) == 14

@@ -25,7 +25,7 @@ from typing import Any
 from .. import plot, scenario
 from .._lazy import pd, plt
 from ..testbed import daemons, iperf, netns, topo
-from . import Options, Reproduction, register
+from . import Options, Reproduction, claims_real, register
 from .experiment import EXPERIMENTS, Run, Study, table
 from .real_frame import Lab, lab, require_root, seeds_note
 from .replicates import mean_table, seeds_of, seeds_text
@@ -250,6 +250,8 @@ def _udp_summary(t: dict, results: list[dict], opts: Options) -> str:
         + pivot_text(df, "udp_senders", "tcp_per_flow_mbps")
         + "\n\nwhere datagrams were lost (counts over each run):\n"
         + full.drop(columns=["total_mbps", "tcp_per_flow_mbps"]).to_string(index=False)
+        + "\n\n"
+        + claims_real.udp(df, full, RATE_MBPS, SENDERS)
     )
 
 
@@ -344,7 +346,7 @@ def _vs_summary(t: dict, results: list[dict], opts: Options) -> str:
         d = df[df["source"] == src]
         text += f"[{src}] " + pivot_text(d, "udp_senders", "total_mbps") + "\n"
         text += f"[{src}] " + pivot_text(d, "udp_senders", "tcp_per_flow_mbps") + "\n\n"
-    return text.strip()
+    return text + claims_real.vs_sim(df, RATE_MBPS)
 
 
 REAL_VS_SIM = Study(
@@ -468,7 +470,10 @@ REAL_OVERHEAD = Study(
     tables=lambda results, opts: {"": pd.DataFrame([r["row"] for r in results])},
     draw=_overhead_draw,
     summarize=lambda t, rs, opts: (
-        "real-overhead: the agent on one veth path (iperf3 TCP)\n\n" + t[""].to_string(index=False)
+        "real-overhead: the agent on one veth path (iperf3 TCP)\n\n"
+        + t[""].to_string(index=False)
+        + "\n\n"
+        + claims_real.overhead(t[""])
     ),
     check=require_root("real-overhead"),
     lab=lambda opts: lab("xco-ovh-"),
