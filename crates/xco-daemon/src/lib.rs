@@ -11,7 +11,9 @@
 //! Shared layers: [`config`] (the topology file both read), [`keys`] (key
 //! files: the controller's master secret, one agent key per host),
 //! [`channel`] (a UDP socket; what its datagrams mean is
-//! `xco_core::control`'s, the protocol both daemons drive), [`runtime`]
+//! `xco_core::control`'s, the protocol both daemons drive), [`intake`] (how
+//! many datagrams a loop reads per tick: a flood cannot starve its timers),
+//! [`runtime`]
 //! (one-thread epoll loop with a nanosecond timerfd and signalfd), [`http`]
 //! (`/metrics` and `/healthz`, off the event loop), [`log`] (logfmt lines on
 //! stderr, throttled where the network could flood them).
@@ -21,6 +23,7 @@ pub mod channel;
 pub mod config;
 pub mod controller;
 pub mod http;
+pub mod intake;
 pub mod keys;
 pub mod log;
 pub mod runtime;

@@ -90,6 +90,19 @@ impl Poller {
         self.epoll.add(fd, EpollEvent::new(EpollFlags::EPOLLIN, token))
     }
 
+    /// Stop reporting `fd` (watched under `token`) readable until [`Poller::watch_again`]
+    /// (a socket whose datagram budget is spent: epoll is level-triggered).
+    pub fn set_aside(&self, fd: BorrowedFd<'_>, token: u64) -> nix::Result<()> {
+        self.epoll
+            .modify(fd, &mut EpollEvent::new(EpollFlags::empty(), token))
+    }
+
+    /// Report `fd` readable again (after [`Poller::set_aside`]).
+    pub fn watch_again(&self, fd: BorrowedFd<'_>, token: u64) -> nix::Result<()> {
+        self.epoll
+            .modify(fd, &mut EpollEvent::new(EpollFlags::EPOLLIN, token))
+    }
+
     /// Fire the timer at `at` (`Time::NEVER`: disarm), `now` being the clock's reading.
     pub fn arm(&mut self, now: Time, at: Time) -> nix::Result<()> {
         if self.armed == Some(at) {

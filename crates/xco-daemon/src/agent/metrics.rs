@@ -209,6 +209,21 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
             (with("why", "over_budget"), a.node.stats.over_budget.into()),
         ],
     );
+    p.metric(
+        "xco_agent_control_datagrams_total",
+        Kind::Counter,
+        "Control datagrams read, and those the kernel dropped at the control socket, its buffer full (SO_RXQ_OVFL, as of the last datagram read).",
+        vec![
+            (with("dir", "received"), a.chan.stats.received.into()),
+            (with("dir", "kernel_dropped"), a.chan.stats.kernel_drops.into()),
+        ],
+    );
+    p.metric(
+        "xco_agent_control_budget_spent_total",
+        Kind::Counter,
+        "Ticks whose control-datagram budget ran out with datagrams still waiting (the socket set aside until the next).",
+        vec![(host(), a.intake.stats.spent_ticks.into())],
+    );
     p.histogram(
         "xco_agent_verdict_latency_seconds",
         "How long held packets waited from interception to their verdict.",

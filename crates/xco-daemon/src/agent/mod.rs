@@ -24,9 +24,13 @@
 //!   (every line a datagram can cause at most once a second per kind, with
 //!   the count it stands for).
 //! - The loop serves its timers and its packets before the control socket,
-//!   and reads at most [`DATAGRAMS_PER_WAKE`] control datagrams per
-//!   wake-up: a flood of (signed) junk cannot starve the packet path or the
-//!   fail-open timer. Datagrams from any address but the controller's are
+//!   and reads one batch of control datagrams per wake-up (at most
+//!   [`crate::channel::BATCH`], one `recvmmsg`) and at most
+//!   [`DATAGRAMS_PER_TICK`] a millisecond ([`crate::intake`]; spent, the
+//!   socket is set aside until the next tick and the kernel drops and
+//!   counts what it cannot hold): a flood of (signed) junk cannot starve the
+//!   packet path or the fail-open timer, nor take more than a bounded share
+//!   of the CPU. Datagrams from any address but the controller's are
 //!   dropped unread.
 //! - `--metrics ADDR` serves `/metrics` (per-destination held and released
 //!   traffic, gate state, fail-opens, rejections, verdict latency) and
@@ -49,6 +53,7 @@ pub mod watchdog;
 use crate::channel::Channel;
 use crate::config::Topology;
 use crate::http::{Histogram, HttpServer};
+use crate::intake::Intake;
 use crate::log::{Level, Logger, Throttle};
 use crate::runtime::{Clock, Poller, Wake};
 use gate::PacketGate;
@@ -64,8 +69,10 @@ use xco_core::coord::{HostCoordinator, Offer};
 use xco_core::wire::AgentKeys;
 use xco_core::{Rng, Time};
 
-/// Control datagrams read per wake-up, at most.
-pub const DATAGRAMS_PER_WAKE: usize = 64;
+/// Control datagrams read per tick of [`crate::intake::TICK`], at most (an
+/// agent hears a directive or two per slice from its controller, and a
+/// challenge or a hello per join).
+pub const DATAGRAMS_PER_TICK: usize = 64;
 
 /// How an agent is started.
 pub struct AgentOpts {
@@ -150,6 +157,8 @@ struct Agent<G: PacketGate> {
     log: Logger,
     throttles: Throttles,
     stats: AgentStats,
+    /// How many control datagrams the loop reads.
+    intake: Intake,
     /// Directive receipt -> first released packet, ns (last 4096).
     first_release_ns: VecDeque<u64>,
     pending_directive: Option<Instant>,
@@ -165,6 +174,7 @@ struct Throttles {
     fail_open: Throttle,
     resumed: Throttle,
     retaken: Throttle,
+    intercept_error: Throttle,
 }
 
 fn push_sample(v: &mut VecDeque<u64>, ns: u64) {
@@ -298,7 +308,9 @@ impl<G: PacketGate> Agent<G> {
                 Ok(Some(x)) => x,
                 Ok(None) => break,
                 Err(e) => {
-                    self.log.warn("intercept_error", &[("error", &e)]);
+                    if let Some(n) = self.throttles.intercept_error.event(Instant::now()) {
+                        self.log.warn("intercept_error", &[("error", &e), ("count", &n)]);
+                    }
                     break;
                 }
             };
@@ -362,12 +374,16 @@ impl<G: PacketGate> Agent<G> {
         }
     }
 
-    /// Read at most `budget` control datagrams.
-    fn on_datagrams(&mut self, budget: usize) {
-        for _ in 0..budget {
-            let Some((from, d)) = self.chan.recv() else {
-                return;
-            };
+    /// Read one batch of control datagrams within the intake's budget.
+    fn on_datagrams(&mut self) {
+        let asked = self.intake.allowance(self.clock.now());
+        if asked == 0 {
+            return;
+        }
+        let got = self.chan.recv_batch(asked);
+        self.intake.spend(asked, got);
+        for i in 0..self.chan.batch_len() {
+            let (from, d) = self.chan.datagram(i);
             let origin = if self.controllers.iter().any(|c| c.ip() == from.ip()) {
                 Origin::Controller
             } else {
@@ -428,6 +444,9 @@ impl<G: PacketGate> Agent<G> {
                 ("rejected_session", &c.session),
                 ("dropped_foreign", &self.node.stats.foreign),
                 ("dropped_over_budget", &self.node.stats.over_budget),
+                ("control_received", &self.chan.stats.received),
+                ("control_kernel_drops", &self.chan.stats.kernel_drops),
+                ("control_budget_spent_ticks", &self.intake.stats.spent_ticks),
                 ("stale_term", &self.node.stats.stale_term),
                 ("proofs_sent", &self.node.stats.proofs),
                 (
@@ -568,7 +587,9 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
             fail_open: Throttle::new(second),
             resumed: Throttle::new(second),
             retaken: Throttle::new(second),
+            intercept_error: Throttle::new(second),
         },
+        intake: Intake::new(DATAGRAMS_PER_TICK),
         stats: AgentStats {
             per_dest: vec![DestStats::default(); hosts],
             ..Default::default()
@@ -604,6 +625,7 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
     let mut wakes = Vec::new();
     let mut next_stats = Instant::now() + opts.stats_every;
     let mut next_render = Instant::now();
+    let mut watching = true;
     loop {
         if let Some(d) = &mut dog {
             d.beat(Instant::now());
@@ -618,14 +640,22 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
             }
         }
         let now = a.clock.now();
+        // the control socket set aside (its budget spent) is watched again from the next tick
+        if a.intake.resume(now) {
+            watching = true;
+            poller
+                .watch_again(a.chan.sock.as_fd(), 0)
+                .map_err(|e| format!("event loop: {e}"))?;
+        }
         if let Some(s) = &server {
             if Instant::now() >= next_render {
                 next_render = Instant::now() + Duration::from_millis(100);
                 s.publish(metrics::render(&a, &name));
             }
         }
+        let wake_at = a.intake.resumes_at().unwrap_or(Time::NEVER);
         poller
-            .arm(now, a.node.poll_timeout())
+            .arm(now, a.node.poll_timeout().min(wake_at))
             .map_err(|e| format!("timer: {e}"))?;
         // every release so far reaches the kernel before the loop sleeps
         if a.gate.flush().is_err() {
@@ -670,7 +700,14 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
             a.on_packets();
         }
         if wakes.contains(&Wake::Readable(0)) {
-            a.on_datagrams(DATAGRAMS_PER_WAKE);
+            a.on_datagrams();
+            if watching && a.intake.resumes_at().is_some() {
+                // spent with more waiting: the packets and timers until the next tick
+                watching = false;
+                poller
+                    .set_aside(a.chan.sock.as_fd(), 0)
+                    .map_err(|e| format!("event loop: {e}"))?;
+            }
         }
         if a.node.poll_timeout() <= a.clock.now() {
             a.on_timer();

@@ -2,6 +2,7 @@
 
 use crate::channel::ChannelStats;
 use crate::http::{Histogram, Kind, Labels, Prom, Value};
+use crate::intake::{Intake, TICK};
 use xco_core::control::controller::MESSAGE_NAMES;
 use xco_core::control::ControllerStats;
 use xco_core::sched::Scheduler;
@@ -56,6 +57,8 @@ pub struct View<'a> {
     pub ch: &'a ChannelStats,
     /// Timer lateness.
     pub late: &'a Histogram,
+    /// The datagram intake.
+    pub intake: &'a Intake,
     /// Directed link names.
     pub link_names: &'a [String],
     /// Host names, by id.
@@ -213,6 +216,42 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         ],
     );
     p.one(
+        "xco_socket_drops_total",
+        Kind::Counter,
+        "Datagrams the kernel dropped at the control socket, its buffer full (SO_RXQ_OVFL, as of the last datagram read).",
+        v.ch.kernel_drops,
+    );
+    p.one(
+        "xco_datagram_reads_total",
+        Kind::Counter,
+        "Reads of the control socket (one recvmmsg each) that returned datagrams.",
+        v.ch.reads,
+    );
+    p.one(
+        "xco_datagram_batch_max",
+        Kind::Gauge,
+        "The most datagrams handled in one read, between two checks of the scheduler's timer.",
+        v.intake.stats.largest_batch,
+    );
+    p.one(
+        "xco_datagram_budget_per_tick",
+        Kind::Gauge,
+        "Datagrams the controller reads per tick at most (the rest wait in the socket or are dropped by the kernel).",
+        v.intake.per_tick() as u64,
+    );
+    p.one(
+        "xco_datagram_tick_seconds",
+        Kind::Gauge,
+        "The length of the datagram budget's tick.",
+        TICK.as_secs_f64(),
+    );
+    p.one(
+        "xco_datagram_budget_spent_total",
+        Kind::Counter,
+        "Ticks whose datagram budget ran out with datagrams still waiting.",
+        v.intake.stats.spent_ticks,
+    );
+    p.one(
         "xco_challenges_limited_total",
         Kind::Counter,
         "Joins not answered because the host had a challenge too recently.",
@@ -235,6 +274,12 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         "How late the scheduler's timer fired.",
         Labels::new(),
         v.late,
+    );
+    p.one(
+        "xco_timer_lateness_max_seconds",
+        Kind::Gauge,
+        "The latest the scheduler's timer fired.",
+        v.late.max().as_secs_f64(),
     );
     p.finish()
 }

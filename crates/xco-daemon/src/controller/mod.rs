@@ -7,11 +7,15 @@
 //! reports. Sessions, join challenges, rejoin requests and what each
 //! message does are the node's.
 //!
-//! The loop serves the scheduler's timer before datagrams and reads at most
-//! [`DATAGRAMS_PER_TICK`] datagrams between two timer checks, so a flood of
-//! junk delays a slot boundary by at most one such batch. Every log line a
-//! datagram can cause is throttled (at most one a second per kind, and per
-//! host for joins, with the count it stands for).
+//! The loop serves the scheduler's timer before datagrams, reads datagrams
+//! in batches of at most [`crate::channel::BATCH`] (one `recvmmsg`) with the
+//! timer checked between two, and reads at most its budget a millisecond
+//! ([`crate::intake`]: 64, more for topologies whose heartbeats need more):
+//! a flood of junk delays a slot boundary by at most one batch, and with
+//! the budget spent the controller sleeps until its timer or the next tick
+//! while the kernel drops (and counts) what the socket cannot hold. Every
+//! log line a datagram can cause is throttled (at most one a second per
+//! kind, and per host for joins, with the count it stands for).
 //!
 //! All state is soft. Every start draws a run id, random (alone: term 0 in
 //! the high half; with a standby, a term above the wall clock's seconds, so
@@ -33,6 +37,7 @@ mod metrics;
 use crate::channel::Channel;
 use crate::config::Topology;
 use crate::http::{Histogram, HttpServer};
+use crate::intake::{controller_budget, Intake};
 use crate::log::{Level, Logger, Throttle};
 use crate::runtime::{Clock, Poller, Wake};
 use std::net::SocketAddr;
@@ -42,9 +47,6 @@ use xco_core::control::{ControllerConfig, ControllerEvent, ControllerNode, Peer,
 use xco_core::sched::Scheduler;
 use xco_core::wire::{peer_key, run_of, ControllerKeys};
 use xco_core::{Dur, Time};
-
-/// Datagrams read between two checks of the scheduler's timer.
-pub const DATAGRAMS_PER_TICK: usize = 64;
 
 /// How the controller is started.
 pub struct ControllerOpts {
@@ -79,6 +81,7 @@ struct Controller {
     throttles: Throttles,
     lateness: Histogram,
     timer_at: Time,
+    intake: Intake,
 }
 
 impl Controller {
@@ -157,17 +160,22 @@ impl Controller {
         }
     }
 
-    /// Read at most `budget` datagrams; true if the socket may hold more.
-    fn on_datagrams(&mut self, budget: usize) -> bool {
-        for _ in 0..budget {
+    /// Read one batch of datagrams within the intake's budget; true if the
+    /// socket may hold more and the budget allows another read now.
+    fn on_datagrams(&mut self) -> bool {
+        let asked = self.intake.allowance(self.clock.now());
+        if asked == 0 {
+            return false;
+        }
+        let got = self.chan.recv_batch(asked);
+        let aside = self.intake.spend(asked, got);
+        for i in 0..self.chan.batch_len() {
             let now = self.clock.now();
-            let Some((from, d)) = self.chan.recv() else {
-                return false;
-            };
+            let (from, d) = self.chan.datagram(i);
             self.node.handle_datagram(now, from, d);
             self.flush();
         }
-        true
+        got == asked && !aside
     }
 
     fn timer_due(&self) -> bool {
@@ -253,6 +261,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         },
         lateness: Histogram::default(),
         timer_at: Time::NEVER,
+        intake: Intake::new(controller_budget(hosts, opts.topo.settings.report_interval)),
     };
     log.info(
         "start",
@@ -267,6 +276,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
             ),
             ("mode", &format!("{:?}", opts.topo.settings.mode).to_lowercase()),
             ("slice_ms", &(opts.topo.settings.slice.as_secs_f64() * 1e3)),
+            ("datagrams_per_ms", &c.intake.per_tick()),
             (
                 "metrics",
                 &opts.metrics.map_or("off".to_string(), |a| a.to_string()),
@@ -279,6 +289,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let mut wakes = Vec::new();
     let mut next_render = Time::ZERO;
     let mut rate = metrics::RateWindow::default();
+    let mut watching = true;
     loop {
         let now = c.clock.now();
         if let Some(s) = &server {
@@ -291,6 +302,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                         st: &c.node.stats,
                         ch: &c.chan.stats,
                         late: &c.lateness,
+                        intake: &c.intake,
                         link_names: &link_names,
                         host_names: &c.names,
                         directives_per_s: rate.per_s,
@@ -300,9 +312,18 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                 ));
             }
         }
+        // the socket set aside (its budget spent) is watched again from the next tick
+        if c.intake.resume(now) {
+            watching = true;
+            poller
+                .watch_again(c.chan.sock.as_fd(), 0)
+                .map_err(|e| format!("event loop: {e}"))?;
+        }
         let at = c.node.poll_timeout().unwrap_or(Time::NEVER);
         c.timer_at = at;
-        poller.arm(now, at).map_err(|e| format!("timer: {e}"))?;
+        poller
+            .arm(now, at.min(c.intake.resumes_at().unwrap_or(Time::NEVER)))
+            .map_err(|e| format!("timer: {e}"))?;
         poller
             .wait(Duration::from_millis(100), &mut wakes)
             .map_err(|e| format!("event loop: {e}"))?;
@@ -318,32 +339,38 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
                     ("rejected_malformed", &s.malformed),
                     ("rejected_session", &s.session),
                     ("timer_lateness_p99_us", &c.lateness.quantile_us(0.99)),
+                    ("timer_lateness_max_us", &(c.lateness.max().as_ns() / 1000)),
+                    ("datagrams_received", &c.chan.stats.received),
+                    ("kernel_drops", &c.chan.stats.kernel_drops),
+                    ("budget_spent_ticks", &c.intake.stats.spent_ticks),
                 ],
             );
             return Ok(());
         }
+        let readable = wakes.iter().any(|w| matches!(w, Wake::Readable(_)));
         // a standby reads what arrived before its timer: a beat waiting in the
         // socket is not silence (its next deadline may be the takeover)
-        if !c.node.is_active() && wakes.iter().any(|w| matches!(w, Wake::Readable(_))) {
-            c.on_datagrams(DATAGRAMS_PER_TICK);
+        let mut more = readable;
+        if !c.node.is_active() && readable {
+            more = c.on_datagrams();
         }
-        // the timer first; then datagrams in batches, the timer checked between them
-        if wakes.contains(&Wake::Timer) || c.timer_due() {
-            c.on_timer();
-        }
-        if wakes.iter().any(|w| matches!(w, Wake::Readable(_))) {
-            while c.on_datagrams(DATAGRAMS_PER_TICK) {
-                if c.timer_due() {
-                    c.on_timer();
-                }
-                // a flood: yield to the loop (level-triggered epoll wakes it again at once)
-                if c.clock.now().saturating_since(now) > Dur::from_ms(1) {
-                    break;
-                }
-            }
-        }
+        // the timer first; then datagrams a batch at a time, the timer checked
+        // between two, until the socket is empty or the tick's budget spent
         if c.timer_due() {
             c.on_timer();
+        }
+        while more {
+            more = c.on_datagrams();
+            if c.timer_due() {
+                c.on_timer();
+            }
+        }
+        if watching && c.intake.resumes_at().is_some() {
+            // spent with more waiting: sleep until the timer or the next tick
+            watching = false;
+            poller
+                .set_aside(c.chan.sock.as_fd(), 0)
+                .map_err(|e| format!("event loop: {e}"))?;
         }
     }
 }

@@ -215,6 +215,7 @@ pub const BUCKETS_US: [u64; 12] = [
 pub struct Histogram {
     counts: [u64; BUCKETS_US.len()],
     sum_ns: u64,
+    max_ns: u64,
     n: u64,
 }
 
@@ -226,7 +227,13 @@ impl Histogram {
             self.counts[i] += 1;
         }
         self.sum_ns = self.sum_ns.saturating_add(d.as_ns());
+        self.max_ns = self.max_ns.max(d.as_ns());
         self.n += 1;
+    }
+
+    /// The longest duration recorded (zero if none).
+    pub fn max(&self) -> Dur {
+        Dur::from_ns(self.max_ns)
     }
 
     /// Upper bound (µs) of the bucket holding quantile `q` (0 if nothing was
