@@ -146,3 +146,13 @@ def test_pdn_fairness_writes_per_flow_series_and_phases(tmp_path, cli):
         # the summary says why from measurements: the PDN senders' wire bytes and two controls
         assert "why (measured)" in r.stdout and "flow 1 (PDN):" in r.stdout
         assert "control A" in r.stdout and "control B" in r.stdout
+
+
+def test_pdn_fairness_runs_under_the_paper_profile(tmp_path, cli):
+    # the paper profile's application part (a new connection per request) is for the incast's
+    # request/response apps; the fairness runs are bulk flows and once failed on it (exit 2:
+    # "apps[0].reuse_connections: unknown field")
+    r = cli("reproduce", "pdn-fairness", "--profile", "paper", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "profile paper" in (tmp_path / "pdn-fairness.txt").read_text()
+    assert len(set(pd.read_csv(tmp_path / "pdn-fairness.csv")["series"])) == 5

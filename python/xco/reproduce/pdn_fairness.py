@@ -54,6 +54,12 @@ def fairness_scenario(opts: Options) -> dict[str, Any]:
         }
         for i in range(FLOWS)
     ]
+    # a profile's [profiles.X.apps] table (the paper's: a new connection per request) describes the
+    # incast's request/response apps; these are bulk flows (one connection each, as ns-3's
+    # BulkSendApplication), so it does not apply here -- and bulk apps have no such keys
+    sc["profiles"] = {
+        name: {k: v for k, v in prof.items() if k != "apps"} for name, prof in sc.get("profiles", {}).items()
+    }
     sc["pdn"] = {"hosts": [f"a{i}" for i in range(PDN_FLOWS)] + ["b0"]}
     # Linux's TCP Small Queues with its default cap (tcp_limit_output_bytes, 1 MiB)
     sc["host"] = {**sc.get("host", {}), "tsq_limit_bytes": TSQ_LIMIT_BYTES}
