@@ -140,6 +140,13 @@ xco_core::xco_settings_table! {
         pub hosts: Option<Hosts>,
         /// Stop the controller at this time, ms (to exercise fail-open).
         pub controller_stop_ms: Option<f64>,
+        /// `true` (default): the agents join the controller (join, signed
+        /// challenge, confirm) over a copy of the network before t = 0, and the
+        /// new controller run's fence (one slice plus the lead) ends before it,
+        /// as for a control plane that has run a while; the summary's
+        /// `joined_before_us` says how long that took. `false`: they join at
+        /// t = 0, within the run.
+        pub join_before_start: Option<bool>,
     }
 }
 
