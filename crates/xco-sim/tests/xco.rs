@@ -575,7 +575,7 @@ fn the_simulators_agents_join_by_the_handshake_and_obey_only_the_controllers_sig
             .as_mut()
             .unwrap()
             .send_datagram(now, &mut sim.cx.ev, &mut sim.cx.net, d);
-        t = t + Dur::from_us(100);
+        t += Dur::from_us(100);
         sim.run_until(t).unwrap();
     };
     let (applied, session, auth, foreign, joins) = counts(sim);
