@@ -605,3 +605,37 @@ fn the_simulators_agents_join_by_the_handshake_and_obey_only_the_controllers_sig
         "the same from the controller's address is obeyed"
     );
 }
+
+#[test]
+fn keyed_auth_changes_no_output_only_the_cost_of_authenticating_directives() {
+    // the same datagram sizes and the same checks: every table is the same,
+    // in band (the control packets' sizes cross the switches) and for every form
+    for xco in [
+        "mode = \"timeslice\"\nslice_ms = 2",
+        "mode = \"ratelimit\"\nslice_ms = 2",
+    ] {
+        let signed = xco_sim::run_scenario(&udp_vs_tcp(2, xco, ""), None).unwrap();
+        let keyed = udp_vs_tcp(2, &format!("{xco}\nauth = \"keyed\""), "");
+        let keyed = xco_sim::run_scenario(&keyed, None).unwrap();
+        assert!(signed.apps_csv.contains("xco,directives,"));
+        assert_eq!(signed.flows_csv, keyed.flows_csv, "{xco}");
+        assert_eq!(signed.apps_csv, keyed.apps_csv, "{xco}");
+        assert_eq!(signed.ports_csv, keyed.ports_csv, "{xco}");
+        assert_eq!(signed.timeseries_csv, keyed.timeseries_csv, "{xco}");
+    }
+    let keyed_cfg = |auth: &str| {
+        let built = xco_sim::scenario::build(&udp_vs_tcp(0, auth, ""), None).unwrap();
+        let x = built.sim.stack.xco.as_ref().unwrap();
+        // keyed: the controller's keys have no public key to hand the agents
+        let keys = x.keys().clone();
+        let has_public = std::panic::catch_unwind(move || keys.public_key()).is_ok();
+        (x.cfg.keyed, has_public)
+    };
+    assert_eq!(keyed_cfg("auth = \"keyed\""), (true, false));
+    assert_eq!(keyed_cfg("slice_ms = 2"), (false, true), "Ed25519 by default");
+    assert_eq!(keyed_cfg("auth = \"ed25519\""), (false, true));
+    let e = xco_sim::scenario::build(&udp_vs_tcp(0, "auth = \"hmac\"", ""), None)
+        .err()
+        .unwrap();
+    assert!(e.field.starts_with("xco"), "{e}");
+}

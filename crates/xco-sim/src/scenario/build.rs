@@ -7,7 +7,9 @@ use super::limits::{
     MAX_TXQUEUELEN, MAX_UDP_SNDBUF_BYTES, MIN_TSQ_LIMIT_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
 };
 use super::record::{RunRecord, SeedSource};
-use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
+use super::schema::{
+    CcName, ControlAuth, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind,
+};
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::control::RunControl;
@@ -779,6 +781,7 @@ fn xco_config(
             .map(|v| sim_ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))
             .transpose()?,
         seed,
+        keyed: x.auth == Some(ControlAuth::Keyed),
     })
 }
 

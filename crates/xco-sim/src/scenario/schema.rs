@@ -147,6 +147,11 @@ xco_core::xco_settings_table! {
         /// `joined_before_us` says how long that took. `false`: they join at
         /// t = 0, within the run.
         pub join_before_start: Option<bool>,
+        /// How controller messages are authenticated: `ed25519` (default: signed
+        /// and verified, the protocol) or `keyed` (HMAC-SHA512 under one key all
+        /// agents hold: the same datagram sizes and checks for about fifty times
+        /// less CPU per directive; no protection against a host; docs/control-plane.md).
+        pub auth: Option<ControlAuth>,
     }
 }
 
@@ -446,6 +451,16 @@ pub enum ControlChannel {
     Inband,
     /// A separate network with `control_latency_us`.
     Outofband,
+}
+
+/// `xco.auth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlAuth {
+    /// Ed25519 signatures (the protocol).
+    Ed25519,
+    /// HMAC-SHA512 under a key every agent holds (simulation only).
+    Keyed,
 }
 
 /// Read a node name: an identifier, `[A-Za-z_][A-Za-z0-9_.-]*` without
