@@ -639,3 +639,19 @@ fn keyed_auth_changes_no_output_only_the_cost_of_authenticating_directives() {
         .unwrap();
     assert!(e.field.starts_with("xco"), "{e}");
 }
+
+#[test]
+fn a_controller_stopped_at_t_0_stops_in_the_run_not_in_the_joins_before_it() {
+    // the agents join before t = 0 whatever the stop time; the stopped
+    // controller then directs nothing and the senders fail open by their own timers
+    let s = udp_vs_tcp(0, "slice_ms = 2\ncontroller_stop_ms = 0\nfail_open_ms = 10", "");
+    let sim = run(&s);
+    assert!(xco_metric(&sim, "joined_before_us") > 0.0);
+    assert!(xco_metric(&sim, "joins") >= 6.0, "every agent joined");
+    assert_eq!(
+        xco_metric(&sim, "directives"),
+        0.0,
+        "a stopped controller directs nothing"
+    );
+    assert!(xco_metric(&sim, "fail_opens") >= 5.0, "every sender failed open");
+}

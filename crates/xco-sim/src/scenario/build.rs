@@ -494,8 +494,12 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
         let cfg = xco_config(x, &sim, &hosts, seed)?;
         let plane = if x.join_before_start.unwrap_or(true) {
             // the agents join over a copy of the network before its traffic starts
+            // (`controller_stop_ms` is a time of the run, not of the joins before it)
+            let mut cfg = cfg;
+            let stop = cfg.controller_stop.take();
             let mut warm = Sim::new(make_net()?, tcp_config(&sc, mtu)?, seed);
-            let plane = join_before_start(&mut warm, cfg)?;
+            let mut plane = join_before_start(&mut warm, cfg)?;
+            plane.cfg.controller_stop = stop;
             plane.carry_over(warm.cx.now, &mut sim.cx.ev, &mut sim.cx.net)
         } else {
             let mut plane = XcoSim::new(&mut sim.cx.net, cfg, Time::ZERO);

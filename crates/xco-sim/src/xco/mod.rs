@@ -13,17 +13,23 @@
 //! node: `poll_timeout`) and the packets the gates release.
 //!
 //! Keys and randomness derive from the scenario's seed: a master secret
-//! (the controller's Ed25519 signing key and every host's MAC key, as
-//! `xco-daemon keygen` derives them from its secret), the controller's run
-//! id and each agent's join nonces. Directives are signed and verified for
-//! real (Ed25519, about 50 µs of CPU per directive); `[xco] auth = "keyed"`
-//! tags them with HMAC-SHA512 under a key every agent holds instead: the
-//! same bytes on the wire and the same outputs for a fraction of the CPU,
-//! and no protection against a host. At t = 0 every agent joins over the control network (join, signed
-//! challenge, MAC'd confirm); the new controller run then grants nothing
-//! for one slice plus the lead after its first input (its fence), and its
-//! challenges are within its signing budget (64 at once, then 2,000 a
-//! second): the start costs the real protocol's time (docs/control-plane.md).
+//! (from which the controller's Ed25519 signing key and every host's MAC
+//! key derive, as the daemons derive them from `xco-daemon keygen`'s
+//! secret), the controller's run id and each agent's join nonces.
+//! Directives are signed and verified for real (Ed25519, about 50 µs of
+//! CPU per directive); `[xco] auth = "keyed"` tags them with HMAC-SHA512
+//! under a key every agent holds instead: the same bytes on the wire and
+//! the same outputs for a fraction of the CPU, and no protection against a
+//! host.
+//!
+//! Every agent joins over the control network (join, signed challenge,
+//! MAC'd confirm), and the new controller run grants nothing for one slice
+//! plus the lead after its first input (its fence); its challenges are
+//! within its signing budget (64 at once, then 2,000 a second). By default
+//! (`[xco] join_before_start`) that happens before the run's t = 0, over a
+//! copy of its network without traffic ([`XcoSim::settled`],
+//! [`XcoSim::carry_over`]); else at t = 0, within the run
+//! (docs/control-plane.md has what it costs).
 //! The scheduler's paths are the simulator's own routes (one path per host
 //! pair when XCo is on).
 //!
