@@ -897,3 +897,30 @@ fn the_fuzz_corpus_seeds_of_version_4_are_valid_authenticated_messages() {
     assert_eq!(inner.run, run_of(7, 1));
     assert!(matches!(inner.msg, Message::Rejoin { host: 1, session: 7 }));
 }
+
+#[test]
+fn keyed_mode_tags_controller_messages_in_the_same_bytes_and_is_no_signature() {
+    use xco_core::wire::keyed_controller_key;
+    let keyed = ControllerKeys::keyed(MASTER, &HOSTS);
+    let keyed_agent = AgentKeys::keyed(1, &host_key(MASTER, HOSTS[1]), &keyed_controller_key(MASTER));
+    for m in controller_messages() {
+        let signed = controller().encode(&m);
+        let tagged = keyed.encode(&m);
+        assert_eq!(signed.len(), tagged.len(), "the same datagram size: {m:?}");
+        assert_eq!(keyed_agent.decode(&tagged).unwrap(), m);
+        assert_eq!(keyed.verify_signed(&tagged).unwrap(), m);
+        // a keyed tag is not a signature, nor a signature a keyed tag
+        assert_eq!(agent(1).decode(&tagged), Err(WireError::BadTag));
+        assert_eq!(keyed_agent.decode(&signed), Err(WireError::BadTag));
+        assert_eq!(controller().verify_signed(&tagged), Err(WireError::BadTag));
+    }
+    // the agents' own messages are MAC'd as ever: the keyed controller reads them
+    let d = agent(7).encode(&agent_messages()[0]);
+    assert_eq!(keyed.decode(&d), controller().decode(&d));
+    // another master's keyed tag is refused
+    let other = ControllerKeys::keyed(b"fedcba9876543210fedcba9876543210", &HOSTS);
+    assert_eq!(
+        keyed_agent.decode(&other.encode(&directive(1, 1))),
+        Err(WireError::BadTag)
+    );
+}

@@ -58,7 +58,7 @@ pub mod peer;
 pub mod repr;
 pub mod session;
 
-pub use auth::{host_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
+pub use auth::{host_key, keyed_controller_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
 pub use packet::{Packet, Sender};
 pub use peer::{peer_key, run_of, term_of, PeerBeat, Superseded};
 pub use repr::{Message, RejectCounts, Repr, ADDR_LEN, CONTROLLER_ID};

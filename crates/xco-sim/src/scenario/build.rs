@@ -7,7 +7,9 @@ use super::limits::{
     MAX_TXQUEUELEN, MAX_UDP_SNDBUF_BYTES, MIN_TSQ_LIMIT_BYTES, MIN_TXQUEUELEN, MIN_UDP_SNDBUF_BYTES,
 };
 use super::record::{RunRecord, SeedSource};
-use super::schema::{CcName, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind};
+use super::schema::{
+    CcName, ControlAuth, ControlChannel, NodeKindSpec, Scenario, TimeseriesPorts, TopologyKind,
+};
 use super::units::{bytes, rate_bps, HostIndex, Hosts, Quantity};
 use super::{parse, ScenarioError};
 use crate::control::RunControl;
@@ -454,37 +456,56 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
             ),
         ));
     }
-    let mut net = Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
-    net.pair_routing = pair_ecmp || sc.xco.is_some();
-    let jitter = |v: Option<f64>, field: &str| limits::us(v, field, 0.0, 0.0, limits::MAX_JITTER_US);
-    net.set_jitter(
-        jitter(t.host_jitter_us, "topology.host_jitter_us")?,
-        jitter(t.switch_jitter_us, "topology.switch_jitter_us")?,
-        seed,
-    );
-    // port disciplines first: PDN then refuses switches that run another than drop-tail
-    super::queues::apply(&t.queues, &mut net, seed, mtu)?;
     let hosts = HostIndex::new(
         topo.hosts()
             .into_iter()
             .map(|i| (topo.nodes[i].name.clone(), i as u32)),
     );
-    if let Some(p) = &sc.pdn {
-        let cfg = pdn_config(p, &topo, &hosts)?;
-        net.enable_pdn(cfg)
-            .map_err(|e| ScenarioError::field("pdn", e.0))?;
-    }
-    if let Some(n) = host_model.txqueuelen {
-        net.set_host_txqueuelen(n);
-    }
+    // the network (built a second time, without traffic, for XCo's joins before t = 0)
+    let txqueuelen = host_model.txqueuelen;
+    let make_net = || -> Result<Net, ScenarioError> {
+        let mut net =
+            Net::new(&topo, cfg, routing, seed).map_err(|e| ScenarioError::field("topology", e.0))?;
+        net.pair_routing = pair_ecmp || sc.xco.is_some();
+        let jitter = |v: Option<f64>, field: &str| limits::us(v, field, 0.0, 0.0, limits::MAX_JITTER_US);
+        net.set_jitter(
+            jitter(t.host_jitter_us, "topology.host_jitter_us")?,
+            jitter(t.switch_jitter_us, "topology.switch_jitter_us")?,
+            seed,
+        );
+        // port disciplines first: PDN then refuses switches that run another than drop-tail
+        super::queues::apply(&t.queues, &mut net, seed, mtu)?;
+        if let Some(p) = &sc.pdn {
+            let cfg = pdn_config(p, &topo, &hosts)?;
+            net.enable_pdn(cfg)
+                .map_err(|e| ScenarioError::field("pdn", e.0))?;
+        }
+        if let Some(n) = txqueuelen {
+            net.set_host_txqueuelen(n);
+        }
+        Ok(net)
+    };
+    let net = make_net()?;
     let tcp = tcp_config(&sc, mtu)?;
     let mut sim = Sim::new(net, tcp, seed);
     select_host_tcp(&sc, &mut sim, &hosts, mtu)?;
     sim.stack.hosts.settings = host_model;
     if let Some(x) = &sc.xco {
-        let cfg = xco_config(x, &sim, &hosts)?;
-        let mut plane = XcoSim::new(&mut sim.cx.net, cfg, Time::ZERO);
-        plane.start(Time::ZERO, &mut sim.cx.ev);
+        let cfg = xco_config(x, &sim, &hosts, seed)?;
+        let plane = if x.join_before_start.unwrap_or(true) {
+            // the agents join over a copy of the network before its traffic starts
+            // (`controller_stop_ms` is a time of the run, not of the joins before it)
+            let mut cfg = cfg;
+            let stop = cfg.controller_stop.take();
+            let mut warm = Sim::new(make_net()?, tcp_config(&sc, mtu)?, seed);
+            let mut plane = join_before_start(&mut warm, cfg)?;
+            plane.cfg.controller_stop = stop;
+            plane.carry_over(warm.cx.now, &mut sim.cx.ev, &mut sim.cx.net)
+        } else {
+            let mut plane = XcoSim::new(&mut sim.cx.net, cfg, Time::ZERO);
+            plane.start(Time::ZERO, &mut sim.cx.ev, &mut sim.cx.net);
+            plane
+        };
         sim.stack.xco = Some(Box::new(plane));
     }
     let duration = match sc.run.duration_ms {
@@ -682,7 +703,39 @@ fn pdn_config(
     Ok(cfg)
 }
 
-fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Result<XcoConfig, ScenarioError> {
+/// Run XCo's control plane alone on `warm` (a copy of the run's network,
+/// without traffic) from t = 0 until every agent has joined and the
+/// controller's fence is over ([`XcoSim::settled`]); `warm`'s clock then
+/// says how long it took.
+fn join_before_start(warm: &mut Sim, cfg: XcoConfig) -> Result<XcoSim, ScenarioError> {
+    const STEP: Dur = Dur::from_us(100);
+    const LIMIT: Dur = Dur::from_secs(60);
+    let mut plane = XcoSim::new(&mut warm.cx.net, cfg, Time::ZERO);
+    plane.start(Time::ZERO, &mut warm.cx.ev, &mut warm.cx.net);
+    warm.stack.xco = Some(Box::new(plane));
+    loop {
+        let now = warm.cx.now;
+        if warm.stack.xco.as_ref().is_some_and(|x| x.settled(now)) {
+            break;
+        }
+        if now >= Time::ZERO + LIMIT {
+            return Err(ScenarioError::field(
+                "xco.join_before_start",
+                "the agents did not all join within 60 simulated seconds".into(),
+            ));
+        }
+        warm.run_until(now + STEP)
+            .map_err(|e| ScenarioError::field("xco", e.0))?;
+    }
+    Ok(*warm.stack.xco.take().expect("set above"))
+}
+
+fn xco_config(
+    x: &super::schema::XcoSpec,
+    sim: &Sim,
+    hosts: &HostIndex,
+    seed: u64,
+) -> Result<XcoConfig, ScenarioError> {
     let f = |s: &str| format!("xco.{s}");
     let settings =
         Settings::resolve(&x.settings_spec()).map_err(|e| ScenarioError::field(&f(e.key), e.problem))?;
@@ -731,6 +784,8 @@ fn xco_config(x: &super::schema::XcoSpec, sim: &Sim, hosts: &HostIndex) -> Resul
             .controller_stop_ms
             .map(|v| sim_ms(Some(v), &f("controller_stop_ms"), 0.0).map(|d| Time::ZERO + d))
             .transpose()?,
+        seed,
+        keyed: x.auth == Some(ControlAuth::Keyed),
     })
 }
 

@@ -140,6 +140,18 @@ xco_core::xco_settings_table! {
         pub hosts: Option<Hosts>,
         /// Stop the controller at this time, ms (to exercise fail-open).
         pub controller_stop_ms: Option<f64>,
+        /// `true` (default): the agents join the controller (join, signed
+        /// challenge, confirm) over a copy of the network before t = 0, and the
+        /// new controller run's fence (one slice plus the lead) ends before it,
+        /// as for a control plane that has run a while; the summary's
+        /// `joined_before_us` says how long that took. `false`: they join at
+        /// t = 0, within the run.
+        pub join_before_start: Option<bool>,
+        /// How controller messages are authenticated: `ed25519` (default: signed
+        /// and verified, the protocol) or `keyed` (HMAC-SHA512 under one key all
+        /// agents hold: the same datagram sizes and checks for about fifty times
+        /// less CPU per directive; no protection against a host; docs/control-plane.md).
+        pub auth: Option<ControlAuth>,
     }
 }
 
@@ -439,6 +451,16 @@ pub enum ControlChannel {
     Inband,
     /// A separate network with `control_latency_us`.
     Outofband,
+}
+
+/// `xco.auth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlAuth {
+    /// Ed25519 signatures (the protocol).
+    Ed25519,
+    /// HMAC-SHA512 under a key every agent holds (simulation only).
+    Keyed,
 }
 
 /// Read a node name: an identifier, `[A-Za-z_][A-Za-z0-9_.-]*` without

@@ -1,6 +1,7 @@
 //! A host's local coordinator in the simulator: `xco_core`'s
-//! [`HostCoordinator`] — the code the real agent runs — over packet ids, with
-//! the host's NIC port as its egress.
+//! [`AgentNode`] around its [`HostCoordinator`] — the code the real agent
+//! runs, its control plane included — over packet ids, with the host's NIC
+//! port as its egress.
 //!
 //! Traffic of a coordinated host passes through here between its transports
 //! and its NIC. Each destination host has its own queue; a queue is released
@@ -10,17 +11,23 @@
 //! pings, control messages and short flows bypass the queues. A queue that
 //! turns non-empty triggers a backlog report; a slice whose queue stays empty
 //! for the hysteresis is given back (work conservation). TCP endpoints whose
-//! queue is full wait here until a release makes room.
+//! queue is full wait here until a release makes room. Destinations are
+//! the scheduler's host indices (the numbering of the directives).
 
 use crate::engine::{EventQueue, Timer};
 use crate::net::Net;
+use xco_core::control::{AgentConfig, AgentNode};
 use xco_core::coord::{CoordConfig, Egress, HostCoordinator};
-use xco_core::Time;
+use xco_core::rng::Rng;
+use xco_core::wire::AgentKeys;
+use xco_core::{Dur, Time};
 
 /// The coordinator of one simulated host.
 pub struct HostCoord {
-    /// Queues, gate, accounting and timers (shared logic with the agent).
-    pub core: HostCoordinator<u32>,
+    /// The agent node: its session with the controller, what it accepts,
+    /// and its coordinator (`node.coord`: queues, gate, accounting and
+    /// timers), the real agent's code.
+    pub node: AgentNode<u32>,
     /// The coordinator's wake-up (its next deadline).
     pub timer: Timer,
     /// TCP endpoints waiting for room in one of the queues.
@@ -30,11 +37,19 @@ pub struct HostCoord {
 }
 
 impl HostCoord {
-    /// A coordinator, closed until its first directive, whose queues hold
-    /// at most `limit_bytes` frame bytes each.
-    pub fn new(cfg: CoordConfig, limit_bytes: u64, now: Time) -> HostCoord {
+    /// An agent with `keys` drawing join nonces from `rng`, whose
+    /// coordinator is closed until its first directive and whose queues
+    /// hold at most `limit_bytes` frame bytes each.
+    pub fn new(
+        agent: AgentConfig,
+        cfg: CoordConfig,
+        limit_bytes: u64,
+        keys: AgentKeys,
+        rng: Rng,
+        now: Time,
+    ) -> HostCoord {
         HostCoord {
-            core: HostCoordinator::new(cfg, limit_bytes, now),
+            node: AgentNode::new(agent, HostCoordinator::new(cfg, limit_bytes, now), keys, rng),
             timer: Timer::IDLE,
             blocked: Vec::new(),
             blocked_apps: Vec::new(),
@@ -42,7 +57,8 @@ impl HostCoord {
     }
 }
 
-/// A host's NIC port as the coordinator's egress.
+/// A host's NIC port as the coordinator's egress (the coordinator's clock
+/// reads the simulator's time plus `offset`).
 pub struct NicEgress<'a> {
     /// The network.
     pub net: &'a mut Net,
@@ -52,22 +68,26 @@ pub struct NicEgress<'a> {
     pub host: u32,
     /// Its NIC port.
     pub nic: u32,
+    /// The coordinator's clock minus the simulator's.
+    pub offset: Dur,
 }
 
 impl Egress<u32> for NicEgress<'_> {
     #[inline]
     fn free_at(&self, now: Time) -> Time {
-        self.net.ports[self.nic as usize].busy_until.max(now)
+        (self.net.ports[self.nic as usize].busy_until + self.offset).max(now)
     }
     fn rate_bps(&self) -> u64 {
         self.net.ports[self.nic as usize].rate_bps
     }
     #[inline]
     fn has_room(&mut self, now: Time, bytes: u32) -> bool {
+        let now = Time::ZERO + now.saturating_since(Time::ZERO + self.offset);
         crate::host::Hosts::nic_has_room(self.net, now, self.host, bytes)
     }
     #[inline]
     fn send(&mut self, now: Time, pkt: u32, _bytes: u32, _wire_bytes: u64) {
+        let now = Time::ZERO + now.saturating_since(Time::ZERO + self.offset);
         self.net.enqueue(now, self.ev, self.nic, pkt);
     }
 }

@@ -1,34 +1,60 @@
-//! XCo in the simulator: the controller on a host of the topology and a
-//! local coordinator in the egress path of every coordinated host.
+//! XCo in the simulator: the controller on a host of the topology and an
+//! agent in the egress path of every coordinated host.
 //!
-//! The scheduling decisions come from `xco_core::sched::Scheduler` — the same
-//! code the controller daemon runs — driven here with virtual time. Control
-//! messages (backlog reports, give-backs, directives) travel in-band as small
-//! packets through the simulated switches, so their delay under load is real,
-//! or out-of-band with a fixed latency. They are the wire protocol's messages,
-//! sized as the real daemons encode them. The scheduler's paths are the
-//! simulator's own routes (one path per host pair when XCo is on).
+//! Both are `xco_core::control`'s sans-IO nodes — the code the controller
+//! and agent daemons run: a [`ControllerNode`] (the scheduler, every host's
+//! session, joins, rejoins, rejections) on the controller's host and an
+//! [`AgentNode`] (its [`xco_core::coord::HostCoordinator`]: the gate and the
+//! queues) on every coordinated host, driven here with virtual time. Every
+//! message kind is dispatched once, in those nodes; this module only moves
+//! their datagrams ([`channel`]: in-band as packets of exactly the
+//! datagram's size plus UDP/IP headers through the simulated switches, or
+//! out-of-band with a fixed latency), their timers (one pending event per
+//! node: `poll_timeout`) and the packets the gates release.
+//!
+//! Keys and randomness derive from the scenario's seed: a master secret
+//! (from which the controller's Ed25519 signing key and every host's MAC
+//! key derive, as the daemons derive them from `xco-daemon keygen`'s
+//! secret), the controller's run id and each agent's join nonces.
+//! Directives are signed and verified for real (Ed25519, about 50 µs of
+//! CPU per directive); `[xco] auth = "keyed"` tags them with HMAC-SHA512
+//! under a key every agent holds instead: the same bytes on the wire and
+//! the same outputs for a fraction of the CPU, and no protection against a
+//! host.
+//!
+//! Every agent joins over the control network (join, signed challenge,
+//! MAC'd confirm), and the new controller run grants nothing for one slice
+//! plus the lead after its first input (its fence); its challenges are
+//! within its signing budget (64 at once, then 2,000 a second). By default
+//! (`[xco] join_before_start`) that happens before the run's t = 0, over a
+//! copy of its network without traffic ([`XcoSim::settled`],
+//! [`XcoSim::carry_over`]); else at t = 0, within the run
+//! (docs/control-plane.md has what it costs).
+//! The scheduler's paths are the simulator's own routes (one path per host
+//! pair when XCo is on).
 //!
 //! XCo sits above the host stack: [`XcoSim`] implements the stack's egress
 //! gate ([`crate::host::Coordinator`]) and the stack holds it
 //! ([`Stack`] = `host::Stack<XcoSim>`); neither the host layer nor TCP
 //! imports this module. The driver hands XCo its own timer events.
 
+pub mod channel;
 pub mod coordinator;
 
 use crate::ctx::Ctx;
 use crate::engine::{Event, EventQueue, Timer};
 use crate::host::{Coordinator, Hosts};
-use crate::net::packet::{Packet, PktKind, IPV4_HEADER_BYTES};
+use crate::net::packet::PktKind;
 use crate::net::topology::NodeKind;
 use crate::net::Net;
-use crate::stats::{FlowKind, FlowStats};
+use channel::{ControlNet, Datagram};
 use coordinator::{HostCoord, NicEgress};
-use std::collections::HashMap;
+use xco_core::control::{Address, AgentConfig, AgentNode, ControllerConfig, ControllerNode, Origin};
 use xco_core::coord::{Bypass, CoordStats, Offer, Settings};
+use xco_core::rng::Rng;
 use xco_core::routing::HostPaths;
-use xco_core::sched::{DemandEntry, Directive, DirectiveKind, OnDemand, SchedTopology, Scheduler};
-use xco_core::wire::Message;
+use xco_core::sched::{SchedTopology, Scheduler};
+use xco_core::wire::{host_key, keyed_controller_key, run_of, AgentKeys, ControllerKeys};
 use xco_core::{Dur, Time};
 
 /// XCo settings of a scenario.
@@ -46,36 +72,50 @@ pub struct XcoConfig {
     pub coordinated: Vec<bool>,
     /// The controller stops at this time (to test fail-open), if set.
     pub controller_stop: Option<Time>,
+    /// The run's seed: the keys, the controller's run id and the agents'
+    /// join nonces derive from it.
+    pub seed: u64,
+    /// Controller messages tagged with HMAC-SHA512 under one key every agent
+    /// holds instead of signed (`[xco] auth = "keyed"`; see
+    /// `xco_core::wire::auth`); false: Ed25519, the protocol.
+    pub keyed: bool,
 }
 
-/// A control message in flight: the wire protocol's message and who sent it.
-#[derive(Clone, Debug)]
-pub struct ControlMsg {
-    /// Sending node (a coordinated host, or the controller's host).
-    pub from: u32,
-    /// What it says: reports and give-backs name destination nodes;
-    /// directives are the scheduler's (host indices).
-    pub msg: Message,
+/// The seed stream of the master secret (then the run id: +1).
+const KEY_STREAM: u64 = 0x0C70_0000_0000;
+/// The seed streams of the agents' join nonces (+ node).
+const AGENT_STREAM: u64 = 0x0C71_0000_0000;
+
+/// The master secret of a run with `seed` (the controller's signing key
+/// and every host's MAC key derive from it).
+pub fn master_secret(seed: u64) -> [u8; 32] {
+    let mut r = Rng::stream(seed, KEY_STREAM);
+    let mut m = [0u8; 32];
+    for c in m.chunks_mut(8) {
+        c.copy_from_slice(&r.next_u64().to_le_bytes());
+    }
+    m
 }
 
 /// The XCo control plane of a simulation.
 pub struct XcoSim {
     /// Settings.
     pub cfg: XcoConfig,
-    sched: Scheduler,
-    /// On-demand coordination (the controller's decision of which pairs are coordinated), if on.
-    on_demand: Option<OnDemand>,
-    sched_timer: Timer,
-    /// Coordinator per node (hosts that run one).
+    /// The controller (node addresses: the simulator's node numbers).
+    ctl: ControllerNode<u32>,
+    ctl_timer: Timer,
+    /// Agent per node (hosts that run one).
     pub coords: Vec<Option<HostCoord>>,
     host_of_node: Vec<u32>,
-    node_of_host: Vec<u32>,
-    msgs: Vec<Option<ControlMsg>>,
-    free_msgs: Vec<u32>,
-    routes: HashMap<(u32, u32), u32>,
-    ctl_flow: u32,
+    channel: ControlNet,
+    keys: ControllerKeys,
     /// Which packets skip the coordinators.
     bypass: Bypass,
+    /// The nodes' clocks read the simulator's time plus this: the time the
+    /// agents spent joining before t = 0 ([`XcoSim::carry_over`]).
+    offset: Dur,
+    /// When the controller got its first datagram (its fence starts then).
+    first_input: Option<Time>,
 }
 
 const NO_HOST: u32 = u32::MAX;
@@ -107,51 +147,142 @@ impl XcoSim {
             .expect("the scenario refuses XCo with per-packet routing");
         let topo = SchedTopology::new(host_bps, link_bps, Box::new(provider));
         let sched = Scheduler::new(topo, cfg.settings.sched_config());
-        let on_demand = cfg
-            .settings
-            .on_demand
-            .clone()
-            .map(|c| OnDemand::new(c, sched.hosts(), sched.links()));
+        // the keys, as the daemons derive them from one master secret (host ids:
+        // the scheduler's host indices, named as the topology names the hosts)
+        let master = master_secret(cfg.seed);
+        let names: Vec<&str> = node_of_host.iter().map(|&n| net.name(n)).collect();
+        let keys = match cfg.keyed {
+            false => ControllerKeys::new(&master, &names),
+            true => ControllerKeys::keyed(&master, &names),
+        };
+        // a controller alone: term 0 (as the daemon without a standby), a run id from the seed
+        let low = (Rng::stream(cfg.seed, KEY_STREAM + 1).next_u64() as u32).max(1);
+        let ctl_cfg = ControllerConfig {
+            on_demand: cfg.settings.on_demand.clone(),
+            ..ControllerConfig::default()
+        };
+        let ctl = ControllerNode::new(ctl_cfg, sched, keys.clone(), run_of(0, low));
         let ccfg = cfg.settings.coord_config();
+        let public = (!cfg.keyed).then(|| keys.public_key());
         let coords = (0..net.nodes.len())
-            .map(|n| cfg.coordinated[n].then(|| HostCoord::new(ccfg.clone(), cfg.v2v_queue_bytes, now)))
+            .map(|n| {
+                cfg.coordinated[n].then(|| {
+                    let h = host_of_node[n];
+                    let name = net.name(n as u32);
+                    let agent_keys = match &public {
+                        Some(p) => AgentKeys::new(h, &host_key(&master, name), p)
+                            .expect("the controller's own public key"),
+                        None => AgentKeys::keyed(h, &host_key(&master, name), &keyed_controller_key(&master)),
+                    };
+                    let agent = AgentConfig {
+                        addr: (n as u32).to_wire(),
+                        ..AgentConfig::default()
+                    };
+                    let rng = Rng::stream(cfg.seed, AGENT_STREAM + n as u64);
+                    HostCoord::new(agent, ccfg.clone(), cfg.v2v_queue_bytes, agent_keys, rng, now)
+                })
+            })
             .collect();
-        let ctl_flow = net.flows.len() as u32;
-        net.flows.push(FlowStats::new(
-            FlowKind::Control,
-            u32::MAX,
-            "xco-control",
-            cfg.controller,
-            cfg.controller,
-            now,
-        ));
+        let channel = ControlNet::new(net, cfg.controller, cfg.out_of_band, now);
         let bypass = cfg.settings.bypass;
         XcoSim {
             cfg,
-            sched,
-            on_demand,
-            sched_timer: Timer::IDLE,
+            ctl,
+            ctl_timer: Timer::IDLE,
             coords,
             host_of_node,
-            node_of_host,
-            msgs: Vec::new(),
-            free_msgs: Vec::new(),
-            routes: HashMap::new(),
-            ctl_flow,
+            channel,
+            keys,
             bypass,
+            offset: Dur::ZERO,
+            first_input: None,
         }
+    }
+
+    /// The nodes' clock at simulated time `now`.
+    #[inline]
+    fn node_time(&self, now: Time) -> Time {
+        now + self.offset
+    }
+
+    /// The simulated time of the nodes' instant `t` (`Time::NEVER` stays never).
+    #[inline]
+    fn sim_time(&self, t: Time) -> Time {
+        if t == Time::NEVER {
+            return t;
+        }
+        Time::ZERO + t.saturating_since(Time::ZERO + self.offset)
+    }
+
+    /// True once every agent obeys the controller's run, the controller
+    /// knows every agent's address, its fence (one slice plus the lead from
+    /// its first input) is over at `now`, and no datagram is in flight: the
+    /// state of a control plane that has run a while.
+    pub fn settled(&self, now: Time) -> bool {
+        let run = self.ctl.run();
+        let joined = self.coords.iter().enumerate().all(|(n, c)| {
+            c.as_ref().is_none_or(|c| {
+                c.node.run() == Some(run) && self.ctl.addr(self.host_of_node[n]) == Some(n as u32)
+            })
+        });
+        let cfg = self.ctl.sched.config();
+        let fenced = self
+            .first_input
+            .is_none_or(|t| self.node_time(now) < t + cfg.slice + cfg.lead);
+        joined && !fenced && self.channel.in_flight() == 0
+    }
+
+    /// This control plane, run until `now` over a copy of the network
+    /// without traffic (joins, the fence: [`XcoSim::settled`]), carried into
+    /// the run's own network `net` at its t = 0: the nodes keep their state
+    /// and their clocks (which read `now` at t = 0); the control network,
+    /// its flow and the timers are `net`'s. What its counters counted
+    /// before stays in them.
+    pub fn carry_over(mut self, now: Time, ev: &mut EventQueue, net: &mut Net) -> XcoSim {
+        self.offset = now.saturating_since(Time::ZERO);
+        self.channel = ControlNet::new(net, self.cfg.controller, self.cfg.out_of_band, Time::ZERO);
+        self.ctl_timer = Timer::IDLE;
+        for n in 0..self.coords.len() as u32 {
+            if let Some(c) = self.coords[n as usize].as_mut() {
+                c.timer = Timer::IDLE;
+                self.arm(Time::ZERO, ev, n);
+            }
+        }
+        self.arm_controller(Time::ZERO, ev);
+        self
+    }
+
+    /// The simulated time the agents spent joining before t = 0.
+    pub fn joined_before(&self) -> Dur {
+        self.offset
+    }
+
+    /// The controller node (read-only, for tests and tools).
+    pub fn controller(&self) -> &ControllerNode<u32> {
+        &self.ctl
+    }
+
+    /// The agent node of host node `node`, if it runs one.
+    pub fn agent(&self, node: u32) -> Option<&AgentNode<u32>> {
+        self.coords.get(node as usize)?.as_ref().map(|c| &c.node)
+    }
+
+    /// The run's keys (derived from its seed: [`master_secret`]), for tests
+    /// that sign what the controller would.
+    pub fn keys(&self) -> &ControllerKeys {
+        &self.keys
     }
 
     /// The controller's scheduler (read-only, for tests and tools).
     pub fn scheduler(&self) -> &Scheduler {
-        &self.sched
+        &self.ctl.sched
     }
 
     /// The links (output ports) the controller schedules for traffic from
     /// host node `src` to host node `dst`: its P_sd.
     pub fn controller_path(&mut self, src: u32, dst: u32) -> Vec<u32> {
         let (s, d) = (self.host_index(src), self.host_index(dst));
-        self.sched.path(s, d)
+        self.ctl.sched.path(s, d)
     }
 
     /// Scheduler host index of `node`.
@@ -169,18 +300,20 @@ impl XcoSim {
         self.cfg.controller_stop.is_none_or(|t| now < t)
     }
 
-    /// Frame bytes `host` holds for `dst`.
+    /// Frame bytes `host` holds for host node `dst`.
     pub fn held_bytes(&self, host: u32, dst: u32) -> u64 {
+        let d = self.host_of_node[dst as usize];
         self.coords[host as usize]
             .as_ref()
-            .map_or(0, |c| c.core.held_bytes(dst))
+            .map_or(0, |c| c.node.coord.held_bytes(d))
     }
 
-    /// True if a TCP segment of `frame` bytes from `host` to `dst` fits in its V2V queue.
+    /// True if a TCP segment of `frame` bytes from `host` to host node `dst` fits in its V2V queue.
     pub fn has_room(&self, host: u32, dst: u32, frame: u32) -> bool {
+        let d = self.host_of_node[dst as usize];
         self.coords[host as usize]
             .as_ref()
-            .is_none_or(|c| c.core.fits(dst, frame))
+            .is_none_or(|c| c.node.coord.fits(d, frame))
     }
 
     /// TCP endpoint `ep` waits for room in `host`'s V2V queue.
@@ -206,22 +339,25 @@ impl XcoSim {
         self.coords
             .iter()
             .flatten()
-            .flat_map(|c| c.core.held().copied())
+            .flat_map(|c| c.node.coord.held().copied())
             .collect()
     }
 
     // ------------------------------------------------------------------
     // start
 
-    /// Start: every coordinator registers with a first (empty) report; the controller's timer starts.
-    pub fn start(&mut self, now: Time, ev: &mut EventQueue) {
+    /// Start: every agent starts its coordinator's timers and joins the
+    /// controller (over the control network, as a daemon does).
+    pub fn start(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
         for n in 0..self.coords.len() as u32 {
+            let nt = self.node_time(now);
             if let Some(c) = self.coords[n as usize].as_mut() {
-                c.core.start(now);
+                c.node.start(nt);
+                self.transmit_agent(now, ev, net, n);
                 self.arm(now, ev, n);
             }
         }
-        self.arm_controller(ev);
+        self.arm_controller(now, ev);
     }
 
     // ------------------------------------------------------------------
@@ -240,16 +376,18 @@ impl XcoSim {
         let bypass = self.bypass.bypasses(p.ip_bytes, carries_data, Some(written));
         let frame = p.ip_bytes + net.framing.frame_overhead_bytes;
         let wire = (frame + net.framing.gap_bytes) as u64;
+        let dst = self.host_of_node[p.dst as usize];
+        let nt = self.node_time(now);
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        match c.core.offer(now, p.dst, pkt, frame, (wire, 0), bypass) {
+        match c.node.coord.offer(nt, dst, pkt, frame, (wire, 0), bypass) {
             Offer::Pass(pkt) => {
                 let nic = net.nodes[host as usize].nic;
                 net.enqueue(now, ev, nic, pkt);
-                self.send_messages(now, ev, net, host);
+                self.transmit_agent(now, ev, net, host);
             }
             Offer::Drop(pkt) => net.drop_at_host(pkt),
             Offer::Held => {
-                self.send_messages(now, ev, net, host);
+                self.transmit_agent(now, ev, net, host);
                 self.pump(now, ev, net, hosts, host);
             }
         }
@@ -258,8 +396,16 @@ impl XcoSim {
     /// Release what the gate allows from `host`'s queues into its NIC.
     pub fn pump(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, hosts: &mut Hosts, host: u32) {
         let nic = net.nodes[host as usize].nic;
+        let (nt, offset) = (self.node_time(now), self.offset);
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let pumped = c.core.pump(now, &mut NicEgress { net, ev, host, nic });
+        let mut egress = NicEgress {
+            net,
+            ev,
+            host,
+            nic,
+            offset,
+        };
+        let pumped = c.node.coord.pump(nt, &mut egress);
         if pumped.released && !c.blocked.is_empty() {
             hosts.wake(&mut c.blocked);
         }
@@ -272,15 +418,16 @@ impl XcoSim {
         self.arm(now, ev, host);
     }
 
-    /// When the coordinator of `host` next has work: slice end, give-back,
-    /// pacing, fail-open check, periodic report.
+    /// When the agent of `host` next has work (its `poll_timeout`: slice
+    /// end, give-back, pacing, fail-open check, periodic report, join retry).
     fn arm(&mut self, now: Time, ev: &mut EventQueue, host: u32) {
+        let c = self.coords[host as usize].as_ref().expect("coordinated host");
+        let t = self.sim_time(c.node.poll_timeout()).max(now);
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
-        let t = c.core.next_deadline().max(now);
         c.timer.arm_earlier(ev, t, Event::Coordinator(host));
     }
 
-    /// The coordinator event of `host` fired.
+    /// The agent event of `host` fired.
     pub fn on_coordinator_timer(
         &mut self,
         now: Time,
@@ -289,93 +436,80 @@ impl XcoSim {
         hosts: &mut Hosts,
         host: u32,
     ) {
+        let nt = self.node_time(now);
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         if !c.timer.fire(ev, now, Event::Coordinator(host)) {
             return; // superseded
         }
-        c.core.on_timer(now);
-        self.send_messages(now, ev, net, host);
+        c.node.handle_timeout(nt);
+        self.transmit_agent(now, ev, net, host);
         self.pump(now, ev, net, hosts, host);
     }
 
-    /// Send what `host`'s coordinator has to say to the controller.
-    fn send_messages(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
-        loop {
-            let c = self.coords[host as usize].as_mut().expect("coordinated host");
-            let Some(msg) = c.core.poll_message(now) else {
-                break;
+    /// Send what `host`'s agent has to say to the controller.
+    fn transmit_agent(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, host: u32) {
+        let nt = self.node_time(now);
+        let c = self.coords[host as usize].as_mut().expect("coordinated host");
+        while let Some(bytes) = c.node.poll_transmit(nt) {
+            let d = Datagram {
+                from: host,
+                to: self.cfg.controller,
+                to_controller: true,
+                bytes,
             };
-            self.send(now, ev, net, ControlMsg { from: host, msg });
+            self.channel.send(now, ev, net, d);
         }
+        // its events are for logs and metrics, which its counters hold here
+        while c.node.poll_event().is_some() {}
+    }
+
+    /// Send what the controller has to say, and re-arm its timer.
+    fn transmit_controller(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
+        let nt = self.node_time(now);
+        while let Some((to, bytes)) = self.ctl.poll_transmit(nt) {
+            let d = Datagram {
+                from: self.cfg.controller,
+                to,
+                to_controller: false,
+                bytes,
+            };
+            self.channel.send(now, ev, net, d);
+        }
+        while self.ctl.poll_event().is_some() {}
+        self.arm_controller(now, ev);
+    }
+
+    fn arm_controller(&mut self, now: Time, ev: &mut EventQueue) {
+        if let Some(t) = self.ctl.poll_timeout() {
+            let t = self.sim_time(t).max(now);
+            self.ctl_timer.arm_earlier(ev, t, Event::Controller);
+        }
+    }
+
+    /// The controller's timer fired.
+    pub fn on_controller_timer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
+        if !self.ctl_timer.fire(ev, now, Event::Controller) {
+            return;
+        }
+        if !self.controller_alive(now) {
+            return; // a stopped controller runs nothing
+        }
+        let nt = self.node_time(now);
+        self.ctl.handle_timeout(nt);
+        self.transmit_controller(now, ev, net);
     }
 
     // ------------------------------------------------------------------
-    // control messages
+    // control datagrams
 
-    fn store(&mut self, m: ControlMsg) -> u32 {
-        match self.free_msgs.pop() {
-            Some(i) => {
-                self.msgs[i as usize] = Some(m);
-                i
-            }
-            None => {
-                self.msgs.push(Some(m));
-                (self.msgs.len() - 1) as u32
-            }
-        }
+    /// Put `d` on the control network at `now` (the nodes' own datagrams go
+    /// this way; tests send forged or replayed ones).
+    pub fn send_datagram(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, d: Datagram) {
+        self.channel.send(now, ev, net, d);
     }
 
-    fn take(&mut self, slot: u32) -> Option<ControlMsg> {
-        let m = self.msgs[slot as usize].take();
-        if m.is_some() {
-            self.free_msgs.push(slot);
-        }
-        m
-    }
-
-    fn send(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, m: ControlMsg) {
-        let (from, to) = match &m.msg {
-            Message::Directive(d) => (m.from, self.node_of_host[d.host as usize]),
-            Message::Ungate { host, .. } => (m.from, self.node_of_host[*host as usize]),
-            _ => (m.from, self.cfg.controller),
-        };
-        // the datagram the agent would send: header, payload, authentication tag
-        let bytes = m.msg.datagram_len() as u32;
-        let slot = self.store(m);
-        if from == to {
-            ev.schedule(now, Event::ControlMessage(slot));
-            return;
-        }
-        if let Some(lat) = self.cfg.out_of_band {
-            ev.schedule(now + lat, Event::ControlMessage(slot));
-            return;
-        }
-        let route = match self.routes.get(&(from, to)) {
-            Some(&r) => r,
-            None => {
-                let r = net
-                    .route(from, to, crate::net::pair_hash(from, to))
-                    .expect("hosts are connected");
-                self.routes.insert((from, to), r);
-                r
-            }
-        };
-        let mut p = Packet {
-            route,
-            ip_bytes: IPV4_HEADER_BYTES + 8 + bytes,
-            flow: self.ctl_flow,
-            src: from,
-            dst: to,
-            ..Packet::EMPTY
-        };
-        p.set_control(slot);
-        let id = net.alloc(p);
-        net.flows[self.ctl_flow as usize].wire_bytes_sent += p.ip_bytes as u64;
-        let nic = net.nodes[from as usize].nic;
-        net.enqueue(now, ev, nic, id);
-    }
-
-    /// A control message (in-band packet already released, or out-of-band slot) arrives.
+    /// A control datagram (in-band packet already released, or out-of-band
+    /// slot) arrives at its node: to the controller, or to the agent there.
     pub fn on_message(
         &mut self,
         now: Time,
@@ -384,141 +518,36 @@ impl XcoSim {
         hosts: &mut Hosts,
         slot: u32,
     ) {
-        let Some(ControlMsg { from: host, msg }) = self.take(slot) else {
+        let Some(d) = self.channel.take(slot) else {
             return;
         };
-        match msg {
-            Message::Report { dests } => {
-                if !self.controller_alive(now) {
-                    return;
-                }
-                let h = self.host_of_node[host as usize];
-                let ds: Vec<u32> = dests.iter().map(|&d| self.host_of_node[d as usize]).collect();
-                self.sched.handle_feedback(now, h);
-                match self.on_demand.as_mut() {
-                    Some(od) => od.handle_backlog(now, h, &ds, &mut self.sched),
-                    None => self.sched.handle_backlog(now, h, &ds),
-                }
-                self.flush(now, ev, net);
+        if d.to_controller {
+            if d.to != self.cfg.controller || !self.controller_alive(now) {
+                return; // nobody listens (a stopped controller reads nothing)
             }
-            Message::Demand { entries } => {
-                if !self.controller_alive(now) {
-                    return;
-                }
-                let h = self.host_of_node[host as usize];
-                let es: Vec<DemandEntry> = entries
-                    .iter()
-                    .filter(|e| {
-                        self.host_of_node
-                            .get(e.dest as usize)
-                            .is_some_and(|&d| d != NO_HOST)
-                    })
-                    .map(|e| DemandEntry {
-                        dest: self.host_of_node[e.dest as usize],
-                        ..*e
-                    })
-                    .collect();
-                self.sched.handle_feedback(now, h);
-                let ds: Vec<u32> = es.iter().filter(|e| e.backlogged).map(|e| e.dest).collect();
-                match self.on_demand.as_mut() {
-                    Some(od) => {
-                        od.handle_demand(now, h, &es);
-                        od.handle_backlog(now, h, &ds, &mut self.sched);
-                    }
-                    None => self.sched.handle_backlog(now, h, &ds),
-                }
-                self.flush(now, ev, net);
-            }
-            Message::Ungate { host: h, dests } => {
-                let node = self.node_of_host[h as usize];
-                let ds: Vec<u32> = dests.iter().map(|&d| self.node_of_host[d as usize]).collect();
-                if let Some(c) = self.coords[node as usize].as_mut() {
-                    c.core.set_ungated(&ds);
-                    self.pump(now, ev, net, hosts, node);
-                }
-            }
-            Message::GiveBack { dest, .. } => {
-                if !self.controller_alive(now) {
-                    return;
-                }
-                let (h, d) = (self.host_of_node[host as usize], self.host_of_node[dest as usize]);
-                self.sched.handle_giveback(now, h, d);
-                self.flush(now, ev, net);
-            }
-            Message::Directive(d) => self.apply(now, ev, net, hosts, d),
-            Message::Join
-            | Message::Leave
-            | Message::Heartbeat
-            | Message::Hello { .. }
-            | Message::Rejoin { .. }
-            | Message::Challenge { .. }
-            | Message::Confirm { .. }
-            | Message::Rejections(_) => {}
-        }
-    }
-
-    /// Send the scheduler's pending directives and re-arm its timer.
-    fn flush(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
-        while let Some((host, dests)) = self.on_demand.as_mut().and_then(OnDemand::poll_ungate) {
-            self.send_from_controller(now, ev, net, Message::Ungate { host, dests });
-        }
-        while let Some(d) = self.sched.poll_directive() {
-            self.send_from_controller(now, ev, net, Message::Directive(d));
-        }
-        self.arm_controller(ev);
-    }
-
-    fn send_from_controller(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, msg: Message) {
-        let from = self.cfg.controller;
-        self.send(now, ev, net, ControlMsg { from, msg });
-    }
-
-    fn arm_controller(&mut self, ev: &mut EventQueue) {
-        let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
-        if let Some(t) = [self.sched.poll_timeout(), od].into_iter().flatten().min() {
-            self.sched_timer.arm_earlier(ev, t, Event::Controller);
-        }
-    }
-
-    /// The controller's timer fired.
-    pub fn on_controller_timer(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
-        if !self.sched_timer.fire(ev, now, Event::Controller) {
+            let nt = self.node_time(now);
+            self.first_input.get_or_insert(nt);
+            self.ctl.handle_datagram(nt, d.from, &d.bytes);
+            self.transmit_controller(now, ev, net);
             return;
         }
-        if !self.controller_alive(now) {
-            return; // a stopped controller schedules nothing
-        }
-        if let Some(od) = self.on_demand.as_mut() {
-            od.handle_timeout(now, &mut self.sched);
-        }
-        self.sched.handle_timeout(now);
-        self.flush(now, ev, net);
-    }
-
-    /// A directive reaches its host's coordinator.
-    fn apply(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net, hosts: &mut Hosts, d: Directive) {
-        let node = self.node_of_host[d.host as usize];
-        let Some(c) = self.coords[node as usize].as_mut() else {
+        let nt = self.node_time(now);
+        let Some(c) = self.coords[d.to as usize].as_mut() else {
             return;
         };
-        let kind = match d.kind {
-            DirectiveKind::Slice { dest, len, rate_bps } => DirectiveKind::Slice {
-                dest: dest.map(|h| self.node_of_host[h as usize]),
-                len,
-                rate_bps,
-            },
-            DirectiveKind::Rates { rates } => DirectiveKind::Rates {
-                rates: rates
-                    .into_iter()
-                    .map(|(h, r)| (self.node_of_host[h as usize], r))
-                    .collect(),
-            },
+        // the agent reads only what comes from the controller's address
+        let origin = if d.from == self.cfg.controller {
+            Origin::Controller
+        } else {
+            Origin::Other
         };
-        // it takes effect `start_in` after its arrival (pending until then)
-        if !c.core.receive(now, d.epoch, d.start_in, &kind) {
-            return; // old or duplicate
+        let took = c.node.handle_datagram(nt, origin, &d.bytes);
+        self.transmit_agent(now, ev, net, d.to);
+        if took {
+            self.pump(now, ev, net, hosts, d.to);
+        } else {
+            self.arm(now, ev, d.to);
         }
-        self.pump(now, ev, net, hosts, node);
     }
 
     /// `host`'s NIC queue has room again.
@@ -539,7 +568,7 @@ impl XcoSim {
     pub fn coordinator_stats(&self) -> CoordStats {
         let mut t = CoordStats::default();
         for c in self.coords.iter().flatten() {
-            t += &c.core.stats;
+            t += &c.node.coord.stats;
         }
         t
     }
@@ -547,7 +576,12 @@ impl XcoSim {
     /// Summary metrics of the control plane.
     pub fn summary(&self) -> Vec<(&'static str, f64)> {
         let s = self.coordinator_stats();
-        let st = self.sched.stats();
+        let st = self.ctl.sched_stats();
+        let agents = || self.coords.iter().flatten().map(|c| &c.node);
+        let joins: u64 = agents().map(|a| a.stats.joins).sum();
+        let rejected: u64 =
+            self.ctl.stats.rejected.total() + agents().map(|a| a.rejected.total()).sum::<u64>();
+        let unread: u64 = agents().map(|a| a.stats.foreign + a.stats.over_budget).sum();
         vec![
             ("reports", s.reports as f64),
             ("givebacks", s.givebacks as f64),
@@ -558,9 +592,14 @@ impl XcoSim {
             ("held_packets", s.held as f64),
             ("dropped_at_host", s.dropped as f64),
             ("fail_opens", s.fail_opens as f64),
+            ("joins", joins as f64),
+            ("control_datagrams", self.channel.sent() as f64),
+            ("control_rejected", rejected as f64),
+            ("control_unread", unread as f64),
+            ("joined_before_us", self.offset.as_ns() as f64 / 1e3),
         ]
         .into_iter()
-        .chain(self.on_demand.iter().flat_map(|od| {
+        .chain(self.ctl.on_demand.iter().flat_map(|od| {
             [
                 ("ungated_packets", s.ungated as f64),
                 ("ungated_sets", od.stats.ungates as f64),
