@@ -137,10 +137,11 @@ def test_ping_max_rtt_under_load_is_several_times_lower_with_xco(results):
     # grid falls: quick runs, seed 1: 7,178 us without XCo, with XCo 2,198 us
     # (3.3x; the simulator's own dispatch, slots from the first report), 2,107
     # (3.4x; the control-plane nodes joining at t = 0), 2,547 (2.8x; joined
-    # before t = 0, the default: the grid 0.6 ms later). 2.5x holds at each.
+    # before t = 0, the default: the grid 0.6 ms later). The bound is the summary's own rule for
+    # "partly" (xco_claims.ping: at least 2x smaller), not a figure fitted to a run.
     df = pd.read_csv(results[0] / "xco-ping.csv")
     worst = df.groupby("series")["rtt_us"].max()
-    assert worst["load-none"] > 2.5 * worst["load-timeslice"], worst.to_dict()
+    assert worst["load-none"] > 2 * worst["load-timeslice"], worst.to_dict()
     assert worst["load-timeslice"] > worst["idle"], "the ping still waits behind the NIC queue"
 
 
