@@ -170,14 +170,16 @@ fn calm_runs_never_fail_open_and_every_host_joins_once() {
 // --- hot standby: each fault alone on a calm network ------------------------------------
 
 /// The longest a standby may take, from the primary's death to the first
-/// directive of its term at an agent: the silence it waits for, the fence
-/// (from the first confirm: a slice, the lead and one beat), and six one-way
-/// delays (rejoin, join, challenge, confirm, report, directive), plus what
-/// clock drift adds over them.
+/// directive of its term at an agent: the silence it waits for (from the
+/// last beat, which left before the crash and took up to a one-way delay),
+/// then three one-way delays: its challenge to every host, their confirms
+/// (the fence ends at the last; each host's report, or what the standby
+/// watched it report, waits for it), the directive — plus what clock drift
+/// adds over them.
 fn takeover_bound(s: &Setup) -> xco_core::Dur {
     let cfg = xco_core::control::StandbyConfig::default();
-    let t = cfg.takeover_after + world::SLICE + world::LEAD + cfg.beat_every;
-    let delays = xco_core::Dur::from_ps(s.net.delay_max.ps() * 6);
+    let t = cfg.takeover_after;
+    let delays = xco_core::Dur::from_ps(s.net.delay_max.ps() * 4);
     t + delays + xco_core::Dur::from_ps((t + delays).ps() / 1000)
 }
 
@@ -303,6 +305,8 @@ mod mutations {
             "address-from-any-source" => Mutation::AddressFromAnySource,
             "accept-lower-term" => Mutation::AcceptLowerTerm,
             "takeover-without-fence" => Mutation::TakeoverWithoutFence,
+            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
+            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
             _ => panic!("unknown mutation {m}"),
         }
     }
@@ -349,6 +353,16 @@ mod mutations {
     #[test]
     fn taking_over_without_the_fence_is_found() {
         found("takeover-without-fence", 2000);
+    }
+
+    #[test]
+    fn keeping_the_older_terms_slice_at_a_new_term_is_found() {
+        found("keep-gate-at-new-term", 2000);
+    }
+
+    #[test]
+    fn ending_a_takeovers_fence_at_the_first_confirm_is_found() {
+        found("end-fence-at-first-confirm", 2000);
     }
 
     #[test]
