@@ -38,7 +38,11 @@
 //!   superseded proof), or of another run of its own term, stops directing:
 //!   it stands by if it has a peer ([`super::standby`]), else it takes a new
 //!   term above all it knows (a restarted controller that drew a term
-//!   already taken). Every new term is fenced.
+//!   already taken). Every new term is fenced: a term taken over
+//!   challenges every host it watched at once (no join round) and its
+//!   fence ends when every host of the topology has confirmed it (each
+//!   closed the older term's slice as it adopted the new one), or by the
+//!   time rule if one does not.
 
 use super::budget::{Budget, PerSlot};
 use super::standby::{Peer, Seen, Watched};

@@ -264,16 +264,14 @@ impl Checker {
 
     /// Agent `host`'s gate at `at` is `open` (or closed / failed open: `None`).
     pub fn gate(&mut self, at: Time, host: u32, open: Option<Open>) {
-        let cur = self.gates[host as usize].0;
-        match (cur, open) {
-            // continued: by another run's slice, the old one's part ends here
-            (Some(c), Some(new)) if c.dest == new.dest && at < c.until => {
-                if new.until > c.until && new.run != c.run {
-                    self.gate_ended(at, c);
-                }
+        if let Some(c) = self.gates[host as usize].0 {
+            // continued (the same destination before its end) it goes on; continued
+            // by another run's slice, the old one's part ends here
+            let continued = open.is_some_and(|n| c.dest == n.dest && at < c.until);
+            let by_other_run = open.is_some_and(|n| n.until > c.until && n.run != c.run);
+            if !continued || by_other_run {
+                self.gate_ended(at, c);
             }
-            (Some(c), _) => self.gate_ended(at, c),
-            _ => {}
         }
         self.set_gate(at, host, open);
         self.watch_gates(at, host);
