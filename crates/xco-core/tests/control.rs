@@ -297,3 +297,106 @@ fn two_controllers_that_hear_each_other_keep_one_term() {
     assert!(nodes[0].is_active() && !nodes[1].is_active());
     assert_eq!(nodes[0].stats.takeovers + nodes[1].stats.takeovers, 0);
 }
+
+/// Move everything between the live controllers (addresses 10 and 11) and
+/// the agents (each sends to both) at `now`, timers due included, until
+/// nothing moves.
+fn pump_pair(ctl: &mut [ControllerNode<u32>; 2], live: [bool; 2], agents: &mut [AgentNode<u32>], now: Time) {
+    for _ in 0..16 {
+        let mut moved = false;
+        for i in (0..2).filter(|&i| live[i]) {
+            if ctl[i].poll_timeout().is_some_and(|t| t <= now) {
+                ctl[i].handle_timeout(now);
+            }
+            while let Some((to, d)) = ctl[i].poll_transmit(now) {
+                moved = true;
+                match to {
+                    10 | 11 if live[to as usize - 10] => {
+                        ctl[to as usize - 10].handle_datagram(now, 10 + i as u32, &d)
+                    }
+                    10 | 11 => {}
+                    h => {
+                        agents[h as usize].handle_datagram(now, Origin::Controller, &d);
+                    }
+                }
+            }
+        }
+        for a in agents.iter_mut() {
+            if a.poll_timeout() <= now {
+                a.handle_timeout(now);
+            }
+            while let Some(d) = a.poll_transmit(now) {
+                moved = true;
+                for i in (0..2).filter(|&i| live[i]) {
+                    ctl[i].handle_datagram(now, a.host(), &d);
+                }
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+#[test]
+fn a_standby_that_takes_over_challenges_every_host_it_watched_and_grants_once_all_confirmed() {
+    use xco_core::control::{AgentEvent, Peer, StandbyConfig};
+    use xco_core::wire::{peer_key, run_of, term_of};
+    let cfg = StandbyConfig::default();
+    let mut ctl = [
+        controller(run_of(2, 0xaa)).with_peer(Peer::new(0, 11, peer_key(MASTER), cfg.clone()), true),
+        controller(run_of(2, 0xbb)).with_peer(Peer::new(1, 10, peer_key(MASTER), cfg.clone()), false),
+    ];
+    let mut agents: Vec<AgentNode<u32>> = (0..3).map(|h| agent(h, at(0))).collect();
+    for a in agents.iter_mut() {
+        a.start(at(0));
+    }
+    // h0 and h1 send (to h1 and h2: no link shared), never released here: backlogged throughout
+    agents[0].coord.offer(at(0), 1, 1, 1500, (1538, 0), false);
+    agents[1].coord.offer(at(0), 2, 2, 1500, (1538, 0), false);
+    let mut now = at(0);
+    while now < at(5000) {
+        pump_pair(&mut ctl, [true, true], &mut agents, now);
+        now += Dur::from_us(50);
+    }
+    let primary = ctl[0].run();
+    assert!(matches!(agents[0].coord.state.gate, Gate::Open { dest: 1, .. }));
+    assert!(agents.iter().all(|a| a.run() == Some(primary)));
+    let joins: Vec<u64> = agents.iter().map(|a| a.stats.joins).collect();
+    for a in agents.iter_mut() {
+        while a.poll_event().is_some() {}
+    }
+    // kill -9 of the primary: the standby takes over after its silence
+    while !ctl[1].is_active() {
+        now += Dur::from_us(50);
+        assert!(
+            now < at(5000) + cfg.takeover_after + Dur::from_ms(1),
+            "no takeover by {now}"
+        );
+        pump_pair(&mut ctl, [false, true], &mut agents, now);
+    }
+    let s = &ctl[1];
+    assert_eq!(
+        term_of(s.run()),
+        3,
+        "the standby's term: odd, above the primary's"
+    );
+    // every host was challenged in the session the standby watched: each confirmed
+    // without a join, and h0 closed the primary's slice as it adopted the new term
+    assert_eq!(s.stats.takeover_challenges, 3);
+    assert_eq!(agents.iter().map(|a| a.stats.joins).collect::<Vec<_>>(), joins);
+    assert!(agents.iter().all(|a| a.run() == Some(s.run())));
+    assert_eq!(agents[0].stats.closed_at_new_term, 1);
+    // the last confirm ended the fence: the backlogs the standby watched were
+    // granted at the same instant, not one slice and the lead later
+    assert_eq!(s.stats.fences_ended_by_confirms, 1);
+    for h in [0, 1] {
+        let got = std::iter::from_fn(|| agents[h].poll_event())
+            .any(|e| matches!(e, AgentEvent::Applied { run, .. } if run == s.run()));
+        assert!(
+            got,
+            "h{h} got no directive of the new term at the takeover ({now})"
+        );
+    }
+    assert!(matches!(agents[0].coord.state.gate, Gate::Open { dest: 1, .. }));
+}

@@ -30,8 +30,18 @@
 //!   [`Superseded`] proof (at most every [`AgentConfig::proof_every`]), so a
 //!   stale controller stands down. A term above the run it obeys makes the
 //!   agent join once (the new term's answer is the only one it can adopt):
-//!   one join per genuine new term, no rejoin storm. Everything it sends
-//!   goes to both controllers (the driver's part): a standby watches.
+//!   one join per genuine new term, no rejoin storm — unless it is a
+//!   **challenge to its current session** (a standby that took over asks
+//!   every host it watched, unasked): of the newest run seen and a term
+//!   above the run obeyed, it is taken as the answer to the session's
+//!   join (once: a replay finds that run adopted), the agent adopts the run
+//!   and confirms, with no join round trip. Adopting a
+//!   newer term closes the gate the older term opened (and drops its
+//!   pending directive): the new controller grants as soon as every host
+//!   has confirmed, and so knows no older slice is in force; and it sends
+//!   the newer term's datagram as a proof at once, so an older controller
+//!   still alive stands down without waiting to be refused. Everything it
+//!   sends goes to both controllers (the driver's part): a standby watches.
 //! - **Obeying.** An accepted directive for this host goes to the
 //!   [`HostCoordinator`] (epochs checked there again); reports and
 //!   give-backs the coordinator asks for are MAC'd and sent; rejection
@@ -164,6 +174,10 @@ pub struct AgentNodeStats {
     pub proofs: u64,
     /// Ungated sets applied (on-demand coordination).
     pub ungates: u64,
+    /// Challenges of a newer term to the current session taken unasked (a standby's takeover).
+    pub takeover_challenges: u64,
+    /// Grants of an older term (a slice, or rates) closed as a newer term was adopted.
+    pub closed_at_new_term: u64,
 }
 
 /// A host's agent; `P` is the driver's packet handle.
@@ -187,6 +201,8 @@ pub struct AgentNode<P> {
     /// The highest term seen signed: (term, run, the datagram).
     newest: Option<(u64, u64, Vec<u8>)>,
     proof_at: Option<Time>,
+    /// The challenge being accepted came unasked (a takeover): renew the session.
+    unasked: bool,
     out: VecDeque<Vec<u8>>,
     events: VecDeque<AgentEvent>,
     /// Counters.
@@ -201,6 +217,7 @@ impl<P> AgentNode<P> {
             verify: Budget::new(cfg.verify_per_s, cfg.verify_burst),
             newest: None,
             proof_at: None,
+            unasked: false,
             cfg,
             me,
             coord,
@@ -269,18 +286,23 @@ impl<P> AgentNode<P> {
             return;
         }
         self.join_wanted = false;
-        let nonce = loop {
-            let n = self.rng.next_u64();
-            if n != 0 && n != self.nonce {
-                break n;
-            }
-        };
+        let nonce = self.draw_nonce();
         self.nonce = nonce;
         self.joined_at = Some(now);
         self.session.joining(nonce);
         self.stats.joins += 1;
         self.send(Message::Join);
         self.events.push_back(AgentEvent::Joining { nonce });
+    }
+
+    /// A new session nonce (not 0, not the current one).
+    fn draw_nonce(&mut self) -> u64 {
+        loop {
+            let n = self.rng.next_u64();
+            if n != 0 && n != self.nonce {
+                return n;
+            }
+        }
     }
 
     fn reject(&mut self, e: WireError) {
@@ -340,6 +362,9 @@ impl<P> AgentNode<P> {
             },
             _ => false,
         };
+        if version >= 4 {
+            self.challenged_unasked(&repr);
+        }
         let took = self.accept(now, repr);
         // a higher term than the run obeyed: join it (once per new term), unless
         // this very message made the agent join or adopt it
@@ -350,7 +375,25 @@ impl<P> AgentNode<P> {
         took
     }
 
+    /// A challenge for this agent's current session, though it is not
+    /// joining, of a term above the run it obeys (and, checked before, the
+    /// newest run it has seen signed): a standby took over and asks it to
+    /// confirm. It is taken as the answer to the session's join — once: a
+    /// replay finds the run adopted, or a newer one seen.
+    fn challenged_unasked(&mut self, repr: &Repr) {
+        if let Message::Challenge { host, nonce, .. } = repr.msg {
+            let above = term_of(repr.run) > self.run().map_or(0, term_of);
+            if above && host == self.me && nonce != 0 && nonce == self.nonce && !self.session.is_joining() {
+                self.session.joining(nonce);
+                self.join_wanted = false;
+                self.unasked = true;
+                self.stats.takeover_challenges += 1;
+            }
+        }
+    }
+
     fn accept(&mut self, now: Time, repr: Repr) -> bool {
+        let prev = self.session.run();
         let accepted = self.session.accept(&repr);
         #[cfg(feature = "mutations")]
         let accepted = match (accepted, self.cfg.mutation, &repr.msg) {
@@ -373,17 +416,34 @@ impl<P> AgentNode<P> {
             }
             Ok(Accepted::NewRun { run }) => {
                 self.stats.accepted += 1;
-                self.adopt(run);
+                if self.adopt(run, prev) {
+                    self.prove(now, true);
+                }
                 false
             }
             Ok(Accepted::Challenge { run, challenge }) => {
                 self.stats.accepted += 1;
-                self.adopt(run);
+                let newer = self.adopt(run, prev);
+                if std::mem::take(&mut self.unasked) {
+                    // a new session for the new term, stated in the confirm: the
+                    // older term's controller, if alive, no longer knows this
+                    // agent's messages and asks it to rejoin, which it refuses
+                    // with a proof (as after a join)
+                    let n = self.draw_nonce();
+                    self.nonce = n;
+                    self.session.renew(n);
+                }
                 self.send(Message::Confirm {
                     run,
                     challenge,
                     addr: self.cfg.addr,
                 });
+                if newer {
+                    // the older term's controller may be alive (cut off from the
+                    // new one): it stands down at this proof, not at its next
+                    // directive this agent refuses
+                    self.prove(now, true);
+                }
                 false
             }
             Ok(Accepted::Rejoin) => {
@@ -422,21 +482,7 @@ impl<P> AgentNode<P> {
                     host: repr.host,
                     run: repr.run,
                 });
-                let fits = self.newest.as_ref().is_some_and(|n| n.2.len() <= MAX_PROOF_BYTES);
-                if fits && self.proof_at.is_none_or(|p| now >= p + self.cfg.proof_every) {
-                    self.proof_at = Some(now);
-                    let proof = self.newest.as_ref().expect("seen").2.clone();
-                    self.seq += 1;
-                    let s = Superseded {
-                        host: self.me,
-                        session: self.nonce,
-                        seq: self.seq,
-                        proof,
-                    };
-                    self.out.push_back(self.keys.encode_superseded(&s));
-                    self.stats.sent += 1;
-                    self.stats.proofs += 1;
-                }
+                self.prove(now, false);
                 None
             }
             Some((t, ..)) if term == *t => Some(false),
@@ -447,15 +493,57 @@ impl<P> AgentNode<P> {
         }
     }
 
-    /// A run is obeyed from now on: its directive epochs start anew, and the
-    /// controller learns the backlog in the new session.
-    fn adopt(&mut self, run: u64) {
+    /// Send the newest term's signed datagram as a [`Superseded`] proof (to
+    /// both controllers: the driver's part): as a refusal's answer, at most
+    /// every `proof_every`; at the adoption of a newer term (`adopted`: once
+    /// per genuine term), regardless.
+    fn prove(&mut self, now: Time, adopted: bool) {
+        let fits = self.newest.as_ref().is_some_and(|n| n.2.len() <= MAX_PROOF_BYTES);
+        if fits && (adopted || self.proof_at.is_none_or(|p| now >= p + self.cfg.proof_every)) {
+            if !adopted {
+                self.proof_at = Some(now);
+            }
+            let proof = self.newest.as_ref().expect("seen").2.clone();
+            self.seq += 1;
+            let s = Superseded {
+                host: self.me,
+                session: self.nonce,
+                seq: self.seq,
+                proof,
+            };
+            self.out.push_back(self.keys.encode_superseded(&s));
+            self.stats.sent += 1;
+            self.stats.proofs += 1;
+        }
+    }
+
+    /// A run is obeyed from now on (`prev` before it): its directive epochs
+    /// start anew, and the controller learns the backlog in the new
+    /// session. A newer term than `prev`'s closes the older term's slice:
+    /// its controller is dead or superseded, and the new one grants once
+    /// every host has confirmed (so, once none holds an older slice).
+    /// True if the term is newer.
+    fn adopt(&mut self, run: u64, prev: Option<u64>) -> bool {
+        let newer = prev.is_some_and(|p| term_of(run) > term_of(p));
+        #[allow(unused_mut)]
+        let mut close = newer;
+        #[cfg(feature = "mutations")]
+        if self.cfg.mutation == Some(super::Mutation::KeepGateAtNewTerm) {
+            close = false;
+        }
+        // (a slice, or rates: both the older term's grants)
+        if close && matches!(self.coord.state.gate, Gate::Open { .. } | Gate::Rated) {
+            self.coord.state.gate = Gate::Closed;
+            self.coord.state.giveback_at = None;
+            self.stats.closed_at_new_term += 1;
+        }
         self.coord.state.reset_epoch();
         // on-demand: a new session starts with every destination coordinated
         // (the controller's ungated sets begin empty too)
         self.coord.set_ungated(&[]);
         self.coord.request_report();
         self.events.push_back(AgentEvent::NewRun { run });
+        newer
     }
 
     /// The controller's whole set of destinations to send to ungated

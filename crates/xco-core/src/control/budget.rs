@@ -62,6 +62,13 @@ impl PerSlot {
         }
     }
 
+    /// True if slot `i` may have an event at `now` (not counted); false for a slot out of range.
+    pub fn ready(&self, i: usize, now: Time) -> bool {
+        self.last
+            .get(i)
+            .is_some_and(|last| last.is_none_or(|t| now >= t + self.every))
+    }
+
     /// True (and counted) if slot `i` may have an event at `now`; false for a slot out of range.
     pub fn allow(&mut self, i: usize, now: Time) -> bool {
         let Some(last) = self.last.get_mut(i) else {

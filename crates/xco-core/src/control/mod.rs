@@ -26,15 +26,18 @@
 //!
 //! Guarantees (each a scenario of the harness, `tests/dst`):
 //! - an agent obeys only directives signed by the controller, for itself,
-//!   of the run it adopted from a signed answer to its own latest join, each
-//!   once, in order;
+//!   of the run it adopted from a signed answer to its own latest join
+//!   (or a challenge of a term newer than any it has seen, to its current
+//!   session: a standby that took over), each once, in order;
 //! - a host's session at the controller starts only at a confirm of a fresh
 //!   challenge, and directives go to the address the host states in that
 //!   MAC'd confirm — never to the source of any datagram;
 //! - a replayed datagram of any kind makes no node join again;
 //! - an agent obeys only the highest term it has seen signed, and in it
-//!   only the run it adopted; a controller that learns of a higher term
-//!   stops directing ([`standby`]);
+//!   only the run it adopted, and closes the older term's slice as it
+//!   adopts a newer one; a controller that learns of a higher term stops
+//!   directing ([`standby`]); a new term grants nothing until every host
+//!   has confirmed it, or its fence's time has passed;
 //! - signature checks an outsider can cause are bounded by a budget
 //!   ([`budget`]), and so are the challenges the controller signs.
 
@@ -120,4 +123,9 @@ pub enum Mutation {
     AcceptLowerTerm,
     /// A standby that takes over grants at once, without the fence.
     TakeoverWithoutFence,
+    /// An agent that adopts a newer term keeps the older term's slice open
+    /// (to its end).
+    KeepGateAtNewTerm,
+    /// A new term's fence ends at the first host's confirm, not the last.
+    EndFenceAtFirstConfirm,
 }

@@ -9,9 +9,13 @@
 //! host's address and session. A standby that hears no beat of a directing
 //! peer for [`StandbyConfig::takeover_after`] takes over with a term above
 //! every term it knows of (of its own parity: two controllers never hold
-//! the same term): a new run, fenced like a restart (it grants
-//! nothing for one slice plus the lead), asking every host it saw to join
-//! it. A directing controller that learns of a higher term — from its
+//! the same term): a new run, fenced, that challenges every host it saw
+//! at once, in the session it watched (no join round: an agent takes a
+//! challenge of a term newer than any it has seen for its current
+//! session, closes the older term's slice, and confirms). The fence ends
+//! when every host of the topology has confirmed (none holds or obeys an
+//! older term's slice any more), or, if one does not, one slice plus the
+//! lead (plus a beat) after the first confirm. A directing controller that learns of a higher term — from its
 //! peer's beat, or from an agent's [`crate::wire::Superseded`] proof, the
 //! newer term's own signed datagram — stops directing and stands by
 //! instead of fighting.
@@ -140,5 +144,31 @@ impl<A> Seen<A> {
     pub fn older_than(&self, run: u64, challenge: u64) -> bool {
         let (r, c) = self.confirmed;
         term_of(run) > term_of(r) || (run == r && challenge > c)
+    }
+}
+
+/// What a standby saw of a host besides its confirm (see [`Seen`]): its
+/// latest backlog in the confirmed session, and a join not confirmed yet.
+/// At a takeover the backlog waits for the fence's end (the host's own
+/// report in the new term replaces it), and a join in flight is challenged
+/// too.
+#[derive(Clone, Debug)]
+pub struct Watched<A> {
+    /// The sequence number of the latest message taken from the confirmed
+    /// session (older ones, replays, move nothing).
+    pub seq: u64,
+    /// The destinations it last reported backlogged.
+    pub backlog: Option<Vec<u32>>,
+    /// The nonce and source of the latest join seen after that confirm.
+    pub join: Option<(u64, A)>,
+}
+
+impl<A> Default for Watched<A> {
+    fn default() -> Watched<A> {
+        Watched {
+            seq: 0,
+            backlog: None,
+            join: None,
+        }
     }
 }

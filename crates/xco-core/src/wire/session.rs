@@ -77,6 +77,15 @@ impl ControllerSession {
         self.session = Some(nonce);
     }
 
+    /// The agent's session is `nonce` from now on, without a join (the run
+    /// stays adopted): a rejoin request must name it. For an agent that
+    /// adopted a newer term through a challenge to its old session (a
+    /// standby's takeover), so the older term's controller no longer knows
+    /// its messages.
+    pub fn renew(&mut self, nonce: u64) {
+        self.session = Some(nonce);
+    }
+
     /// The run obeyed, if any.
     pub fn run(&self) -> Option<u64> {
         self.run.map(|r| r.0)

@@ -78,6 +78,18 @@ pub struct Checker {
     crashed_at: Option<(Time, u64)>,
     /// Gaps measured (crash to the first directive of a newer term).
     pub gaps: Vec<Dur>,
+    /// The same crash, watched at the gates: (crash, its term, the latest
+    /// end of a gate of that term or older in force after the crash, the
+    /// first new term taken after it), until a gate of a newer term opens.
+    watch: Option<(Time, u64, Time, Option<Time>)>,
+    /// Per crash: to the first takeover (detection).
+    pub detect_gaps: Vec<Dur>,
+    /// Per crash: to the first gate of a newer term open at an agent (a slice in force).
+    pub slice_gaps: Vec<Dur>,
+    /// Per crash: no slice in force, from the later of the crash and the
+    /// end of the dead term's last slice at the agents to the first slice
+    /// of a newer term (zero if they met).
+    pub uncovered: Vec<Dur>,
     /// Per host, per destination: held but not served since.
     waiting: Vec<HashMap<u32, Time>>,
     /// Longest wait allowed once coordination resumed.
@@ -108,6 +120,10 @@ impl Checker {
             agent_term: vec![0; hosts],
             crashed_at: None,
             gaps: Vec::new(),
+            watch: None,
+            detect_gaps: Vec::new(),
+            slice_gaps: Vec::new(),
+            uncovered: Vec::new(),
             paths,
             link_bps,
             host_bps,
@@ -198,14 +214,70 @@ impl Checker {
     pub fn ctl_crashed(&mut self, _ci: usize, at: Time, term: Option<u64>) {
         if let Some(term) = term {
             self.crashed_at = Some((at, term));
+            self.watch = Some((at, term, Time::ZERO, None));
         }
     }
 
     /// A controller took a new term at `at`.
-    pub fn took_over(&mut self, _at: Time) {}
+    pub fn took_over(&mut self, at: Time) {
+        if let Some((crash, _, _, took @ None)) = &mut self.watch {
+            *took = Some(at);
+            self.detect_gaps.push(at.saturating_since(*crash));
+        }
+    }
+
+    /// The coordination gap at the gates after a crash: the dead term's
+    /// slices end (closed, or at their end), a newer term's first opens.
+    fn watch_gates(&mut self, at: Time, host: u32) {
+        let Some((crash, term, old_end, _)) = self.watch else {
+            return;
+        };
+        let Some(o) = self.gates[host as usize].0 else {
+            return;
+        };
+        if term_of(o.run) > term && at < o.until {
+            // a slice of a newer term in force: the dead term's still open end where they end
+            let mut end = old_end;
+            for g in self.gates.iter().filter_map(|g| g.0) {
+                if term_of(g.run) <= term && g.until > crash {
+                    end = end.max(g.until);
+                }
+            }
+            let covered_to = end.max(crash);
+            self.slice_gaps.push(at.saturating_since(crash));
+            self.uncovered.push(at.saturating_since(covered_to));
+            self.watch = None;
+        }
+    }
+
+    /// Host `host`'s gate record `o` ends at `at` (closed or replaced).
+    fn gate_ended(&mut self, at: Time, o: Open) {
+        if let Some((crash, term, old_end, _)) = &mut self.watch {
+            if term_of(o.run) <= *term {
+                let end = at.min(o.until);
+                if end > *crash {
+                    *old_end = (*old_end).max(end);
+                }
+            }
+        }
+    }
 
     /// Agent `host`'s gate at `at` is `open` (or closed / failed open: `None`).
     pub fn gate(&mut self, at: Time, host: u32, open: Option<Open>) {
+        if let Some(c) = self.gates[host as usize].0 {
+            // continued (the same destination before its end) it goes on; continued
+            // by another run's slice, the old one's part ends here
+            let continued = open.is_some_and(|n| c.dest == n.dest && at < c.until);
+            let by_other_run = open.is_some_and(|n| n.until > c.until && n.run != c.run);
+            if !continued || by_other_run {
+                self.gate_ended(at, c);
+            }
+        }
+        self.set_gate(at, host, open);
+        self.watch_gates(at, host);
+    }
+
+    fn set_gate(&mut self, at: Time, host: u32, open: Option<Open>) {
         let cur = &mut self.gates[host as usize];
         match (cur.0, open) {
             // the same slice, perhaps continued: it opened when it first did

@@ -170,21 +170,36 @@ fn calm_runs_never_fail_open_and_every_host_joins_once() {
 // --- hot standby: each fault alone on a calm network ------------------------------------
 
 /// The longest a standby may take, from the primary's death to the first
-/// directive of its term at an agent: the silence it waits for, the fence
-/// (from the first confirm: a slice, the lead and one beat), and six one-way
-/// delays (rejoin, join, challenge, confirm, report, directive), plus what
-/// clock drift adds over them.
+/// directive of its term at an agent: the silence it waits for (from the
+/// last beat, which left before the crash and took up to a one-way delay),
+/// then three one-way delays: its challenge to every host, their confirms
+/// (the fence ends at the last; each host's report, or what the standby
+/// watched it report, waits for it), the directive — plus what clock drift
+/// adds over them.
 fn takeover_bound(s: &Setup) -> xco_core::Dur {
     let cfg = xco_core::control::StandbyConfig::default();
-    let t = cfg.takeover_after + world::SLICE + world::LEAD + cfg.beat_every;
-    let delays = xco_core::Dur::from_ps(s.net.delay_max.ps() * 6);
+    let t = cfg.takeover_after;
+    let delays = xco_core::Dur::from_ps(s.net.delay_max.ps() * 4);
     t + delays + xco_core::Dur::from_ps((t + delays).ps() / 1000)
+}
+
+/// min, median and max of `xs`, in ms.
+fn spread(xs: &mut [f64]) -> String {
+    xs.sort_by(f64::total_cmp);
+    format!(
+        "min {:.2} ms, median {:.2} ms, max {:.2} ms",
+        xs[0],
+        xs[xs.len() / 2],
+        xs[xs.len() - 1]
+    )
 }
 
 #[test]
 fn a_standby_takes_over_from_a_dead_primary_within_its_bound() {
-    let mut gaps = Vec::new();
-    for seed in 0..40 {
+    const SEEDS: u64 = 100;
+    let ms = |d: xco_core::Dur| d.ps() as f64 / 1e9;
+    let (mut gaps, mut detect, mut slice, mut uncovered) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for seed in 0..SEEDS {
         let s = Setup::scenario("takeover", seed).unwrap();
         let bound = takeover_bound(&s);
         let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
@@ -200,14 +215,26 @@ fn a_standby_takes_over_from_a_dead_primary_within_its_bound() {
             "seed {seed}: {gap} from the crash to the standby's first directive, bound {bound}"
         );
         assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
-        gaps.push(gap.ps() as f64 / 1e9);
+        assert_eq!(
+            sum.takeover_slice.len(),
+            1,
+            "seed {seed}: no slice of the new term: {sum:?}"
+        );
+        gaps.push(ms(gap));
+        detect.push(ms(sum.takeover_detect[0]));
+        slice.push(ms(sum.takeover_slice[0]));
+        uncovered.push(ms(sum.takeover_uncovered[0]));
     }
-    gaps.sort_by(f64::total_cmp);
     eprintln!(
-        "standby takeover, crash to the first directive of the new term: min {:.2} ms, median {:.2} ms, max {:.2} ms (40 calm seeds, 2-ms slices)",
-        gaps[0],
-        gaps[gaps.len() / 2],
-        gaps[gaps.len() - 1]
+        "standby takeover ({SEEDS} calm seeds, an incast, the primary killed at 30 ms, 2-ms slices):\n  \
+         crash to the takeover: {}\n  \
+         crash to the first directive of the new term at an agent: {}\n  \
+         crash to the first slice of the new term in force: {}\n  \
+         no slice in force (from the dead term's last slice's end): {}",
+        spread(&mut detect),
+        spread(&mut gaps),
+        spread(&mut slice),
+        spread(&mut uncovered)
     );
 }
 
@@ -278,6 +305,8 @@ mod mutations {
             "address-from-any-source" => Mutation::AddressFromAnySource,
             "accept-lower-term" => Mutation::AcceptLowerTerm,
             "takeover-without-fence" => Mutation::TakeoverWithoutFence,
+            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
+            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
             _ => panic!("unknown mutation {m}"),
         }
     }
@@ -324,6 +353,16 @@ mod mutations {
     #[test]
     fn taking_over_without_the_fence_is_found() {
         found("takeover-without-fence", 2000);
+    }
+
+    #[test]
+    fn keeping_the_older_terms_slice_at_a_new_term_is_found() {
+        found("keep-gate-at-new-term", 2000);
+    }
+
+    #[test]
+    fn ending_a_takeovers_fence_at_the_first_confirm_is_found() {
+        found("end-fence-at-first-confirm", 2000);
     }
 
     #[test]

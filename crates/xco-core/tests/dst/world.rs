@@ -222,7 +222,8 @@ impl Setup {
     }
 
     /// A calm network with a standby beside the primary and one fault:
-    /// `takeover` (the primary dies, kill -9, at 30 ms), `pause` (the primary
+    /// `takeover` (the primary dies, kill -9, at 30 ms, during an incast into
+    /// h0 from 20 ms: every host has a backlog then), `pause` (the primary
     /// is paused, SIGSTOP, 20 to 30 ms, and returns stale), `split` (the
     /// controllers cannot hear each other 20 to 35 ms; both reach the agents).
     pub fn scenario(name: &str, seed: u64) -> Result<Setup, String> {
@@ -230,7 +231,10 @@ impl Setup {
         s.standby = true;
         let at = |ms| Time::ZERO + Dur::from_ms(ms);
         match name {
-            "takeover" => s.primary_dies = Some(at(30)),
+            "takeover" => {
+                s.primary_dies = Some(at(30));
+                s.incast_from = Some(at(20));
+            }
             "pause" => s.pauses = vec![(CTL, at(20), at(30))],
             "split" => s.net.peer_cuts = vec![(at(20), at(35))],
             "ondemand" => {
@@ -286,6 +290,15 @@ pub struct Summary {
     /// Per primary death: true time from the crash to the first directive of a
     /// newer term applied by any agent.
     pub takeover_gaps: Vec<Dur>,
+    /// Per primary death: true time from the crash to the first takeover.
+    pub takeover_detect: Vec<Dur>,
+    /// Per primary death: true time from the crash to the first slice of a
+    /// newer term in force (a gate open) at any agent.
+    pub takeover_slice: Vec<Dur>,
+    /// Per primary death: how long no slice was in force: from the later of
+    /// the crash and the end of the dead term's last slice at the agents
+    /// (closed or ended) to the first slice of a newer term.
+    pub takeover_uncovered: Vec<Dur>,
     /// On-demand: ungated sets the agents applied, windows with a link over
     /// capacity, large flows checked on links over capacity for the bound.
     pub ungated_sets: u64,
@@ -543,6 +556,9 @@ impl World {
         }
         self.finish(END);
         self.summary.takeover_gaps = std::mem::take(&mut self.check.gaps);
+        self.summary.takeover_detect = std::mem::take(&mut self.check.detect_gaps);
+        self.summary.takeover_slice = std::mem::take(&mut self.check.slice_gaps);
+        self.summary.takeover_uncovered = std::mem::take(&mut self.check.uncovered);
         if let Some(od) = &self.od {
             self.summary.over_windows = od.over_windows;
             self.summary.on_demand_checked = od.checked;
