@@ -609,8 +609,9 @@ print(n, n / (time.monotonic() - t0))
 """
 
 
-# flood senders run at once: one reaches 100-190 k datagrams/s on this shared 2-core machine
-FLOOD_SENDERS = 2
+# flood senders run at once: one reaches 100-190 k datagrams/s on this shared 2-core machine (about
+# 360 k on a quiet one); XCO_FLOOD_SENDERS sets another count (to measure at a given rate)
+FLOOD_SENDERS = int(os.environ.get("XCO_FLOOD_SENDERS", "2"))
 
 
 class _Flood:
