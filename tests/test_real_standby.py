@@ -170,7 +170,7 @@ def test_kill_9_of_the_primary_during_an_incast_hands_over_to_the_standby_and_lo
     false_takeovers = sum(len(_events(p, "took_over")) for p in logs.values()) - len(took)
     # every sender's agent obeys the standby's term at the end; the first change of run after
     # the kill is the coordination gap it saw (the figure to report)
-    gaps_ms, fail_opens = {}, {}
+    gaps_ms, fail_opens, first_ts = {}, {}, []
     for h in SENDERS:
         log = x.dir / f"agent-{h}.log"
         changes = [c for c in _events(log, "run_changed") if float(c["ts"]) >= killed_wall]
@@ -182,11 +182,15 @@ def test_kill_9_of_the_primary_during_an_incast_hands_over_to_the_standby_and_lo
         ]
         assert adopted and set(adopted) <= survivor_terms, (adopted, survivor_terms)
         gaps_ms[h] = int(changes[0]["gap_us"]) / 1e3
+        first_ts.append(float(changes[0]["ts"]))
         stop = _events(log, "stop")
         fail_opens[h] = int(stop[-1]["fail_opens"]) if stop else -1
     print(
         f"\nstandby takeover (slice {SLICE_MS} ms, takeover_ms {TAKEOVER_MS}): coordination gap per agent "
         + ", ".join(f"{h} {g:.1f} ms" for h, g in gaps_ms.items())
+        + "; from the kill (wall clocks of one machine): takeover"
+        + f" {(float(took[0]['ts']) - killed_wall) * 1e3:.1f} ms,"
+        + f" first directive of the new term at an agent {(min(first_ts) - killed_wall) * 1e3:.1f} ms"
         + f"; fail-opens {fail_opens}; takeovers before the kill {false_takeovers}"
         + f"; killed the {'standby' if victim is x.standby else 'primary'} (it directed)"
         + f"; transfers done {done_s:.2f} s after the kill"
