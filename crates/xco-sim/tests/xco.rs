@@ -414,18 +414,28 @@ fn at_the_largest_n_timeslices_beat_rate_limits_which_beat_none() {
 fn timeslices_lose_a_give_back_hysteresis_per_server_part() {
     // below N = 16 rate limiting wins because each server's part (1 MB / N)
     // is shorter than a slice and the slice is handed on only after the
-    // give-back hysteresis: a shorter hysteresis gives a faster read
+    // give-back hysteresis: a shorter hysteresis gives a faster read. Not at
+    // every start phase: the agents start at seeded times over one join
+    // timeout (XcoSim::start), and at some phases a 50-us hysteresis gives a
+    // slice back inside a server's ACK-clocked gap (measured, seeds 1-6:
+    // 1.41x at four, 0.94x at seeds 1 and 6), so the claim is judged over
+    // six seeds: it must hold at most of them
     let n = 16;
-    let ts = |h: u32| {
+    let ts = |h: u32, seed: u64| {
         let xco = format!(
             "[xco]\ncontroller = \"h{}\"\nslice_ms = 2\ngiveback_hysteresis_us = {h}",
             n + 1
         );
-        metric(&run(&stripe_scenario(n, &xco)), 0, "goodput_mbps")
+        let text = stripe_scenario(n, &xco).replacen("[run]\n", &format!("[run]\nseed = {seed}\n"), 1);
+        metric(&run(&text), 0, "goodput_mbps")
     };
-    let (slow, fast) = (ts(200), ts(50));
-    eprintln!("N = 16 timeslices: hysteresis 200 us {slow:.1}, 50 us {fast:.1} Mbit/s");
-    assert!(fast > 1.1 * slow, "50 us {fast:.1} vs 200 us {slow:.1}");
+    let ratios: Vec<f64> = (1..=6).map(|seed| ts(50, seed) / ts(200, seed)).collect();
+    eprintln!("N = 16 timeslices, goodput with a 50-us over a 200-us hysteresis, seeds 1-6: {ratios:.3?}");
+    let faster = ratios.iter().filter(|&&r| r > 1.1).count();
+    assert!(
+        faster > ratios.len() / 2,
+        "50 us faster by > 10 % at {faster} of 6 seeds: {ratios:.3?}"
+    );
 }
 
 /// One UDP sender (the UDP app's multi-frame datagrams) into h5 at line
@@ -654,4 +664,48 @@ fn a_controller_stopped_at_t_0_stops_in_the_run_not_in_the_joins_before_it() {
         "a stopped controller directs nothing"
     );
     assert!(xco_metric(&sim, "fail_opens") >= 5.0, "every sender failed open");
+}
+
+#[test]
+fn three_thousand_agents_all_join_in_band_before_the_run() {
+    // sicc-latency's tree (3,000 hosts, 1 Gbit/s, 100 KB edge buffers), the
+    // controller on h0, control in-band. Started at one instant, every
+    // agent's joins and periodic messages left in step and the same agents
+    // lost every race for the controller's port: from 1,200 agents on, some
+    // never joined and the build failed after 60 simulated seconds (and
+    // with thousands of agents some report is always in flight, so
+    // "settled" must not wait for none)
+    let text = r#"[run]
+duration_ms = 1
+[topology]
+kind = "tree3"
+servers_per_rack = 60
+racks = 50
+racks_per_agg = 10
+cores = 1
+host_rate = "1Gbps"
+tor_uplink_rate = "1Gbps"
+tor_oversubscription = "1:4"
+agg_core_rate = "10Gbps"
+edge_buffer = "100KB"
+agg_buffer = "1MB"
+core_buffer = "1MB"
+link_delay_us = 5
+[[apps]]
+kind = "bulk"
+src = "h1"
+dst = "h2"
+stop_ms = 1
+[output]
+timeseries_bin_us = 0
+[xco]
+controller = "h0"
+auth = "keyed"
+"#;
+    let sim = run(text);
+    let joins = xco_metric(&sim, "joins");
+    let joined_before_us = xco_metric(&sim, "joined_before_us");
+    eprintln!("3,000 agents: {joins} joins, joined {joined_before_us} us before t = 0");
+    assert!(joins >= 2999.0, "every agent joined: {joins}");
+    assert!(joined_before_us > 0.0);
 }

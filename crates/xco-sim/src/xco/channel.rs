@@ -15,6 +15,13 @@ use crate::stats::{FlowKind, FlowStats};
 use std::collections::HashMap;
 use xco_core::{Dur, Time};
 
+/// A datagram not arrived this long after it was sent is taken as lost
+/// (its slot freed at the next sweep).
+pub const LOST_AFTER: Dur = Dur::from_secs(10);
+
+/// No sweep for lost datagrams below this many slots.
+const SWEEP_MIN_SLOTS: usize = 4096;
+
 /// UDP's header, in bytes (the daemons' control datagrams are UDP).
 pub const UDP_HEADER_BYTES: u32 = 8;
 
@@ -36,8 +43,11 @@ pub struct Datagram {
 pub struct ControlNet {
     /// Out-of-band with this latency (`None`: in-band packets).
     out_of_band: Option<Dur>,
-    slots: Vec<Option<Datagram>>,
+    /// Datagrams in flight and when each was sent.
+    slots: Vec<Option<(Datagram, Time)>>,
     free: Vec<u32>,
+    /// Sweep for lost datagrams when the slots reach this many with none free.
+    sweep_at: usize,
     routes: HashMap<(u32, u32), u32>,
     /// The flow the in-band control packets are counted in.
     flow: u32,
@@ -61,23 +71,43 @@ impl ControlNet {
             out_of_band,
             slots: Vec::new(),
             free: Vec::new(),
+            sweep_at: SWEEP_MIN_SLOTS,
             routes: HashMap::new(),
             flow,
             sent: 0,
         }
     }
 
-    fn store(&mut self, d: Datagram) -> u32 {
+    fn store(&mut self, d: Datagram, now: Time) -> u32 {
+        if self.free.is_empty() && self.slots.len() >= self.sweep_at {
+            self.sweep(now);
+        }
         match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = Some(d);
+                self.slots[i as usize] = Some((d, now));
                 i
             }
             None => {
-                self.slots.push(Some(d));
+                self.slots.push(Some((d, now)));
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// Free the slots of datagrams sent more than [`LOST_AFTER`] ago: an
+    /// in-band packet dropped on the way never arrives to free its own, and
+    /// no queue of the network holds a packet that long. The next sweep
+    /// comes when twice as many are live (amortised O(1) per datagram).
+    fn sweep(&mut self, now: Time) {
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if s.as_ref()
+                .is_some_and(|(_, at)| now.saturating_since(*at) > LOST_AFTER)
+            {
+                *s = None;
+                self.free.push(i as u32);
+            }
+        }
+        self.sweep_at = SWEEP_MIN_SLOTS.max(2 * (self.slots.len() - self.free.len()));
     }
 
     /// The datagram of `slot` arrived (an in-band packet released, or an
@@ -87,10 +117,10 @@ impl ControlNet {
         if d.is_some() {
             self.free.push(slot);
         }
-        d
+        d.map(|(d, _)| d)
     }
 
-    /// Datagrams sent and not yet arrived (or lost on the way).
+    /// Datagrams sent and not yet arrived (a lost one until a sweep frees it).
     pub fn in_flight(&self) -> usize {
         self.slots.len() - self.free.len()
     }
@@ -106,7 +136,7 @@ impl ControlNet {
         let (from, to) = (d.from, d.to);
         let bytes = d.bytes.len() as u32;
         self.sent += 1;
-        let slot = self.store(d);
+        let slot = self.store(d, now);
         if from == to {
             ev.schedule(now, Event::ControlMessage(slot));
             return;

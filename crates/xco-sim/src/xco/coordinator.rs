@@ -34,6 +34,9 @@ pub struct HostCoord {
     pub blocked: Vec<u32>,
     /// Applications (blocking UDP sources) waiting for room in one of the queues.
     pub blocked_apps: Vec<u32>,
+    /// When the agent starts (simulated time), while it has not yet: hosts
+    /// do not boot at one instant ([`super::XcoSim::start`]).
+    pub start_at: Option<Time>,
 }
 
 impl HostCoord {
@@ -53,6 +56,7 @@ impl HostCoord {
             timer: Timer::IDLE,
             blocked: Vec::new(),
             blocked_apps: Vec::new(),
+            start_at: None,
         }
     }
 }

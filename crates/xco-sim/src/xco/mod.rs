@@ -85,6 +85,8 @@ pub struct XcoConfig {
 const KEY_STREAM: u64 = 0x0C70_0000_0000;
 /// The seed streams of the agents' join nonces (+ node).
 const AGENT_STREAM: u64 = 0x0C71_0000_0000;
+/// Random stream of the agents' start times (one per node).
+const START_STREAM: u64 = 0x0C72_0000_0000;
 
 /// The master secret of a run with `seed` (the controller's signing key
 /// and every host's MAC key derive from it).
@@ -215,9 +217,13 @@ impl XcoSim {
     }
 
     /// True once every agent obeys the controller's run, the controller
-    /// knows every agent's address, its fence (one slice plus the lead from
-    /// its first input) is over at `now`, and no datagram is in flight: the
-    /// state of a control plane that has run a while.
+    /// knows every agent's address and its fence (one slice plus the lead
+    /// from its first input) is over at `now`: the state of a control plane
+    /// that has run a while. Datagrams in flight then (the agents' periodic
+    /// reports; no join or confirm, as every agent is known) are not carried
+    /// into the run, whose network starts empty: with thousands of agents
+    /// some report is always on its way (3,000 agents: about 320,000 a
+    /// second), so waiting for none would never end.
     pub fn settled(&self, now: Time) -> bool {
         let run = self.ctl.run();
         let joined = self.coords.iter().enumerate().all(|(n, c)| {
@@ -229,7 +235,7 @@ impl XcoSim {
         let fenced = self
             .first_input
             .is_none_or(|t| self.node_time(now) < t + cfg.slice + cfg.lead);
-        joined && !fenced && self.channel.in_flight() == 0
+        joined && !fenced
     }
 
     /// This control plane, run until `now` over a copy of the network
@@ -348,13 +354,21 @@ impl XcoSim {
 
     /// Start: every agent starts its coordinator's timers and joins the
     /// controller (over the control network, as a daemon does).
-    pub fn start(&mut self, now: Time, ev: &mut EventQueue, net: &mut Net) {
+    ///
+    /// The agents start at times drawn from the seed over one join timeout
+    /// after `now`, as hosts that do not boot at one instant: started at
+    /// one instant, every agent's joins and periodic messages would leave
+    /// in step forever (the timers are exact), and the same agents' would
+    /// lose every race for the controller's port (1,200 agents in-band:
+    /// 157 never joined in 60 simulated seconds).
+    pub fn start(&mut self, now: Time, ev: &mut EventQueue, _net: &mut Net) {
+        let spread_ps = AgentConfig::default().join_timeout.ps().max(1);
         for n in 0..self.coords.len() as u32 {
-            let nt = self.node_time(now);
             if let Some(c) = self.coords[n as usize].as_mut() {
-                c.node.start(nt);
-                self.transmit_agent(now, ev, net, n);
-                self.arm(now, ev, n);
+                let at =
+                    now + Dur::from_ps(Rng::stream(self.cfg.seed, START_STREAM + n as u64).below(spread_ps));
+                c.start_at = Some(at);
+                c.timer.arm_earlier(ev, at, Event::Coordinator(n));
             }
         }
         self.arm_controller(now, ev);
@@ -422,7 +436,10 @@ impl XcoSim {
     /// end, give-back, pacing, fail-open check, periodic report, join retry).
     fn arm(&mut self, now: Time, ev: &mut EventQueue, host: u32) {
         let c = self.coords[host as usize].as_ref().expect("coordinated host");
-        let t = self.sim_time(c.node.poll_timeout()).max(now);
+        let t = match c.start_at {
+            Some(at) => at.max(now),
+            None => self.sim_time(c.node.poll_timeout()).max(now),
+        };
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         c.timer.arm_earlier(ev, t, Event::Coordinator(host));
     }
@@ -440,6 +457,17 @@ impl XcoSim {
         let c = self.coords[host as usize].as_mut().expect("coordinated host");
         if !c.timer.fire(ev, now, Event::Coordinator(host)) {
             return; // superseded
+        }
+        match c.start_at {
+            Some(at) if now < at => {
+                self.arm(now, ev, host);
+                return;
+            }
+            Some(_) => {
+                c.start_at = None;
+                c.node.start(nt);
+            }
+            None => {}
         }
         c.node.handle_timeout(nt);
         self.transmit_agent(now, ev, net, host);
