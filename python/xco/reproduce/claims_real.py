@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .._lazy import pd
 from .claims import HOLDS, Check, all_any, at_least, text
+from .xco_claims import tcp_share, udp_collapse
 
 
 def _at(df: pd.DataFrame, series: str, y: str) -> pd.Series:
@@ -29,27 +30,8 @@ def udp(df: pd.DataFrame, losses: pd.DataFrame, cap_mbps: float, senders: int) -
     none_tcp = _at(df, "none", "tcp_per_flow_mbps").dropna()
     ts_total = _at(df, "timeslice", "total_mbps")
     ts_tcp = _at(df, "timeslice", "tcp_per_flow_mbps").dropna()
-    k0, kmax, ktcp = int(none_total.index.min()), int(none_total.index.max()), int(none_tcp.index.max())
 
-    total_falls = none_total[kmax] < 0.5 * none_total[k0]
-    tcp_falls = none_tcp[ktcp] < 0.1 * fair
-    v1 = all_any([total_falls, tcp_falls])
-    c1 = Check(
-        "without XCo, total and per-flow TCP throughput collapse as UDP senders replace TCP senders",
-        f"no coordination: total {none_total[k0]:.1f} Mbit/s"
-        f" at k = {k0}, {none_total[kmax]:.1f} at k = {kmax};"
-        f" TCP per flow {none_tcp[k0]:.1f} at k = {k0},"
-        f" {none_tcp[ktcp]:.1f} at k = {ktcp} (fair share {fair:.0f})",
-        v1,
-        f"total at k = {kmax} below half of k = {k0}, and TCP"
-        f" per flow at k = {ktcp} below 10% of the fair share",
-        "UDP does not back off: the receiver's port stays"
-        " full, TCP loses its packets and times out, and a 64 KB"
-        " datagram that loses one of its 45 fragments is lost whole"
-        if v1 == HOLDS
-        else "the collapse is not complete in this run: "
-        + ("the total stays up" if not total_falls else "TCP keeps some throughput"),
-    )
+    c1 = udp_collapse(none_total, none_tcp, fair)
 
     worst = float(ts_total.min())
     k_worst = int(ts_total.idxmin())
@@ -79,17 +61,12 @@ def udp(df: pd.DataFrame, losses: pd.DataFrame, cap_mbps: float, senders: int) -
         why2,
     )
 
-    ratio = (ts_tcp / fair).min() if len(ts_tcp) else float("nan")
-    v3 = at_least(ratio, 0.8, 0.5)
-    c3 = Check(
-        "with XCo, TCP keeps its share",
-        f"XCo timeslices: TCP per flow between {ts_tcp.min():.1f} and {ts_tcp.max():.1f} Mbit/s (fair share"
-        f" {fair:.0f}; no coordination at k = {ktcp}: {none_tcp[ktcp]:.1f})",
-        v3,
-        "lowest TCP per-flow throughput at least 80% of the fair share (partly: 50%)",
-        "a TCP sender gets whole slices and nothing it sends is dropped at the port"
-        if v3 == HOLDS
-        else "TCP's GSO packets (up to 64 KB) leave the end of its slices idle like UDP's datagrams",
+    c3 = tcp_share(
+        ts_tcp,
+        none_tcp,
+        fair,
+        "a TCP sender gets whole slices and nothing it sends is dropped at the port",
+        "TCP's GSO packets (up to 64 KB) leave the end of its slices idle like UDP's datagrams",
     )
     return text([c1, c2, c3])
 

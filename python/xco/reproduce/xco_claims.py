@@ -23,6 +23,46 @@ def _at(df: pd.DataFrame, series: str, x: str, y: str) -> pd.Series:
 # ---------------------------------------------------------------------------
 
 
+def udp_collapse(none_total: pd.Series, none_tcp: pd.Series, fair: float) -> Check:
+    """The claim that without XCo the total and TCP collapse as UDP senders replace TCP senders
+    (``none_total``, ``none_tcp``: by UDP senders k; ``fair``: the fair share, Mbit/s)."""
+    k0, kmax, ktcp = int(none_total.index.min()), int(none_total.index.max()), int(none_tcp.index.max())
+    total_falls = none_total[kmax] < 0.5 * none_total[k0]
+    tcp_falls = none_tcp[ktcp] < 0.1 * fair
+    v = all_any([total_falls, tcp_falls])
+    return Check(
+        "without XCo, total and per-flow TCP throughput collapse as UDP senders replace TCP senders",
+        f"no coordination: total {none_total[k0]:.1f} Mbit/s at k = {k0},"
+        f" {none_total[kmax]:.1f} at k = {kmax};"
+        f" TCP per flow {none_tcp[k0]:.1f} at k = {k0}, {none_tcp[ktcp]:.1f} at k = {ktcp}"
+        f" (fair share {fair:.0f})",
+        v,
+        f"total at k = {kmax} below half of k = {k0}, and TCP per flow at k = {ktcp} below 10% of the"
+        " fair share",
+        "UDP does not back off, so the bottleneck port stays full: TCP loses its packets and times out, and"
+        " every 64 KB UDP message that loses one of its 45 fragments is lost whole"
+        if v == HOLDS
+        else "the collapse is not complete in this run: "
+        + ("the total stays up" if not total_falls else "TCP keeps some throughput"),
+    )
+
+
+def tcp_share(ts_tcp: pd.Series, none_tcp: pd.Series, fair: float, why_holds: str, why_not: str) -> Check:
+    """The claim that with XCo TCP keeps its share (``ts_tcp``, ``none_tcp``: TCP per flow by UDP
+    senders k with and without XCo; the why sentences the caller's, by verdict)."""
+    ktcp = int(none_tcp.index.max())
+    ratio = (ts_tcp / fair).min() if len(ts_tcp) else float("nan")
+    v = at_least(ratio, 0.8, 0.5)
+    return Check(
+        "with XCo, TCP keeps its share",
+        f"XCo timeslices: TCP per flow between {ts_tcp.min():.1f} and {ts_tcp.max():.1f} Mbit/s (fair share"
+        f" {fair:.0f}; no coordination at k = {ktcp}: {none_tcp[ktcp]:.1f})",
+        v,
+        "lowest TCP per-flow throughput at least 80% of the fair share (partly: 50%)",
+        why_holds if v == HOLDS else why_not,
+    )
+
+
 def udp_tcp(df: pd.DataFrame, cap_mbps: float, senders: int) -> str:
     """xco-udp-1g / xco-udp-10g: mixed TCP/UDP senders into one bottleneck."""
     fair = cap_mbps / senders
@@ -31,26 +71,8 @@ def udp_tcp(df: pd.DataFrame, cap_mbps: float, senders: int) -> str:
     ts_total = _at(df, "timeslice", "udp_senders", "total_mbps")
     ts_tcp = _at(df, "timeslice", "udp_senders", "tcp_per_flow_mbps").dropna()
     rl_total = _at(df, "ratelimit", "udp_senders", "total_mbps")
-    k0, kmax, ktcp = int(none_total.index.min()), int(none_total.index.max()), int(none_tcp.index.max())
 
-    total_falls = none_total[kmax] < 0.5 * none_total[k0]
-    tcp_falls = none_tcp[ktcp] < 0.1 * fair
-    v1 = all_any([total_falls, tcp_falls])
-    c1 = Check(
-        "without XCo, total and per-flow TCP throughput collapse as UDP senders replace TCP senders",
-        f"no coordination: total {none_total[k0]:.1f} Mbit/s at k = {k0},"
-        f" {none_total[kmax]:.1f} at k = {kmax};"
-        f" TCP per flow {none_tcp[k0]:.1f} at k = {k0}, {none_tcp[ktcp]:.1f} at k = {ktcp}"
-        f" (fair share {fair:.0f})",
-        v1,
-        f"total at k = {kmax} below half of k = {k0}, and TCP per flow at k = {ktcp} below 10% of the"
-        " fair share",
-        "UDP does not back off, so the switch port stays full: TCP loses its packets and times out, and every"
-        " 64 KB UDP message that loses one of its 45 fragments is lost whole"
-        if v1 == HOLDS
-        else "the collapse is not complete in this run: "
-        + ("the total stays up" if not total_falls else "TCP keeps some throughput"),
-    )
+    c1 = udp_collapse(none_total, none_tcp, fair)
 
     util = _at(df, "timeslice", "udp_senders", "link_util")
     drops = _at(df, "timeslice", "udp_senders", "bottleneck_drops")
@@ -75,17 +97,12 @@ def udp_tcp(df: pd.DataFrame, cap_mbps: float, senders: int) -> str:
         ),
     )
 
-    ratio = (ts_tcp / fair).min() if len(ts_tcp) else float("nan")
-    v3 = at_least(ratio, 0.8, 0.5)
-    c3 = Check(
-        "with XCo, TCP keeps its share",
-        f"XCo timeslices: TCP per flow between {ts_tcp.min():.1f} and {ts_tcp.max():.1f} Mbit/s (fair share"
-        f" {fair:.0f}; no coordination at k = {ktcp}: {none_tcp[ktcp]:.1f})",
-        v3,
-        "lowest TCP per-flow throughput at least 80% of the fair share (partly: 50%)",
-        "a TCP sender gets whole slices at line rate like a UDP sender, and nothing is lost in the switch"
-        if v3 == HOLDS
-        else "TCP does not fill all of its slices (not traced further here)",
+    c3 = tcp_share(
+        ts_tcp,
+        none_tcp,
+        fair,
+        "a TCP sender gets whole slices at line rate like a UDP sender, and nothing is lost in the switch",
+        "TCP does not fill all of its slices (not traced further here)",
     )
 
     ks = [k for k in none_total.index if k > 0]
