@@ -152,8 +152,16 @@ def test_incast_timeslice_beats_none_at_the_largest_n(results):
     assert at["timeslice-2ms"] > 5 * at["none"]
     assert at["timeslice-10ms"] > 5 * at["none"]
     # docs/xco-incast-order.md: at N = 16 the rate-limited servers' first
-    # frames of a block (16 jumbo frames) overflow the 14-frame port
-    assert at["timeslice-2ms"] >= at["ratelimit"] >= at["none"]
+    # frames of a block (16 jumbo frames) overflow the 14-frame port, where
+    # slices drop nothing. Whether those drops cost a timeout (and rate limits
+    # fall below timeslices) depends on the start phase: measured at seeds 1-4,
+    # rate limits 563 / 36 / 46 / 36 Mbit/s with 20 / 322 / 233 / 283 drops and
+    # 1 / 138 / 88 / 124 timeouts, timeslices 533 with none; so the drops are
+    # asserted, not the order
+    drops = df[df["servers"] == n].set_index("series")["client_port_drops"]
+    assert drops["timeslice-2ms"] == 0 and drops["timeslice-10ms"] == 0, drops.to_dict()
+    assert drops["ratelimit"] > 0, drops.to_dict()
+    assert at["ratelimit"] >= at["none"]
 
 
 def test_work_conservation_hands_spare_capacity_to_unlimited_senders(results):
