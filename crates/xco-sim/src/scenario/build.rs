@@ -503,7 +503,7 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
             plane.carry_over(warm.cx.now, &mut sim.cx.ev, &mut sim.cx.net)
         } else {
             let mut plane = XcoSim::new(&mut sim.cx.net, cfg, Time::ZERO);
-            plane.start(Time::ZERO, &mut sim.cx.ev, &mut sim.cx.net);
+            plane.start(Time::ZERO, &mut sim.cx.ev);
             plane
         };
         sim.stack.xco = Some(Box::new(plane));
@@ -711,7 +711,7 @@ fn join_before_start(warm: &mut Sim, cfg: XcoConfig) -> Result<XcoSim, ScenarioE
     const STEP: Dur = Dur::from_us(100);
     const LIMIT: Dur = Dur::from_secs(60);
     let mut plane = XcoSim::new(&mut warm.cx.net, cfg, Time::ZERO);
-    plane.start(Time::ZERO, &mut warm.cx.ev, &mut warm.cx.net);
+    plane.start(Time::ZERO, &mut warm.cx.ev);
     warm.stack.xco = Some(Box::new(plane));
     loop {
         let now = warm.cx.now;

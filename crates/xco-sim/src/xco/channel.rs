@@ -120,11 +120,6 @@ impl ControlNet {
         d.map(|(d, _)| d)
     }
 
-    /// Datagrams sent and not yet arrived (a lost one until a sweep frees it).
-    pub fn in_flight(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-
     /// Datagrams sent so far.
     pub fn sent(&self) -> u64 {
         self.sent

@@ -361,7 +361,7 @@ impl XcoSim {
     /// in step forever (the timers are exact), and the same agents' would
     /// lose every race for the controller's port (1,200 agents in-band:
     /// 157 never joined in 60 simulated seconds).
-    pub fn start(&mut self, now: Time, ev: &mut EventQueue, _net: &mut Net) {
+    pub fn start(&mut self, now: Time, ev: &mut EventQueue) {
         let spread_ps = AgentConfig::default().join_timeout.ps().max(1);
         for n in 0..self.coords.len() as u32 {
             if let Some(c) = self.coords[n as usize].as_mut() {
