@@ -156,3 +156,23 @@ def test_pdn_fairness_runs_under_the_paper_profile(tmp_path, cli):
     assert r.returncode == 0, r.stderr
     assert "profile paper" in (tmp_path / "pdn-fairness.txt").read_text()
     assert len(set(pd.read_csv(tmp_path / "pdn-fairness.csv")["series"])) == 5
+
+
+def test_pdn_theory_says_why_only_where_pdn_is_not_close_to_the_best_case():
+    from xco.reproduce.pdn import verdict_theory
+
+    def table(pdn_ms: list[float]) -> pd.DataFrame:
+        best = [0.3, 1.0, 3.0]
+        rows = [
+            {"series": "theory", "n": n, "completion_ms": b} for n, b in zip((2, 10, 30), best, strict=True)
+        ]
+        rows += [
+            {"series": "pdn", "n": n, "completion_ms": p} for n, p in zip((2, 10, 30), pdn_ms, strict=True)
+        ]
+        return pd.DataFrame(rows)
+
+    close = verdict_theory(table([0.33, 1.05, 3.05]))
+    assert len(close) == 1 and "-> holds" in close[0]
+    far = verdict_theory(table([0.8, 1.2, 3.1]))
+    assert "-> partly" in far[0] and far[1].startswith("  why:")
+    assert "0.500 ms more than the best case at N = 2" in far[1] and "0.100 ms more at N = 30" in far[1]
