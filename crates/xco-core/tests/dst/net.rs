@@ -5,6 +5,10 @@
 //! partitions). This is a simple model of the control network, not the
 //! simulator's packet network: one-way delays are drawn per datagram, no
 //! queue or link is modelled.
+//!
+//! How datagrams travel is a [`Transport`]: this model ([`Model`]) is one;
+//! `crates/xco-sim/tests/dst_sim/simnet.rs` puts them (and the agents' data)
+//! on the simulator's packet network instead.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -106,6 +110,69 @@ impl<E> Queue<E> {
 
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
         self.heap.pop()
+    }
+
+    /// The time of the next event (`Time::NEVER`: none).
+    pub fn peek_at(&self) -> Time {
+        self.heap.peek().map_or(Time::NEVER, |e| e.at)
+    }
+}
+
+/// A datagram a transport delivered.
+pub struct Arrival {
+    /// True time of arrival.
+    pub at: Time,
+    /// The source address it carries.
+    pub from: Addr,
+    pub to: Addr,
+    pub bytes: Vec<u8>,
+}
+
+/// How the harness's datagrams (and, on a packet network, the agents' data
+/// packets) travel. The world sends through it and, between its own
+/// events, runs the transport's events up to its next one ([`Transport::advance`]).
+pub trait Transport {
+    /// The network's name (`model` or `sim`), for replay commands.
+    fn name(&self) -> &'static str;
+    /// The longest one-way delay of a controller's datagram to an agent
+    /// (the checks' allowance starts from it).
+    fn delay_bound(&self) -> Dur;
+    /// Put `bytes` on the network at `t`, sent by node `wire_from` with the
+    /// source address `from`, to `to`; the arrival times known at once
+    /// (the world schedules them), others come out of [`Transport::advance`].
+    #[allow(clippy::too_many_arguments)]
+    fn send(&mut self, rng: &mut Rng, t: Time, wire_from: Addr, from: Addr, to: Addr, bytes: &[u8]) -> Vec<Time>;
+    /// Host `from` puts `pkts` data packets for host `to` on its NIC at `t`
+    /// (released by its gate, passed ungated, or passed by the kernel).
+    fn data(&mut self, _t: Time, _from: Addr, _to: Addr, _pkts: u32) {}
+    /// The time of the transport's next own event (`Time::NEVER`: none).
+    fn next_at(&mut self) -> Time {
+        Time::NEVER
+    }
+    /// Run the transport's events up to `until`; the datagrams that arrived go to `out`.
+    fn advance(&mut self, _until: Time, _out: &mut Vec<Arrival>) {}
+    /// End-of-run checks of the network at `t` (`Err`: the violation);
+    /// `Ok` carries a line for the trace.
+    fn finish(&mut self, _t: Time) -> Result<String, String> {
+        Ok(String::new())
+    }
+}
+
+/// The model network: [`NetFaults`] decides each datagram's fate and delay; no data travels.
+pub struct Model {
+    pub faults: NetFaults,
+    pub quiet: Time,
+}
+
+impl Transport for Model {
+    fn name(&self) -> &'static str {
+        "model"
+    }
+    fn delay_bound(&self) -> Dur {
+        self.faults.delay_max
+    }
+    fn send(&mut self, rng: &mut Rng, t: Time, _wire_from: Addr, from: Addr, to: Addr, _bytes: &[u8]) -> Vec<Time> {
+        self.faults.arrivals(rng, t, from, to, self.quiet)
     }
 }
 

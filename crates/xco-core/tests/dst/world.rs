@@ -4,7 +4,7 @@
 //! every step. The run stops at the first violation.
 
 use crate::check::{Checker, Open, Violation};
-use crate::net::{is_ctl, Addr, Clock, NetFaults, Queue, CTL, CTL2};
+use crate::net::{is_ctl, Addr, Arrival, Clock, Model, NetFaults, Queue, Transport, CTL, CTL2};
 use crate::ondemand::OnDemandCheck;
 use xco_core::control::{
     Address, AgentConfig, AgentEvent, AgentNode, ControllerConfig, ControllerEvent, ControllerNode, Origin,
@@ -370,6 +370,19 @@ struct Nic<'a> {
     free: &'a mut Time,
     bps: u64,
     released: &'a mut u64,
+    /// The network the released packets go on, at this true time, from this host.
+    wire: &'a mut dyn Transport,
+    t: Time,
+    host: u32,
+}
+
+/// A data packet's handle: its destination and its number in its burst.
+fn data_pkt(dest: u32, i: u64) -> u64 {
+    (dest as u64) << 32 | i
+}
+
+fn data_dest(pkt: u64) -> u32 {
+    (pkt >> 32) as u32
 }
 
 impl Egress<u64> for Nic<'_> {
@@ -382,9 +395,10 @@ impl Egress<u64> for Nic<'_> {
     fn has_room(&mut self, _: Time, _: u32) -> bool {
         true
     }
-    fn send(&mut self, now: Time, _: u64, bytes: u32, wire: u64) {
+    fn send(&mut self, now: Time, pkt: u64, bytes: u32, wire: u64) {
         *self.free = self.free_at(now) + Dur::serialization(wire, self.bps);
         *self.released += bytes as u64;
+        self.wire.data(self.t, self.host, data_dest(pkt), 1);
     }
 }
 
@@ -411,17 +425,30 @@ pub struct World {
     pub summary: Summary,
     trace: bool,
     incarnations: u64,
+    /// How datagrams (and data) travel.
+    net: Box<dyn Transport>,
 }
 
 impl World {
+    /// The world of `s` on the model network.
     pub fn new(s: Setup, trace: bool) -> World {
+        let model = Model {
+            faults: s.net.clone(),
+            quiet: QUIET,
+        };
+        World::on(s, trace, Box::new(model))
+    }
+
+    /// The world of `s` on the network `net`.
+    pub fn on(s: Setup, trace: bool, net: Box<dyn Transport>) -> World {
         let (_, paths, caps) = s.topology();
         // one one-way delay, plus drift over a slice and its lead on both ends, plus 1 us
         let drift = Dur::from_ps((SLICE + LEAD).ps() / 1_000_000 * 2 * 500 * 2);
-        let allowance = s.net.delay_max + drift + Dur::from_us(1);
+        let delay_max = net.delay_bound();
+        let allowance = delay_max + drift + Dur::from_us(1);
         let hosts = s.hosts;
         let mut check = Checker::new(hosts, paths, caps, s.host_bps, allowance, FAIL_OPEN);
-        check.gates_from = QUIET + SLICE + LEAD + s.net.delay_max;
+        check.gates_from = QUIET + SLICE + LEAD + delay_max;
         for &(n, _, until) in &s.pauses {
             if !is_ctl(n) {
                 check.resumed[n as usize].push(until);
@@ -465,6 +492,7 @@ impl World {
             trace,
             incarnations: 0,
             s,
+            net,
         }
     }
 
@@ -532,7 +560,26 @@ impl World {
         if self.s.hostile.is_some() {
             self.q.push(Time::ZERO + self.s.hostile_every, Ev::Hostile);
         }
-        while let Some(e) = self.q.pop() {
+        let mut arrived: Vec<Arrival> = Vec::new();
+        loop {
+            // the network's own events (a packet network's hops) up to the world's next
+            let next = self.q.peek_at();
+            let wire = self.net.next_at();
+            if wire <= next && wire < END {
+                self.net.advance(wire, &mut arrived);
+                for a in arrived.drain(..) {
+                    self.q.push(
+                        a.at,
+                        Ev::Deliver {
+                            from: a.from,
+                            to: a.to,
+                            bytes: a.bytes,
+                        },
+                    );
+                }
+                continue;
+            }
+            let Some(e) = self.q.pop() else { break };
             if e.at >= END {
                 break;
             }
@@ -657,6 +704,9 @@ impl World {
                     // the kernel passes what a dead agent held
                     let held: u64 = a.node.coord.held().count() as u64 * PKT_BYTES as u64;
                     self.bytes[host as usize].lost_at_crash += held;
+                    for &p in a.node.coord.held() {
+                        self.net.data(t, host, data_dest(p), 1);
+                    }
                     self.check.crashed(t, host);
                     self.check.occupancy(t);
                     self.q.push(t + down, Ev::AgentStart { host });
@@ -684,7 +734,8 @@ impl World {
                         d
                     }
                 };
-                self.send(t, CTL, victim, d);
+                let me = self.s.hostile.expect("a hostile host");
+                self.send_as(t, me, CTL, victim, d);
                 if left > 0 {
                     self.q.push(
                         t + Dur::from_us(3),
@@ -895,6 +946,9 @@ impl World {
             free: &mut a.nic_free,
             bps,
             released: &mut self.bytes[hu].released,
+            wire: &mut *self.net,
+            t,
+            host: h,
         };
         a.node.coord.pump(now, &mut nic);
         let mut out = Vec::new();
@@ -999,13 +1053,17 @@ impl World {
         let n = self.rng.range_inclusive(1, 40);
         let mut passed = 0;
         let mut offered = 0;
+        let mut pass = Vec::new();
         self.with_agent(t, h, |a, now| {
             for d in &dests {
                 for i in 0..n {
                     offered += PKT_BYTES as u64;
-                    match a.node.coord.offer(now, *d, i, PKT_BYTES, (1538, 0), false) {
+                    match a.node.coord.offer(now, *d, data_pkt(*d, i), PKT_BYTES, (1538, 0), false) {
                         Offer::Held => {}
-                        Offer::Pass(_) => passed += PKT_BYTES as u64,
+                        Offer::Pass(p) => {
+                            passed += PKT_BYTES as u64;
+                            pass.push(data_dest(p));
+                        }
                         Offer::Drop(_) => unreachable!("the agent's queues never drop"),
                     }
                 }
@@ -1018,9 +1076,17 @@ impl World {
         }
         self.bytes[h as usize].offered += offered;
         self.bytes[h as usize].passed += passed;
+        for d in pass {
+            self.net.data(t, h, d, 1);
+        }
     }
 
     fn send(&mut self, t: Time, from: Addr, to: Addr, d: Vec<u8>) {
+        self.send_as(t, from, from, to, d);
+    }
+
+    /// Send `d` from node `wire_from` with the source address `from`.
+    fn send_as(&mut self, t: Time, wire_from: Addr, from: Addr, to: Addr, d: Vec<u8>) {
         self.summary.datagrams += 1;
         if self.s.hostile.is_some() && t < QUIET {
             if self.captured.len() == 256 {
@@ -1029,7 +1095,7 @@ impl World {
             }
             self.captured.push((from, to, d.clone()));
         }
-        let arrivals = self.s.net.arrivals(&mut self.rng, t, from, to, QUIET);
+        let arrivals = self.net.send(&mut self.rng, t, wire_from, from, to, &d);
         for at in arrivals {
             self.q.push(
                 at,
@@ -1084,12 +1150,12 @@ impl World {
                 } else {
                     [CTL, CTL2][self.rng.below(1 + self.s.standby as u64) as usize]
                 };
-                self.send(t, from, to, d);
+                self.send_as(t, me, from, to, d);
             }
             2 => {
                 let seq = self.rng.next_u64() >> 1;
                 let d = self.forged_directive(victim, seq);
-                self.send(t, CTL, victim, d);
+                self.send_as(t, me, CTL, victim, d);
             }
             3 => {
                 // a report in the victim's name under the hostile host's own key
@@ -1128,6 +1194,11 @@ impl World {
 
     /// End-of-run checks: resumed coordination and conserved bytes.
     fn finish(&mut self, t: Time) {
+        match self.net.finish(t) {
+            Ok(line) if self.trace && !line.is_empty() => eprintln!("{t} {} network: {line}", self.net.name()),
+            Ok(_) => {}
+            Err(v) => self.check.fail(t, v),
+        }
         let active: Vec<usize> = (0..2)
             .filter(|&i| self.ctls[i].as_ref().is_some_and(|c| c.node.is_active()))
             .collect();

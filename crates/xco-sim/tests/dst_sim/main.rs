@@ -1,0 +1,281 @@
+//! The control plane's deterministic simulation harness
+//! (`crates/xco-core/tests/dst`: the same world, faults and invariants,
+//! its files included by path) on the simulator's packet network
+//! ([`simnet`]): control datagrams and the agents' data share drop-tail
+//! queues and links of the seed's capacities.
+//!
+//! - `cargo test -p xco-sim --release --test dst_sim` runs `XCO_DST_SIM_SEEDS`
+//!   seeds (default 2,000; 100 in a debug build) on two threads.
+//! - A failing seed prints the command that replays it with a trace of
+//!   every message and fault: `xco dst --network sim --replay SEED`, or
+//!   `XCO_DST_SEED=SEED cargo test -p xco-sim --release --test dst_sim replay -- --nocapture`.
+//! - `--features mutations` adds tests that plant protocol bugs and require
+//!   the harness to find each on this network within a bounded number of seeds.
+
+#[allow(dead_code)]
+#[path = "../../../xco-core/tests/dst/check.rs"]
+mod check;
+#[allow(dead_code)]
+#[path = "../../../xco-core/tests/dst/net.rs"]
+mod net;
+#[allow(dead_code)]
+#[path = "../../../xco-core/tests/dst/ondemand.rs"]
+mod ondemand;
+#[allow(dead_code)]
+mod simnet;
+#[allow(dead_code)]
+#[path = "../../../xco-core/tests/dst/world.rs"]
+mod world;
+
+use simnet::{SimNet, SimStats};
+use world::{Setup, Summary, World, QUIET, RESUME};
+
+/// Run `setup` on the sim network; `Err` carries the violation and the replay command.
+fn run(setup: Setup, trace: bool) -> Result<(Summary, SimStats), String> {
+    let seed = setup.seed;
+    let wire = SimNet::new(&setup, QUIET, QUIET + RESUME);
+    let stats = wire.stats.clone();
+    let r = World::on(setup, trace, Box::new(wire)).run();
+    let st = stats.borrow().clone();
+    r.map(|s| (s, st)).map_err(|(v, s)| {
+        format!(
+            "seed {seed}: {} at {} ({} events)\n  replay: xco dst --network sim --replay {seed}{}",
+            v.what,
+            v.at,
+            s.events,
+            if cfg!(feature = "mutations") {
+                " (with --features mutations: XCO_DST_MUTATION=NAME XCO_DST_SEED=SEED cargo test -p xco-sim --release --features mutations --test dst_sim replay -- --nocapture)"
+            } else {
+                ""
+            },
+        )
+    })
+}
+
+fn seeds_wanted() -> u64 {
+    let default = if cfg!(debug_assertions) { 100 } else { 2_000 };
+    std::env::var("XCO_DST_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Totals of the network's measurements over a sweep.
+#[derive(Default)]
+struct Totals {
+    control_sent: u64,
+    control_dropped: u64,
+    data_sent: u64,
+    data_dropped: u64,
+    data_dropped_resumed: u64,
+    seeds_dropping_resumed: u64,
+    /// The largest share of its bound a controller's datagram's delay took, percent.
+    delay_share_max: u64,
+}
+
+impl Totals {
+    fn add(&mut self, s: &SimStats) {
+        self.control_sent += s.control_sent;
+        self.control_dropped += s.control_dropped;
+        self.data_sent += s.data_sent;
+        self.data_dropped += s.data_dropped;
+        self.data_dropped_resumed += s.data_dropped_resumed;
+        self.seeds_dropping_resumed += u64::from(s.data_dropped_resumed > 0);
+        let share = s.ctl_delay_max.ps() * 100 / s.delay_bound.ps().max(1);
+        self.delay_share_max = self.delay_share_max.max(share);
+    }
+}
+
+/// Run seeds `first..first + n` on two threads; the failures in seed order, and the totals.
+fn sweep(first: u64, n: u64, make: impl Fn(u64) -> Setup + Sync) -> (Vec<String>, Totals) {
+    let threads = 2;
+    let per: Vec<(Vec<(u64, String)>, Vec<SimStats>)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..threads)
+            .map(|k| {
+                let make = &make;
+                sc.spawn(move || {
+                    let (mut fails, mut stats) = (Vec::new(), Vec::new());
+                    for seed in (first + k..first + n).step_by(threads as usize) {
+                        match run(make(seed), false) {
+                            Ok((_, st)) => stats.push(st),
+                            Err(e) => fails.push((seed, e)),
+                        }
+                    }
+                    (fails, stats)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("a harness thread panicked"))
+            .collect()
+    });
+    let mut totals = Totals::default();
+    let mut fails = Vec::new();
+    for (f, st) in per {
+        fails.extend(f);
+        st.iter().for_each(|s| totals.add(s));
+    }
+    fails.sort();
+    (fails.into_iter().map(|f| f.1).collect(), totals)
+}
+
+#[test]
+fn every_seed_keeps_every_invariant_on_the_sim_network() {
+    let n = seeds_wanted();
+    let t0 = std::time::Instant::now();
+    let (fails, t) = sweep(0, n, Setup::draw);
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "dst on the sim network: {n} seeds in {secs:.1} s ({:.1} seeds/s, 2 threads); \
+         control datagrams {} ({} dropped by full queues), data packets {} ({} dropped; \
+         {} after coordination resumed, in {} seeds); a controller's datagram took at most {} % of its delay bound",
+        n as f64 / secs,
+        t.control_sent,
+        t.control_dropped,
+        t.data_sent,
+        t.data_dropped,
+        t.data_dropped_resumed,
+        t.seeds_dropping_resumed,
+        t.delay_share_max,
+    );
+    let seeds: Vec<&str> = fails
+        .iter()
+        .take(20)
+        .map(|f| f.split(':').next().unwrap_or(""))
+        .collect();
+    assert!(
+        fails.is_empty(),
+        "{} of {n} seeds failed on the sim network ({}); the first:\n{}",
+        fails.len(),
+        seeds.join(", "),
+        fails[0]
+    );
+    // the network carried what it should: data shared its queues with control
+    assert!(t.data_sent > 0 && t.control_sent > 0);
+}
+
+#[test]
+fn replay() {
+    let Some(seed) = std::env::var("XCO_DST_SEED").ok().and_then(|s| s.parse().ok()) else {
+        return;
+    };
+    #[allow(unused_mut)]
+    let mut s = match std::env::var("XCO_DST_SCENARIO").as_deref() {
+        Ok(x) => Setup::scenario(x, seed).unwrap_or_else(|e| panic!("XCO_DST_SCENARIO: {e}")),
+        Err(_) if std::env::var("XCO_DST_CALM").is_ok() => Setup::calm(seed),
+        Err(_) => Setup::draw(seed),
+    };
+    #[cfg(feature = "mutations")]
+    {
+        s.mutation = std::env::var("XCO_DST_MUTATION")
+            .ok()
+            .map(|m| mutations::named(&m));
+    }
+    eprintln!("{s:#?}");
+    match run(s, true) {
+        Ok((sum, st)) => eprintln!("seed {seed} passed: {sum:?}\n{st:?}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn calm_runs_on_the_sim_network_never_fail_open_and_drop_no_control_datagram() {
+    for seed in 0..40 {
+        let (sum, st) = run(Setup::calm(seed), false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
+        assert!(sum.joins.iter().all(|&j| j == 1), "seed {seed}: {sum:?}");
+        assert!(sum.directives_applied > 100, "seed {seed}: {sum:?}");
+        assert_eq!(st.control_dropped, 0, "seed {seed}: {st:?}");
+        assert!(st.data_delivered > 0, "seed {seed}: {st:?}");
+    }
+}
+
+#[test]
+fn a_standby_takes_over_on_the_sim_network() {
+    for seed in 0..20 {
+        let s = Setup::scenario("takeover", seed).unwrap();
+        let (sum, _) = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.takeovers, 1, "seed {seed}: {sum:?}");
+        assert_eq!(sum.takeover_gaps.len(), 1, "seed {seed}: {sum:?}");
+        assert!(sum.fail_opens.iter().all(|&f| f == 0), "seed {seed}: {sum:?}");
+    }
+}
+
+#[cfg(feature = "mutations")]
+mod mutations {
+    use super::*;
+    use xco_core::control::Mutation;
+
+    pub fn named(m: &str) -> Mutation {
+        match m {
+            "accept-other-run" => Mutation::AcceptOtherRun,
+            "skip-replay-check" => Mutation::SkipReplayCheck,
+            "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
+            "address-from-any-source" => Mutation::AddressFromAnySource,
+            "accept-lower-term" => Mutation::AcceptLowerTerm,
+            "takeover-without-fence" => Mutation::TakeoverWithoutFence,
+            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
+            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
+            _ => panic!("unknown mutation {m}"),
+        }
+    }
+
+    /// Some seed below `limit` fails on the sim network with mutation `m`.
+    fn found(m: &str, limit: u64) {
+        let mutation = named(m);
+        let (fails, _) = sweep(0, limit, |seed| {
+            let mut s = Setup::draw(seed);
+            s.mutation = Some(mutation);
+            s
+        });
+        assert!(
+            !fails.is_empty(),
+            "mutation {m}: no seed of {limit} failed on the sim network: the harness misses it"
+        );
+        eprintln!(
+            "mutation {m} on the sim network: {} of {limit} seeds fail; first: {}",
+            fails.len(),
+            fails[0]
+        );
+    }
+
+    #[test]
+    fn accepting_an_old_run_is_found() {
+        found("accept-other-run", 1000);
+    }
+
+    #[test]
+    fn skipping_the_replay_check_is_found() {
+        found("skip-replay-check", 1000);
+    }
+
+    #[test]
+    fn dropping_the_fail_open_timer_under_load_is_found() {
+        found("no-fail-open-under-load", 1000);
+    }
+
+    #[test]
+    fn obeying_a_lower_term_is_found() {
+        found("accept-lower-term", 1000);
+    }
+
+    #[test]
+    fn taking_over_without_the_fence_is_found() {
+        found("takeover-without-fence", 1000);
+    }
+
+    #[test]
+    fn keeping_the_older_terms_slice_at_a_new_term_is_found() {
+        found("keep-gate-at-new-term", 1000);
+    }
+
+    #[test]
+    fn ending_a_takeovers_fence_at_the_first_confirm_is_found() {
+        found("end-fence-at-first-confirm", 1000);
+    }
+
+    #[test]
+    fn binding_addresses_from_any_source_is_found() {
+        found("address-from-any-source", 1000);
+    }
+}
