@@ -8,8 +8,12 @@
 //!   1 if a seed failed (each failure and the command that replays it are printed).
 //! - `xco-daemon dst --replay SEED [--calm | --scenario NAME]` runs one seed
 //!   with the trace on standard error and its setup and summary on standard output.
+//! - `--network sim` runs them on the simulator's packet network
+//!   (`crates/xco-sim/tests/dst_sim`: control datagrams and the agents' data
+//!   share drop-tail queues and links) instead of the model network.
 
-use crate::world::{Setup, World};
+use crate::simnet::SimNet;
+use crate::world::{Setup, World, QUIET, RESUME};
 use std::time::Instant;
 
 /// What `dst` was asked to do.
@@ -22,11 +26,15 @@ pub enum DstCmd {
         n: u64,
         /// Threads.
         threads: u64,
+        /// On the simulator's packet network.
+        sim: bool,
     },
     /// One seed with a trace.
     Replay {
         /// The seed.
         seed: u64,
+        /// On the simulator's packet network.
+        sim: bool,
         /// `None`: the seed's drawn faults; `calm`, or a scenario's name.
         setup: Option<String>,
     },
@@ -40,13 +48,25 @@ fn setup(seed: u64, which: Option<&str>) -> Result<Setup, String> {
     }
 }
 
-/// One seed; `Err`: the violation, when, and how to replay it.
-fn run_one(s: Setup, trace: bool, replay_hint: &str) -> Result<String, String> {
+/// One seed (on the sim network if `sim`); `Err`: the violation, when, and how to replay it.
+fn run_one(s: Setup, sim: bool, trace: bool, replay_hint: &str) -> Result<String, String> {
     let seed = s.seed;
-    match World::new(s, trace).run() {
-        Ok(sum) => Ok(format!("{sum:?}")),
+    let (world, stats) = if sim {
+        let mut wire = SimNet::new(&s, QUIET, QUIET + RESUME);
+        wire.trace = trace;
+        let stats = wire.stats.clone();
+        (World::on(s, trace, Box::new(wire)), Some(stats))
+    } else {
+        (World::new(s, trace), None)
+    };
+    let network = if sim { " --network sim" } else { "" };
+    match world.run() {
+        Ok(sum) => Ok(match stats {
+            Some(st) => format!("{sum:?}\nnetwork: {:?}", st.borrow()),
+            None => format!("{sum:?}"),
+        }),
         Err((v, sum)) => Err(format!(
-            "seed {seed}: {} at {} ({} events)\n  replay: xco dst --replay {seed}{replay_hint}",
+            "seed {seed}: {} at {} ({} events)\n  replay: xco dst{network} --replay {seed}{replay_hint}",
             v.what, v.at, sum.events
         )),
     }
@@ -55,7 +75,7 @@ fn run_one(s: Setup, trace: bool, replay_hint: &str) -> Result<String, String> {
 /// Run `cmd`; the exit code (0: every seed kept every invariant; 1: one did not).
 pub fn run(cmd: DstCmd) -> Result<u8, String> {
     match cmd {
-        DstCmd::Replay { seed, setup: which } => {
+        DstCmd::Replay { seed, sim, setup: which } => {
             let s = setup(seed, which.as_deref())?;
             println!("{s:#?}");
             let hint = match which.as_deref() {
@@ -63,7 +83,7 @@ pub fn run(cmd: DstCmd) -> Result<u8, String> {
                 Some("calm") => " --calm".into(),
                 Some(n) => format!(" --scenario {n}"),
             };
-            match run_one(s, true, &hint) {
+            match run_one(s, sim, true, &hint) {
                 Ok(sum) => {
                     println!("seed {seed} passed: {sum}");
                     Ok(0)
@@ -74,7 +94,12 @@ pub fn run(cmd: DstCmd) -> Result<u8, String> {
                 }
             }
         }
-        DstCmd::Sweep { start, n, threads } => {
+        DstCmd::Sweep {
+            start,
+            n,
+            threads,
+            sim,
+        } => {
             if n == 0 {
                 return Err("--seeds: 0 seeds; give at least 1".into());
             }
@@ -92,7 +117,7 @@ pub fn run(cmd: DstCmd) -> Result<u8, String> {
                             (start + k..start + n)
                                 .step_by(threads as usize)
                                 .filter_map(|seed| {
-                                    run_one(Setup::draw(seed), false, "").err().map(|e| (seed, e))
+                                    run_one(Setup::draw(seed), sim, false, "").err().map(|e| (seed, e))
                                 })
                                 .collect::<Vec<_>>()
                         })
@@ -111,8 +136,9 @@ pub fn run(cmd: DstCmd) -> Result<u8, String> {
                 println!("{f}");
             }
             println!(
-                "dst: seeds {start}..{}: {} of {n} failed, in {secs:.1} s ({:.0} seeds/s, {threads} threads)",
+                "dst: seeds {start}..{} on the {} network: {} of {n} failed, in {secs:.1} s ({:.0} seeds/s, {threads} threads)",
                 start + n,
+                if sim { "sim" } else { "model" },
                 fails.len(),
                 n as f64 / secs.max(1e-9)
             );

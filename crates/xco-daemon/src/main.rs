@@ -12,6 +12,10 @@ mod net;
 #[allow(dead_code)]
 #[path = "../../xco-core/tests/dst/ondemand.rs"]
 mod ondemand;
+// the simulator's packet network as the harness's transport (`cargo test -p xco-sim --test dst_sim`)
+#[allow(dead_code)]
+#[path = "../../xco-sim/tests/dst_sim/simnet.rs"]
+mod simnet;
 #[allow(dead_code)]
 #[path = "../../xco-core/tests/dst/world.rs"]
 mod world;
@@ -37,6 +41,15 @@ use xco_daemon::runtime::Poller;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// The network of `dst`'s runs.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DstNetwork {
+    /// One-way delays drawn per datagram; no queue, no link, no data on the wire.
+    Model,
+    /// The simulator's packet network: queues and links shared with the agents' data.
+    Sim,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -174,8 +187,14 @@ enum Cmd {
     /// faults, a hostile host and a hot standby, every invariant checked
     /// (exit 1 if a seed breaks one; it prints the command that replays it).
     ///
-    /// Examples: xco-daemon dst --seeds 100000 --start 10000; xco-daemon dst --replay 170
+    /// Examples: xco-daemon dst --seeds 100000 --start 10000; xco-daemon dst --replay 170;
+    /// xco-daemon dst --network sim --seeds 1000
     Dst {
+        /// The network the datagrams travel: `model` (one-way delays drawn per
+        /// datagram, no queue) or `sim` (the simulator's packet network: drop-tail
+        /// queues and links of the seed's capacities, shared with the agents' data).
+        #[arg(long, value_enum, default_value_t = DstNetwork::Model)]
+        network: DstNetwork,
         /// Run this many seeds.
         #[arg(long, conflicts_with = "replay")]
         seeds: Option<u64>,
@@ -214,6 +233,7 @@ fn run(cli: Cli) -> Result<u8, String> {
     let load = |p: &str| Topology::load(p).map_err(|e| e.to_string());
     let cmd = match cli.cmd {
         Cmd::Dst {
+            network,
             seeds,
             start,
             threads,
@@ -221,10 +241,17 @@ fn run(cli: Cli) -> Result<u8, String> {
             calm,
             scenario,
         } => {
+            let sim = network == DstNetwork::Sim;
             let cmd = match (seeds, replay) {
-                (Some(n), None) => dst::DstCmd::Sweep { start, n, threads },
+                (Some(n), None) => dst::DstCmd::Sweep {
+                    start,
+                    n,
+                    threads,
+                    sim,
+                },
                 (None, Some(seed)) => dst::DstCmd::Replay {
                     seed,
+                    sim,
                     setup: if calm { Some("calm".into()) } else { scenario },
                 },
                 _ => return Err("dst: give --seeds N (and --start S) or --replay SEED".into()),

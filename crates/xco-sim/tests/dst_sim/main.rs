@@ -5,7 +5,8 @@
 //! queues and links of the seed's capacities.
 //!
 //! - `cargo test -p xco-sim --release --test dst_sim` runs `XCO_DST_SIM_SEEDS`
-//!   seeds (default 2,000; 100 in a debug build) on two threads.
+//!   seeds (default 5,000; 100 in a debug build) on two threads; the seeds
+//!   of [`KNOWN`] must fail as reported, every other must keep every invariant.
 //! - A failing seed prints the command that replays it with a trace of
 //!   every message and fault: `xco dst --network sim --replay SEED`, or
 //!   `XCO_DST_SEED=SEED cargo test -p xco-sim --release --test dst_sim replay -- --nocapture`.
@@ -33,7 +34,8 @@ use world::{Setup, Summary, World, QUIET, RESUME};
 /// Run `setup` on the sim network; `Err` carries the violation and the replay command.
 fn run(setup: Setup, trace: bool) -> Result<(Summary, SimStats), String> {
     let seed = setup.seed;
-    let wire = SimNet::new(&setup, QUIET, QUIET + RESUME);
+    let mut wire = SimNet::new(&setup, QUIET, QUIET + RESUME);
+    wire.trace = trace;
     let stats = wire.stats.clone();
     let r = World::on(setup, trace, Box::new(wire)).run();
     let st = stats.borrow().clone();
@@ -52,8 +54,17 @@ fn run(setup: Setup, trace: bool) -> Result<(Summary, SimStats), String> {
     })
 }
 
+/// Seeds below [`seeds_wanted`]'s default that break an invariant on this
+/// network for a cause found and not fixed here (docs/control-plane.md, "The
+/// harness on the simulator's network"): (seed, invariant). Both are a slice
+/// cut short by a directive that starts at once, while the packets its
+/// holder's agent had released for the rest of the slice still wait in its
+/// NIC's queue: they meet the new holder's at the destination's port
+/// (3029: s0->h4, 133.3 ms; 4470: s0->s1, 133.4 ms).
+const KNOWN: &[(u64, &str)] = &[(3029, "no-drop"), (4470, "no-drop")];
+
 fn seeds_wanted() -> u64 {
-    let default = if cfg!(debug_assertions) { 100 } else { 2_000 };
+    let default = if cfg!(debug_assertions) { 100 } else { 5_000 };
     std::env::var("XCO_DST_SIM_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -138,6 +149,22 @@ fn every_seed_keeps_every_invariant_on_the_sim_network() {
         t.seeds_dropping_resumed,
         t.delay_share_max,
     );
+    // the known findings fail as they were found, and nothing else fails
+    let known = |f: &String| {
+        KNOWN
+            .iter()
+            .any(|(seed, inv)| f.starts_with(&format!("seed {seed}: {inv}: ")))
+    };
+    for &(seed, inv) in KNOWN.iter().filter(|k| k.0 < n) {
+        assert!(
+            fails.iter().any(|f| f.starts_with(&format!("seed {seed}: {inv}: "))),
+            "seed {seed} no longer breaks {inv}: remove it from KNOWN (crates/xco-sim/tests/dst_sim/main.rs) and from docs/control-plane.md"
+        );
+    }
+    for f in fails.iter().filter(|f| known(f)) {
+        eprintln!("known, not fixed: {f}");
+    }
+    let fails: Vec<String> = fails.into_iter().filter(|f| !known(f)).collect();
     let seeds: Vec<&str> = fails
         .iter()
         .take(20)

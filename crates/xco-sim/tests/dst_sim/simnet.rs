@@ -18,9 +18,18 @@
 //! The longest one-way delay of a controller's datagram to an agent (the
 //! checks' allowance) is that hold plus, over the worst controller-to-host
 //! path, each hop's propagation, one frame and a full buffer: the bound a
-//! drop-tail network guarantees. Every data byte put on a NIC arrives,
-//! is counted as dropped at a named port, or is still in a queue or on a
-//! link at the end ([`SimNet::finish`]: conserved end to end).
+//! drop-tail network guarantees (checked: **delay bound**).
+//!
+//! Two invariants only this network can check ([`SimNet::finish`]):
+//!
+//! - **conserved end to end**: every data packet put on a NIC arrives, is
+//!   counted as dropped at a named port, or is still in a queue or on a
+//!   link at the end.
+//! - **no-drop**: once coordination has resumed (faults stopped for the
+//!   resume bound), no data packet is dropped at any port — in runs where
+//!   every host is honest and every pair is coordinated (a hostile host's
+//!   NIC drains what it passed failed open long after, and on-demand
+//!   coordination lets light flows meet ungated).
 
 use crate::net::{is_ctl, Addr, Arrival, NetFaults, Transport, CTL, CTL2};
 use crate::world::Setup;
@@ -87,7 +96,15 @@ pub struct SimNet {
     /// Coordination has resumed from here on (drops counted apart).
     resumed_at: Time,
     data_dropped_at_resume: Option<u64>,
+    /// Held to no-drop: every host honest, every pair coordinated.
+    no_drop: bool,
+    /// The first data drop once coordination resumed.
+    first_late_drop: Option<Time>,
     pub stats: Rc<RefCell<SimStats>>,
+    /// Trace every drop (port and sender) on standard error.
+    pub trace: bool,
+    /// For the trace: drops per port and per flow seen so far.
+    seen_drops: (Vec<u64>, Vec<u64>),
 }
 
 impl SimNet {
@@ -164,7 +181,11 @@ impl SimNet {
             bound: Dur::ZERO,
             resumed_at,
             data_dropped_at_resume: None,
+            no_drop: s.hostile.is_none() && !s.on_demand,
+            first_late_drop: None,
             stats: Rc::new(RefCell::new(SimStats::default())),
+            trace: false,
+            seen_drops: (Vec::new(), Vec::new()),
         };
         // the hold, then per hop of the worst controller-to-host path: propagation,
         // a frame and a full buffer ahead of it
@@ -351,6 +372,16 @@ impl Transport for SimNet {
                 }
                 e => unreachable!("no {e:?} on the harness's network"),
             }
+            if self.trace {
+                self.trace_drops(now);
+            }
+            if self.first_late_drop.is_none()
+                && self
+                    .data_dropped_at_resume
+                    .is_some_and(|d| self.data_dropped() > d)
+            {
+                self.first_late_drop = Some(now);
+            }
         }
     }
 
@@ -390,6 +421,13 @@ impl Transport for SimNet {
                 st.ctl_delay_max, st.delay_bound
             ));
         }
+        if let (true, Some(at)) = (self.no_drop, self.first_late_drop) {
+            return Err(format!(
+                "no-drop: {} data packets dropped once coordination resumed, the first at {at} (frames dropped by port: {})",
+                st.data_dropped_resumed,
+                drops.join(", ")
+            ));
+        }
         if st.data_sent != st.data_delivered + dropped + data_queued {
             return Err(format!(
                 "conserved end to end: {} data packets put on NICs, {} delivered, {} dropped at ports ({}), {} still queued",
@@ -405,6 +443,40 @@ impl Transport for SimNet {
 }
 
 impl SimNet {
+    /// Print the drops since the last call: where, and whose.
+    fn trace_drops(&mut self, now: Time) {
+        let ports: Vec<u64> = self.net.ports.iter().map(|p| p.stats.dropped_packets).collect();
+        let flows: Vec<u64> = self.net.flows.iter().map(|f| f.wire_packets_dropped).collect();
+        let (sp, sf) = &mut self.seen_drops;
+        if sp.is_empty() {
+            sp.resize(ports.len(), 0);
+            sf.resize(flows.len(), 0);
+        }
+        if ports == *sp {
+            return;
+        }
+        let at: Vec<String> = (0..ports.len())
+            .filter(|&i| ports[i] > sp[i])
+            .map(|i| {
+                let p = &self.net.ports[i];
+                format!("{}->{}", self.net.name(p.from), self.net.name(p.to))
+            })
+            .collect();
+        let whose: Vec<String> = (0..flows.len())
+            .filter(|&i| flows[i] > sf[i])
+            .map(|i| {
+                let n = flows[i] - sf[i];
+                if i as u32 == self.ctl_flow {
+                    format!("{n} control")
+                } else {
+                    format!("{n} data of {}", self.net.name(self.net.flows[i].src))
+                }
+            })
+            .collect();
+        eprintln!("{now} sim drop at {}: {}", at.join(", "), whose.join(", "));
+        self.seen_drops = (ports, flows);
+    }
+
     fn data_dropped(&self) -> u64 {
         self.data_flow
             .iter()
