@@ -75,7 +75,11 @@ fn run_one(s: Setup, sim: bool, trace: bool, replay_hint: &str) -> Result<String
 /// Run `cmd`; the exit code (0: every seed kept every invariant; 1: one did not).
 pub fn run(cmd: DstCmd) -> Result<u8, String> {
     match cmd {
-        DstCmd::Replay { seed, sim, setup: which } => {
+        DstCmd::Replay {
+            seed,
+            sim,
+            setup: which,
+        } => {
             let s = setup(seed, which.as_deref())?;
             println!("{s:#?}");
             let hint = match which.as_deref() {
@@ -117,7 +121,9 @@ pub fn run(cmd: DstCmd) -> Result<u8, String> {
                             (start + k..start + n)
                                 .step_by(threads as usize)
                                 .filter_map(|seed| {
-                                    run_one(Setup::draw(seed), sim, false, "").err().map(|e| (seed, e))
+                                    run_one(Setup::draw(seed), sim, false, "")
+                                        .err()
+                                        .map(|e| (seed, e))
                                 })
                                 .collect::<Vec<_>>()
                         })

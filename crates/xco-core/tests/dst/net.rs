@@ -141,7 +141,15 @@ pub trait Transport {
     /// source address `from`, to `to`; the arrival times known at once
     /// (the world schedules them), others come out of [`Transport::advance`].
     #[allow(clippy::too_many_arguments)]
-    fn send(&mut self, rng: &mut Rng, t: Time, wire_from: Addr, from: Addr, to: Addr, bytes: &[u8]) -> Vec<Time>;
+    fn send(
+        &mut self,
+        rng: &mut Rng,
+        t: Time,
+        wire_from: Addr,
+        from: Addr,
+        to: Addr,
+        bytes: &[u8],
+    ) -> Vec<Time>;
     /// Host `from` puts `pkts` data packets for host `to` on its NIC at `t`
     /// (released by its gate, passed ungated, or passed by the kernel).
     fn data(&mut self, _t: Time, _from: Addr, _to: Addr, _pkts: u32) {}
@@ -171,7 +179,15 @@ impl Transport for Model {
     fn delay_bound(&self) -> Dur {
         self.faults.delay_max
     }
-    fn send(&mut self, rng: &mut Rng, t: Time, _wire_from: Addr, from: Addr, to: Addr, _bytes: &[u8]) -> Vec<Time> {
+    fn send(
+        &mut self,
+        rng: &mut Rng,
+        t: Time,
+        _wire_from: Addr,
+        from: Addr,
+        to: Addr,
+        _bytes: &[u8],
+    ) -> Vec<Time> {
         self.faults.arrivals(rng, t, from, to, self.quiet)
     }
 }

@@ -1058,7 +1058,11 @@ impl World {
             for d in &dests {
                 for i in 0..n {
                     offered += PKT_BYTES as u64;
-                    match a.node.coord.offer(now, *d, data_pkt(*d, i), PKT_BYTES, (1538, 0), false) {
+                    match a
+                        .node
+                        .coord
+                        .offer(now, *d, data_pkt(*d, i), PKT_BYTES, (1538, 0), false)
+                    {
                         Offer::Held => {}
                         Offer::Pass(p) => {
                             passed += PKT_BYTES as u64;
@@ -1195,7 +1199,9 @@ impl World {
     /// End-of-run checks: resumed coordination and conserved bytes.
     fn finish(&mut self, t: Time) {
         match self.net.finish(t) {
-            Ok(line) if self.trace && !line.is_empty() => eprintln!("{t} {} network: {line}", self.net.name()),
+            Ok(line) if self.trace && !line.is_empty() => {
+                eprintln!("{t} {} network: {line}", self.net.name())
+            }
             Ok(_) => {}
             Err(v) => self.check.fail(t, v),
         }

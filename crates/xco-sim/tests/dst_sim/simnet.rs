@@ -133,7 +133,12 @@ impl SimNet {
         // the cables in their order: link l's ports are 2l (a to b) and 2l + 1,
         // the checks' link numbers
         for &(a, b, bps) in &s.cables {
-            let l = topo.add_link(a as usize, b as usize, bps, Dur::from_us(r.range_inclusive(1, 10)));
+            let l = topo.add_link(
+                a as usize,
+                b as usize,
+                bps,
+                Dur::from_us(r.range_inclusive(1, 10)),
+            );
             topo.links[l].buffer_a_bytes = Some(buffer(a));
             topo.links[l].buffer_b_bytes = Some(buffer(b));
         }
@@ -149,7 +154,8 @@ impl SimNet {
             host_buffer_bytes: HOST_BUFFER_BYTES,
             framing: Framing::default(),
         };
-        let mut net = Net::new(&topo, cfg, RoutingMode::Ecmp, s.seed).expect("the seed's cables form a network");
+        let mut net =
+            Net::new(&topo, cfg, RoutingMode::Ecmp, s.seed).expect("the seed's cables form a network");
         let ctl_flow = net.flows.len() as u32;
         net.flows.push(FlowStats::new(
             FlowKind::Control,
@@ -273,7 +279,15 @@ impl Transport for SimNet {
         self.bound
     }
 
-    fn send(&mut self, rng: &mut Rng, t: Time, wire_from: Addr, from: Addr, to: Addr, bytes: &[u8]) -> Vec<Time> {
+    fn send(
+        &mut self,
+        rng: &mut Rng,
+        t: Time,
+        wire_from: Addr,
+        from: Addr,
+        to: Addr,
+        bytes: &[u8],
+    ) -> Vec<Time> {
         let f = &self.faults;
         if f.cut(wire_from, t) || f.cut(to, t) {
             return Vec::new();
@@ -347,8 +361,9 @@ impl Transport for SimNet {
                     let p = self.net.pool[pkt];
                     self.net.release(pkt);
                     if p.kind == PktKind::Control {
-                        let (from, to, sent, bytes) =
-                            self.slots[p.control_slot() as usize].take().expect("in flight once");
+                        let (from, to, sent, bytes) = self.slots[p.control_slot() as usize]
+                            .take()
+                            .expect("in flight once");
                         debug_assert_eq!(self.addr(p.dst), to);
                         if self.ctl_node.contains(&p.src) && !is_ctl(to) {
                             let mut st = self.stats.borrow_mut();
@@ -413,7 +428,11 @@ impl Transport for SimNet {
             .collect();
         let line = format!(
             "{st:?}; data queued at the end {data_queued}; frames dropped by port: {}",
-            if drops.is_empty() { "none".into() } else { drops.join(", ") }
+            if drops.is_empty() {
+                "none".into()
+            } else {
+                drops.join(", ")
+            }
         );
         if st.ctl_delay_max > st.delay_bound {
             return Err(format!(
