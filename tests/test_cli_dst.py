@@ -51,7 +51,8 @@ def test_xco_dst_refuses_options_that_do_not_go_together(cli):
 def test_xco_dst_help_says_what_the_sim_network_adds(cli):
     r = cli("dst", "--help")
     assert r.returncode == 0
-    assert "--network sim" in r.stdout and "drop-tail queues" in r.stdout and "conserved end to end" in r.stdout
+    for words in ("--network sim", "drop-tail queues", "conserved end to end"):
+        assert words in r.stdout, words
 
 
 def test_ctrl_c_stops_xco_dst_within_a_second():

@@ -566,7 +566,8 @@ def _cmd_dst(args: argparse.Namespace) -> int:
     from .testbed import TestbedError
     from .testbed.daemons import daemon_binary
 
-    for name, value, low in (("--seeds", args.seeds, 1), ("--start", args.start, 0), ("--replay", args.replay, 0)):
+    bounds = (("--seeds", args.seeds, 1), ("--start", args.start, 0), ("--replay", args.replay, 0))
+    for name, value, low in bounds:
         if value is not None and value < low:
             raise UsageError(f"{name}: {value}; give a whole number of at least {low}")
     if args.network not in ("model", "sim"):
@@ -784,7 +785,8 @@ def build_parser(catalogue: bool = True) -> argparse.ArgumentParser:
         "instead: drop-tail queues and links of the seed's capacities, with the agents' data (gated, "
         "passed failed open, passed by the kernel at a crash) in the same queues, so control waits behind "
         "data and a full queue drops it; it adds two invariants only a real network can check (data "
-        "conserved end to end, and no data drop once coordination resumed), for about 1.3 times the time per seed.",
+        "conserved end to end, and no data drop once coordination resumed), for about 1.3 times the "
+        "time per seed.",
         epilog="examples:\n  xco dst --seeds 100000 --start 10000\n  xco dst --replay 170\n"
         "  xco dst --replay 3 --scenario takeover\n  xco dst --network sim --seeds 5000\n"
         "  xco dst --network sim --replay 3029",

@@ -113,7 +113,8 @@ impl Totals {
 /// Run seeds `first..first + n` on two threads; the failures in seed order, and the totals.
 fn sweep(first: u64, n: u64, make: impl Fn(u64) -> Setup + Sync) -> (Vec<String>, Totals) {
     let threads = 2;
-    let per: Vec<(Vec<(u64, String)>, Vec<SimStats>)> = std::thread::scope(|sc| {
+    type Share = (Vec<(u64, String)>, Vec<SimStats>);
+    let per: Vec<Share> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|k| {
                 let make = &make;

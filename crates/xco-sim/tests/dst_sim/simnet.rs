@@ -75,6 +75,9 @@ pub struct SimStats {
     pub delay_bound: Dur,
 }
 
+/// A datagram in flight: (source address, destination, sent at, bytes).
+type InFlight = (Addr, Addr, Time, Vec<u8>);
+
 /// The transport.
 pub struct SimNet {
     net: Net,
@@ -84,8 +87,8 @@ pub struct SimNet {
     /// Nodes: hosts `0..hosts`, switches, then `ctl` and `ctl2`.
     hosts: u32,
     ctl_node: [u32; 2],
-    /// Datagrams in flight, by slot: (source address, destination, sent at, bytes).
-    slots: Vec<Option<(Addr, Addr, Time, Vec<u8>)>>,
+    /// Datagrams in flight, by slot.
+    slots: Vec<Option<InFlight>>,
     /// Datagrams held at their sender by a fault (a probe event's tag): (node, slot).
     held: Vec<(u32, u32)>,
     routes: HashMap<(u32, u32), u32>,
