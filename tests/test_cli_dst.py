@@ -26,6 +26,13 @@ def test_xco_dst_on_the_sim_network_runs_seeds_and_replays_one_with_its_packets(
     assert " deliver ctl -> h" in r.stderr
 
 
+def test_xco_dst_on_the_sim_network_replays_a_seed_byte_for_byte(cli):
+    runs = [cli("dst", "--network", "sim", "--replay", "5") for _ in range(2)]
+    assert runs[0].returncode == 0, runs[0].stdout + runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout and runs[0].stderr == runs[1].stderr
+    assert runs[0].stderr.count(" deliver ") > 100
+
+
 def test_xco_dst_on_the_sim_network_reports_a_failing_seed_with_its_replay(cli):
     # seed 3029 breaks no-drop (docs/control-plane.md: a slice cut short)
     r = cli("dst", "--network", "sim", "--seeds", "1", "--start", "3029")
