@@ -495,7 +495,19 @@ impl SimNet {
                 }
             })
             .collect();
-        eprintln!("{now} sim drop at {}: {}", at.join(", "), whose.join(", "));
+        // whose NICs are still sending what they released before
+        let busy: Vec<String> = (0..self.hosts)
+            .filter_map(|h| {
+                let p = &self.net.ports[self.net.nodes[h as usize].nic as usize];
+                (p.busy_until > now).then(|| format!("h{h} {}", p.busy_until.saturating_since(now)))
+            })
+            .collect();
+        eprintln!(
+            "{now} sim drop at {}: {}; NICs busy for: {}",
+            at.join(", "),
+            whose.join(", "),
+            if busy.is_empty() { "none".into() } else { busy.join(", ") }
+        );
         self.seen_drops = (ports, flows);
     }
 
