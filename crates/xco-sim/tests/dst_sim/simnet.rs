@@ -506,7 +506,11 @@ impl SimNet {
             "{now} sim drop at {}: {}; NICs busy for: {}",
             at.join(", "),
             whose.join(", "),
-            if busy.is_empty() { "none".into() } else { busy.join(", ") }
+            if busy.is_empty() {
+                "none".into()
+            } else {
+                busy.join(", ")
+            }
         );
         self.seen_drops = (ports, flows);
     }
