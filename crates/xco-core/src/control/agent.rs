@@ -42,6 +42,9 @@
 //!   the newer term's datagram as a proof at once, so an older controller
 //!   still alive stands down without waiting to be refused. Everything it
 //!   sends goes to both controllers (the driver's part): a standby watches.
+//! - **Failing open suspends the run**: no directive for the fail-open
+//!   time, the agent refuses its run's messages (they may be arbitrarily
+//!   late) and joins; a fresh answer lifts it.
 //! - **Obeying.** An accepted directive for this host goes to the
 //!   [`HostCoordinator`] (epochs checked there again); reports and
 //!   give-backs the coordinator asks for are MAC'd and sent; rejection

@@ -42,7 +42,11 @@
 //!   challenges every host it watched at once (no join round) and its
 //!   fence ends when every host of the topology has confirmed it (each
 //!   closed the older term's slice as it adopted the new one), or by the
-//!   time rule if one does not.
+//!   time rule if one does not (one slice, the lead, a beat and the host
+//!   lease after the first confirm).
+//! - **Leases** ([`ControllerNode::may_grant`]): with a peer, directives go
+//!   out only while the standby's ack of a recent beat, or every host's
+//!   recent message in this run, shows no newer term can be granting.
 
 use super::budget::{Budget, PerSlot};
 use super::standby::{Peer, Seen, Watched};
@@ -183,9 +187,9 @@ pub struct ControllerStats {
     pub takeover_challenges: u64,
     /// Fences of a new term ended early: every host had confirmed the term.
     pub fences_ended_by_confirms: u64,
-    /// Directives and ungated sets not sent: neither the peer's lease nor
-    /// every host's held (this controller may have been superseded).
-    pub withheld: u64,
+    /// Times this controller stopped granting: neither its peer's lease nor
+    /// every host's held (it may have been superseded); it fenced again.
+    pub unleased: u64,
     /// Standby timers that found the node had not run for more than a
     /// beat: the takeover waited for a re-check, after the queued datagrams.
     pub rechecks: u64,
@@ -267,6 +271,10 @@ pub struct ControllerNode<A> {
     /// A standby's takeover waits for a re-check at this instant (its timer
     /// found it had not run for more than a beat).
     recheck_at: Option<Time>,
+    /// No lease holds ([`ControllerNode::may_grant`]): fenced until one does.
+    unleased: bool,
+    /// Every host's lease holds until at least this instant.
+    fresh_until: Time,
 }
 
 impl<A: Address> ControllerNode<A> {
@@ -318,6 +326,8 @@ impl<A: Address> ControllerNode<A> {
             heard: vec![Time::ZERO; hosts],
             idle: Dur::ZERO,
             recheck_at: None,
+            unleased: false,
+            fresh_until: Time::ZERO,
         }
     }
 
@@ -855,6 +865,7 @@ impl<A: Address> ControllerNode<A> {
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
                 self.heard[h as usize] = now;
+                self.fresh_until = self.fresh_until.min(now + self.cfg.host_lease);
                 if let Some(od) = &mut self.on_demand {
                     od.forget(h); // the agent's new session starts with every pair coordinated
                 }
@@ -984,6 +995,15 @@ impl<A: Address> ControllerNode<A> {
     /// slice plus the lead, the time a slice granted by the run before it
     /// (a crashed controller) may still hold at an agent.
     fn fenced(&mut self, now: Time) -> bool {
+        // without a lease this controller may have been superseded: it fences
+        // again (the scheduler forgets what it granted, which ends within a
+        // slice and the lead) and grants nothing until a lease holds
+        let leased = self.may_grant(now);
+        if !leased && !self.unleased {
+            self.refence(now, Dur::ZERO);
+            self.stats.unleased += 1;
+        }
+        self.unleased = !leased;
         let end = *self.fence_until.get_or_insert(now + self.fence);
         if now >= end {
             // the fence ended by its time and this term may grant: a fence begun
@@ -991,7 +1011,7 @@ impl<A: Address> ControllerNode<A> {
             // (found by the harness, seed 3390 and four more of 10,000)
             self.awaiting.clear();
         }
-        now < end
+        now < end || self.unleased
     }
 
     /// The scheduler's deadline (or the fence's end) passed (call at [`ControllerNode::poll_timeout`]).
@@ -1086,16 +1106,6 @@ impl<A: Address> ControllerNode<A> {
         if !self.active {
             return None;
         }
-        if !self.may_grant(now) {
-            // superseded, perhaps: neither the peer's lease nor every host's holds
-            while self.on_demand.as_mut().and_then(OnDemand::poll_ungate).is_some() {
-                self.stats.withheld += 1;
-            }
-            while self.sched.poll_directive().is_some() {
-                self.stats.withheld += 1;
-            }
-            return None;
-        }
         while let Some((host, dests)) = self.on_demand.as_mut().and_then(OnDemand::poll_ungate) {
             let Some(to) = self.addr(host) else {
                 continue; // it starts coordinated when it joins
@@ -1125,12 +1135,20 @@ impl<A: Address> ControllerNode<A> {
     /// thus stops granting within one host lease of the first host that left
     /// it for a newer term, however many of the agents' proofs are lost; a
     /// new term that not every host confirms waits that long after its first
-    /// confirm ([`ControllerNode::take_over`]).
-    pub fn may_grant(&self, now: Time) -> bool {
+    /// confirm (see `take_over`).
+    pub fn may_grant(&mut self, now: Time) -> bool {
         let Some(p) = &self.peer else { return true };
-        now < p.lease_until
-            || (0..self.addrs.len())
-                .all(|h| self.addrs[h].is_none() || now < self.heard[h] + self.cfg.host_lease)
+        if now < p.lease_until || now < self.fresh_until {
+            return true;
+        }
+        // (the earliest end of a host's lease, kept: a host heard later or
+        // dropped only moves it later, one that confirms lowers it to its own)
+        self.fresh_until = (0..self.addrs.len())
+            .filter(|&h| self.addrs[h].is_some())
+            .map(|h| self.heard[h] + self.cfg.host_lease)
+            .min()
+            .unwrap_or(Time::NEVER);
+        now < self.fresh_until
     }
 
     /// The next event, oldest first.

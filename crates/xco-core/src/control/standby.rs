@@ -20,6 +20,15 @@
 //! newer term's own signed datagram — stops directing and stands by
 //! instead of fighting.
 //!
+//! **Leases.** Each beat acks the latest beat its sender accepted from its
+//! peer. A standby that acked a beat sent at `t` cannot take over before
+//! `t +` [`StandbyConfig::takeover_after`]: until then ([`Peer::lease_until`])
+//! the directing controller knows no newer term exists. Without that lease
+//! it grants only while every host is heard in its session (see
+//! [`super::ControllerNode::may_grant`]). A standby whose takeover comes
+//! due after it ran nothing for more than a beat and a half re-checks an
+//! eighth of a beat later, after the datagrams waiting for it.
+//!
 //! While the controllers cannot hear each other but the agents hear both
 //! (the split-brain case), the standby takes over, the primary learns of it
 //! from an agent's proof and stands by, hears no beat, and takes over again

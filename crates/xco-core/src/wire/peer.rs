@@ -98,7 +98,11 @@ fn header(buf: &mut [u8], ty: u8, host: u32, run: u64, seq: u64, len: usize) {
 impl PeerBeat {
     /// Encode and MAC with `key` ([`peer_key`]).
     pub fn encode(&self, key: &[u8; 32]) -> Vec<u8> {
-        let len = if self.ack.is_some() { PEER_PAYLOAD_ACK } else { PEER_PAYLOAD };
+        let len = if self.ack.is_some() {
+            PEER_PAYLOAD_ACK
+        } else {
+            PEER_PAYLOAD
+        };
         let mut b = vec![0u8; HEADER_LEN + len + field::MAC_LEN];
         header(&mut b, PEER_TYPE, CONTROLLER_ID, self.run, self.seq, len);
         b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&self.term.to_be_bytes());

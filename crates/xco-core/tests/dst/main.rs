@@ -270,7 +270,10 @@ fn a_standby_paused_while_the_primary_lives_resumes_without_taking_over() {
         assert_eq!(sum.takeovers, 0, "seed {seed}: a spurious takeover: {sum:?}");
         rechecks += sum.rechecks;
     }
-    assert!(rechecks > 0, "no standby ever found its takeover due as it resumed: the scenario tests nothing");
+    assert!(
+        rechecks > 0,
+        "no standby ever found its takeover due as it resumed: the scenario tests nothing"
+    );
 }
 
 #[test]
