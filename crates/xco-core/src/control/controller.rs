@@ -1088,7 +1088,8 @@ impl<A: Address> ControllerNode<A> {
 
     fn own_timeout(&self) -> Option<Time> {
         let fence = match self.fence_until {
-            Some(t) if self.fenced_backlog.iter().any(Option::is_some) => Some(t),
+            // (unleased, the fence ends at an input that renews a lease: no timer)
+            Some(t) if !self.unleased && self.fenced_backlog.iter().any(Option::is_some) => Some(t),
             _ => None,
         };
         let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
