@@ -296,6 +296,33 @@ fn two_controllers_that_hear_each_other_keep_one_term() {
     }
     assert!(nodes[0].is_active() && !nodes[1].is_active());
     assert_eq!(nodes[0].stats.takeovers + nodes[1].stats.takeovers, 0);
+    // the standby acks the primary's beats: the primary holds a lease, which runs
+    // out within the standby's patience once the standby hears nothing more
+    let lease = nodes[0].peer().unwrap().lease_until;
+    assert!(
+        lease > now && lease <= now + cfg.takeover_after,
+        "lease to {lease} at {now}"
+    );
+    let cut = now;
+    while !nodes[1].is_active() {
+        now += Dur::from_us(50);
+        for i in 0..2 {
+            if nodes[i].poll_timeout().is_some_and(|t| t <= now) {
+                nodes[i].handle_timeout(now);
+            }
+            while nodes[i].poll_transmit(now).is_some() {} // lost: the controllers are cut off
+        }
+    }
+    assert_eq!(
+        nodes[0].peer().unwrap().lease_until,
+        lease,
+        "a lease without an ack"
+    );
+    assert!(
+        lease <= now,
+        "the standby took over at {now}, inside the lease to {lease}"
+    );
+    assert!(now >= cut + (cfg.takeover_after - cfg.beat_every));
 }
 
 /// Move everything between the live controllers (addresses 10 and 11) and
