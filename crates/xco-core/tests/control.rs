@@ -306,11 +306,11 @@ fn two_controllers_that_hear_each_other_keep_one_term() {
     let cut = now;
     while !nodes[1].is_active() {
         now += Dur::from_us(50);
-        for i in 0..2 {
-            if nodes[i].poll_timeout().is_some_and(|t| t <= now) {
-                nodes[i].handle_timeout(now);
+        for n in &mut nodes {
+            if n.poll_timeout().is_some_and(|t| t <= now) {
+                n.handle_timeout(now);
             }
-            while nodes[i].poll_transmit(now).is_some() {} // lost: the controllers are cut off
+            while n.poll_transmit(now).is_some() {} // lost: the controllers are cut off
         }
     }
     assert_eq!(
