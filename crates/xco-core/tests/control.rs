@@ -296,6 +296,33 @@ fn two_controllers_that_hear_each_other_keep_one_term() {
     }
     assert!(nodes[0].is_active() && !nodes[1].is_active());
     assert_eq!(nodes[0].stats.takeovers + nodes[1].stats.takeovers, 0);
+    // the standby acks the primary's beats: the primary holds a lease, which runs
+    // out within the standby's patience once the standby hears nothing more
+    let lease = nodes[0].peer().unwrap().lease_until;
+    assert!(
+        lease > now && lease <= now + cfg.takeover_after,
+        "lease to {lease} at {now}"
+    );
+    let cut = now;
+    while !nodes[1].is_active() {
+        now += Dur::from_us(50);
+        for n in &mut nodes {
+            if n.poll_timeout().is_some_and(|t| t <= now) {
+                n.handle_timeout(now);
+            }
+            while n.poll_transmit(now).is_some() {} // lost: the controllers are cut off
+        }
+    }
+    assert_eq!(
+        nodes[0].peer().unwrap().lease_until,
+        lease,
+        "a lease without an ack"
+    );
+    assert!(
+        lease <= now,
+        "the standby took over at {now}, inside the lease to {lease}"
+    );
+    assert!(now >= cut + (cfg.takeover_after - cfg.beat_every));
 }
 
 /// Move everything between the live controllers (addresses 10 and 11) and
@@ -399,4 +426,51 @@ fn a_standby_that_takes_over_challenges_every_host_it_watched_and_grants_once_al
         );
     }
     assert!(matches!(agents[0].coord.state.gate, Gate::Open { dest: 1, .. }));
+}
+
+#[test]
+fn an_agent_that_failed_open_obeys_its_run_again_only_after_a_fresh_join() {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    // the controller's first directives to h0, held back (a partition)
+    let mut held = Vec::new();
+    let mut now = t;
+    while held.is_empty() {
+        now = c.poll_timeout().expect("a deadline").max(now);
+        assert!(now < t + Dur::from_ms(20), "no directive by {now}");
+        c.handle_timeout(now);
+        while let Some((_, d)) = c.poll_transmit(now) {
+            if matches!(msg(&d), Message::Directive(_)) {
+                held.push(d);
+            }
+        }
+    }
+    // no directive for the fail-open time while backlogged: it fails open, suspends
+    // its run and joins
+    let mut now = t;
+    while a.coord.state.gate != Gate::FailOpen {
+        now = a.poll_timeout().max(now);
+        assert!(now < t + Dur::from_ms(40), "no fail-open by {now}");
+        a.handle_timeout(now);
+    }
+    assert_eq!(a.stats.suspended, 1);
+    assert_eq!(a.stats.joins, 2);
+    // the held directive arrives now, late: refused, though of the run it obeyed
+    let session_rejections = a.rejected.session;
+    a.handle_datagram(now, Origin::Controller, &held[0]);
+    assert_eq!(a.coord.stats.directives, 0, "a late directive obeyed");
+    assert_eq!(a.rejected.session, session_rejections + 1);
+    // the join's fresh answer lifts the suspension; the held directive, older than
+    // that answer, stays refused; the controller's next one is obeyed
+    exchange(&mut c, &mut a, 0, now);
+    assert_eq!(a.run(), Some(c.run()));
+    let replays = a.rejected.replay;
+    a.handle_datagram(now, Origin::Controller, &held[0]);
+    assert_eq!(
+        a.coord.stats.directives, 0,
+        "a directive older than the fresh answer obeyed"
+    );
+    assert_eq!(a.rejected.replay, replays + 1);
+    until_directive(&mut c, &mut a, 0, now);
 }

@@ -810,6 +810,7 @@ fn a_peer_beat_has_the_documented_bytes_and_only_the_peer_key_makes_one() {
         seq: 9,
         term: 6,
         active: true,
+        ack: None,
     };
     let d = b.encode(&key);
     let want: &[u8] = &[
@@ -847,6 +848,46 @@ fn a_peer_beat_has_the_documented_bytes_and_only_the_peer_key_makes_one() {
         .chain_update(&bad[..35])
         .finalize();
     bad[35..].copy_from_slice(&t.into_bytes());
+    assert!(matches!(
+        PeerBeat::decode(&key, &bad),
+        Err(WireError::BadPayload(_))
+    ));
+}
+
+#[test]
+fn a_peer_beat_with_an_ack_carries_the_acked_run_and_sequence_number_after_the_flag() {
+    use xco_core::wire::{peer_key, run_of, PeerBeat};
+    let key = peer_key(MASTER);
+    let b = PeerBeat {
+        run: run_of(5, 0xabcd),
+        seq: 9,
+        term: 6,
+        active: false,
+        ack: Some((run_of(4, 0x1234), 77)),
+    };
+    let d = b.encode(&key);
+    let want: &[u8] = &[
+        b'X', b'C', 4, 12, // magic, version 4, type = peer beat
+        0xff, 0xff, 0xff, 0xff, // a controller
+        0, 0, 0, 5, 0, 0, 0xab, 0xcd, // run
+        0, 0, 0, 0, 0, 0, 0, 9, // seq
+        0, 25, // payload length: with the ack
+        0, 0, 0, 0, 0, 0, 0, 6, // the highest term known
+        0, // stands by
+        0, 0, 0, 4, 0, 0, 0x12, 0x34, // the acked beat's run
+        0, 0, 0, 0, 0, 0, 0, 77, // and sequence number
+    ];
+    assert_eq!(&d[..want.len()], want);
+    assert_eq!(d.len(), want.len() + 32, "HMAC-SHA256 after the payload");
+    assert_eq!(PeerBeat::decode(&key, &d), Ok(b));
+    // a payload of another length is malformed
+    let mut bad = d[..want.len() - 8].to_vec();
+    bad[25] = 17;
+    let t = Hmac::<Sha256>::new_from_slice(&key)
+        .unwrap()
+        .chain_update(&bad)
+        .finalize();
+    bad.extend_from_slice(&t.into_bytes());
     assert!(matches!(
         PeerBeat::decode(&key, &bad),
         Err(WireError::BadPayload(_))

@@ -210,7 +210,7 @@ enum Cmd {
         /// With --replay: the seed's network without faults.
         #[arg(long, requires = "replay", conflicts_with = "scenario")]
         calm: bool,
-        /// With --replay: a calm network with a standby and one fault: takeover, pause or split.
+        /// With --replay: a calm network with a standby and one fault: takeover, pause, split, standby-pause or standby-pause-dead.
         #[arg(long, requires = "replay")]
         scenario: Option<String>,
     },

@@ -42,6 +42,9 @@
 //!   the newer term's datagram as a proof at once, so an older controller
 //!   still alive stands down without waiting to be refused. Everything it
 //!   sends goes to both controllers (the driver's part): a standby watches.
+//! - **Failing open suspends the run**: no directive for the fail-open
+//!   time, the agent refuses its run's messages (they may be arbitrarily
+//!   late) and joins; a fresh answer lifts it.
 //! - **Obeying.** An accepted directive for this host goes to the
 //!   [`HostCoordinator`] (epochs checked there again); reports and
 //!   give-backs the coordinator asks for are MAC'd and sent; rejection
@@ -178,6 +181,8 @@ pub struct AgentNodeStats {
     pub takeover_challenges: u64,
     /// Grants of an older term (a slice, or rates) closed as a newer term was adopted.
     pub closed_at_new_term: u64,
+    /// Times the run was suspended at a fail-open (obeyed again after a fresh join).
+    pub suspended: u64,
 }
 
 /// A host's agent; `P` is the driver's packet handle.
@@ -593,6 +598,15 @@ impl<P> AgentNode<P> {
                 held_pkts: self.coord.held().count(),
                 since_directive: now.saturating_since(self.coord.state.last_directive),
             });
+            // no directive for the fail-open time: the run may be dead and a newer
+            // term direct this host's links, and what arrives of the run now may
+            // be arbitrarily late (delayed, or replayed after a partition): obey
+            // it again only after a fresh answer to a join
+            self.session.suspend();
+            self.stats.suspended += 1;
+            if !self.session.is_joining() {
+                self.join(now);
+            }
         }
         let unanswered =
             self.session.is_joining() && self.joined_at.is_some_and(|t| now >= t + self.cfg.join_timeout);

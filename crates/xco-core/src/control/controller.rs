@@ -42,7 +42,11 @@
 //!   challenges every host it watched at once (no join round) and its
 //!   fence ends when every host of the topology has confirmed it (each
 //!   closed the older term's slice as it adopted the new one), or by the
-//!   time rule if one does not.
+//!   time rule if one does not (one slice, the lead, a beat and the host
+//!   lease after the first confirm).
+//! - **Leases** ([`ControllerNode::may_grant`]): with a peer, directives go
+//!   out only while the standby's ack of a recent beat, or every host's
+//!   recent message in this run, shows no newer term can be granting.
 
 use super::budget::{Budget, PerSlot};
 use super::standby::{Peer, Seen, Watched};
@@ -67,6 +71,11 @@ pub struct ControllerConfig {
     pub rejoin_every: Dur,
     /// On-demand coordination ([`crate::sched::ondemand`]; `None`: every pair is coordinated).
     pub on_demand: Option<OnDemandConfig>,
+    /// The hosts' lease (with a peer): a directing controller whose peer's
+    /// lease ran out grants only while every host in its run was heard in
+    /// its session within this (a few report intervals); and a new term
+    /// that not every host confirms waits this much longer.
+    pub host_lease: Dur,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -79,6 +88,7 @@ impl Default for ControllerConfig {
             challenges_per_s: 2_000,
             rejoin_every: Dur::from_ms(10),
             on_demand: None,
+            host_lease: Dur::from_ms(15),
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -177,6 +187,12 @@ pub struct ControllerStats {
     pub takeover_challenges: u64,
     /// Fences of a new term ended early: every host had confirmed the term.
     pub fences_ended_by_confirms: u64,
+    /// Times this controller stopped granting: neither its peer's lease nor
+    /// every host's held (it may have been superseded); it fenced again.
+    pub unleased: u64,
+    /// Standby timers that found the node had not run for more than a
+    /// beat: the takeover waited for a re-check, after the queued datagrams.
+    pub rechecks: u64,
     /// Demand reports accepted (on-demand coordination).
     pub demands: u64,
     /// Ungated sets sent (on-demand coordination).
@@ -248,6 +264,17 @@ pub struct ControllerNode<A> {
     last_input: Option<Time>,
     /// When this controller last took a term over.
     took_over_at: Time,
+    /// Per host, when a message of its session in this run was last accepted.
+    heard: Vec<Time>,
+    /// The gap before the current input (see [`ControllerNode::touch`]).
+    idle: Dur,
+    /// A standby's takeover waits for a re-check at this instant (its timer
+    /// found it had not run for more than a beat).
+    recheck_at: Option<Time>,
+    /// No lease holds ([`ControllerNode::may_grant`]): fenced until one does.
+    unleased: bool,
+    /// Every host's lease holds until at least this instant.
+    fresh_until: Time,
 }
 
 impl<A: Address> ControllerNode<A> {
@@ -296,6 +323,11 @@ impl<A: Address> ControllerNode<A> {
             unconfirmed: false,
             last_input: None,
             took_over_at: Time::ZERO,
+            heard: vec![Time::ZERO; hosts],
+            idle: Dur::ZERO,
+            recheck_at: None,
+            unleased: false,
+            fresh_until: Time::ZERO,
         }
     }
 
@@ -338,6 +370,7 @@ impl<A: Address> ControllerNode<A> {
     fn touch(&mut self, now: Time) {
         let gap = self.last_input.map_or(Dur::ZERO, |t| now.saturating_since(t));
         self.last_input = Some(now);
+        self.idle = gap;
         if let (true, Some(p)) = (self.active, &self.peer) {
             // this controller ran nothing for half the peer's patience (a pause, a
             // stall): the standby may have taken over meanwhile, and what it would
@@ -370,14 +403,21 @@ impl<A: Address> ControllerNode<A> {
         if b.run == self.run || !p.accept(&b) {
             return;
         }
+        if let (false, Some(ack)) = (b.active, b.ack) {
+            // the peer stands by and heard this run's beat: the lease
+            p.acked(self.run, ack);
+        }
         self.max_term = self.max_term.max(b.term);
         if b.active {
             p.heard_at = now;
             p.backoff = 0;
-            let extra = p.cfg.beat_every;
+            let extra = p.cfg.beat_every + self.cfg.host_lease;
             if self.active && term_of(b.run) < term_of(self.run) {
                 // a lower term still directs (it has not heard of this one yet):
-                // its grants may run to a slice and the lead after its next beat
+                // it holds no lease (this controller directs, and acks nothing),
+                // so it grants only while each of its hosts is heard in its
+                // session; its grants may run to a slice and the lead after the
+                // host lease of the first host that left it
                 self.refence(now, extra);
             }
             self.newer(now, term_of(b.run), b.run);
@@ -548,6 +588,9 @@ impl<A: Address> ControllerNode<A> {
         };
         self.run = run_of(self.max_term, self.run as u32);
         self.active = true;
+        if let Some(p) = &mut self.peer {
+            p.lease_until = Time::ZERO; // a new run: its lease comes from acks of its own beats
+        }
         self.sessions = AgentSessions::new(self.addrs.len(), self.run);
         self.seq = 0;
         self.recent_joins
@@ -669,11 +712,13 @@ impl<A: Address> ControllerNode<A> {
         }
         p.beat_at = now + p.cfg.beat_every;
         p.seq += 1;
+        p.sending(run, p.seq, now);
         let b = PeerBeat {
             run,
             seq: p.seq,
             term,
             active,
+            ack: p.ack(),
         };
         self.out.push_back((p.addr, b.encode(&p.key)));
         self.stats.sent += 1;
@@ -819,12 +864,19 @@ impl<A: Address> ControllerNode<A> {
                 }
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
+                self.heard[h as usize] = now;
+                self.fresh_until = self.fresh_until.min(now + self.cfg.host_lease);
                 if let Some(od) = &mut self.on_demand {
                     od.forget(h); // the agent's new session starts with every pair coordinated
                 }
                 if std::mem::take(&mut self.unconfirmed) {
+                    // the old term's controller, if alive, holds no lease any more
+                    // (the peer took over after its silence), so it grants only
+                    // while each of its hosts is heard in its session: this host
+                    // left it, so it grants nothing after one host lease from now
+                    // (plus a beat for this confirm's trip)
                     let beat = self.peer.as_ref().map_or(Dur::ZERO, |p| p.cfg.beat_every);
-                    self.refence(now, beat);
+                    self.refence(now, beat + self.cfg.host_lease);
                 }
                 self.sched.handle_join(now, h);
                 self.events.push_back(ControllerEvent::Joined { host: h, from });
@@ -837,6 +889,7 @@ impl<A: Address> ControllerNode<A> {
     /// One dispatch of every message of an established session.
     fn in_session(&mut self, now: Time, h: u32, msg: Message) {
         let hosts = self.addrs.len();
+        self.heard[h as usize] = now;
         match msg {
             Message::Leave => {
                 self.stats.msgs[1] += 1;
@@ -942,6 +995,15 @@ impl<A: Address> ControllerNode<A> {
     /// slice plus the lead, the time a slice granted by the run before it
     /// (a crashed controller) may still hold at an agent.
     fn fenced(&mut self, now: Time) -> bool {
+        // without a lease this controller may have been superseded: it fences
+        // again (the scheduler forgets what it granted, which ends within a
+        // slice and the lead) and grants nothing until a lease holds
+        let leased = self.may_grant(now);
+        if !leased && !self.unleased {
+            self.refence(now, Dur::ZERO);
+            self.stats.unleased += 1;
+        }
+        self.unleased = !leased;
         let end = *self.fence_until.get_or_insert(now + self.fence);
         if now >= end {
             // the fence ended by its time and this term may grant: a fence begun
@@ -949,7 +1011,7 @@ impl<A: Address> ControllerNode<A> {
             // (found by the harness, seed 3390 and four more of 10,000)
             self.awaiting.clear();
         }
-        now < end
+        now < end || self.unleased
     }
 
     /// The scheduler's deadline (or the fence's end) passed (call at [`ControllerNode::poll_timeout`]).
@@ -958,13 +1020,25 @@ impl<A: Address> ControllerNode<A> {
         self.stats.timer_fires += 1;
         self.touch(now);
         self.beat(now);
+        if self.recheck_at.is_some_and(|t| now >= t) {
+            self.recheck_at = None;
+        }
         if !self.active {
-            if self.peer.as_ref().is_some_and(|p| now >= p.takeover_at()) {
-                self.take_over(now);
-                self.beat(now);
-            } else {
+            let Some(p) = self.peer.as_ref().filter(|p| now >= p.takeover_at()) else {
+                return;
+            };
+            // this node ran nothing for more than a beat (descheduled, a stall):
+            // the peer's beats may wait unread (a driver serves its timer first),
+            // so silence it did not watch is no death: look again after the
+            // driver has delivered what waits
+            let beat = p.cfg.beat_every;
+            if self.idle > beat + Dur::from_ps(beat.ps() / 2) {
+                self.recheck_at = Some(now + Dur::from_ps(beat.ps() / 8));
+                self.stats.rechecks += 1;
                 return;
             }
+            self.take_over(now);
+            self.beat(now);
         }
         if self.fenced(now) {
             if let Some(od) = &mut self.on_demand {
@@ -998,7 +1072,8 @@ impl<A: Address> ControllerNode<A> {
             if self.active {
                 p.beat_at
             } else {
-                p.beat_at.min(p.takeover_at())
+                let at = p.beat_at.min(p.takeover_at());
+                self.recheck_at.map_or(at, |r| r.max(at))
             }
         });
         if !self.active {
@@ -1013,7 +1088,8 @@ impl<A: Address> ControllerNode<A> {
 
     fn own_timeout(&self) -> Option<Time> {
         let fence = match self.fence_until {
-            Some(t) if self.fenced_backlog.iter().any(Option::is_some) => Some(t),
+            // (unleased, the fence ends at an input that renews a lease: no timer)
+            Some(t) if !self.unleased && self.fenced_backlog.iter().any(Option::is_some) => Some(t),
             _ => None,
         };
         let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
@@ -1050,6 +1126,30 @@ impl<A: Address> ControllerNode<A> {
             return self.out.pop_front();
         }
         None
+    }
+
+    /// True if this controller may grant now: it has no peer, or its peer,
+    /// standing by, acked a beat recent enough that it cannot have taken over
+    /// (the lease), or every host in this run was heard in its session
+    /// within the host lease (a host that adopted a newer term sends nothing
+    /// more in this run's session). A controller cut off from its standby
+    /// thus stops granting within one host lease of the first host that left
+    /// it for a newer term, however many of the agents' proofs are lost; a
+    /// new term that not every host confirms waits that long after its first
+    /// confirm (see `take_over`).
+    pub fn may_grant(&mut self, now: Time) -> bool {
+        let Some(p) = &self.peer else { return true };
+        if now < p.lease_until || now < self.fresh_until {
+            return true;
+        }
+        // (the earliest end of a host's lease, kept: a host heard later or
+        // dropped only moves it later, one that confirms lowers it to its own)
+        self.fresh_until = (0..self.addrs.len())
+            .filter(|&h| self.addrs[h].is_some())
+            .map(|h| self.heard[h] + self.cfg.host_lease)
+            .min()
+            .unwrap_or(Time::NEVER);
+        now < self.fresh_until
     }
 
     /// The next event, oldest first.

@@ -38,6 +38,12 @@
 //!   adopts a newer one; a controller that learns of a higher term stops
 //!   directing ([`standby`]); a new term grants nothing until every host
 //!   has confirmed it, or its fence's time has passed;
+//! - a directing controller with a peer grants only under a lease: its
+//!   standby's ack of a recent beat, or every host heard in its session
+//!   within the host lease ([`ControllerNode::may_grant`]), so one cut off
+//!   from a standby that took over stops granting by itself;
+//! - an agent that fails open obeys its run again only after a fresh
+//!   answer to a join;
 //! - signature checks an outsider can cause are bounded by a budget
 //!   ([`budget`]), and so are the challenges the controller signs.
 

@@ -20,6 +20,15 @@
 //! newer term's own signed datagram — stops directing and stands by
 //! instead of fighting.
 //!
+//! **Leases.** Each beat acks the latest beat its sender accepted from its
+//! peer. A standby that acked a beat sent at `t` cannot take over before
+//! `t +` [`StandbyConfig::takeover_after`]: until then ([`Peer::lease_until`])
+//! the directing controller knows no newer term exists. Without that lease
+//! it grants only while every host is heard in its session (see
+//! [`super::ControllerNode::may_grant`]). A standby whose takeover comes
+//! due after it ran nothing for more than a beat and a half re-checks an
+//! eighth of a beat later, after the datagrams waiting for it.
+//!
 //! While the controllers cannot hear each other but the agents hear both
 //! (the split-brain case), the standby takes over, the primary learns of it
 //! from an agent's proof and stands by, hears no beat, and takes over again
@@ -50,6 +59,9 @@ impl Default for StandbyConfig {
     }
 }
 
+/// Beats whose send times a directing controller keeps, to read its peer's acks.
+const SENT_KEPT: usize = 16;
+
 /// The peer controller as this one knows it.
 #[derive(Clone, Debug)]
 pub struct Peer<A> {
@@ -76,6 +88,12 @@ pub struct Peer<A> {
     /// from its peer (an agent's proof told it): each doubles the silence it
     /// waits before the next, up to 32 times; a beat resets it.
     pub backoff: u32,
+    /// The latest beats sent: (run, sequence number, when).
+    sent: std::collections::VecDeque<(u64, u64, Time)>,
+    /// The lease: until this instant the peer, standing by, cannot take over
+    /// (it acked a beat of this run sent at `t`, and waits `takeover_after`
+    /// from a beat's receipt, so from `t` at the earliest).
+    pub lease_until: Time,
 }
 
 impl<A: Address> Peer<A> {
@@ -92,6 +110,36 @@ impl<A: Address> Peer<A> {
             seq: 0,
             refused: 0,
             backoff: 0,
+            sent: std::collections::VecDeque::with_capacity(SENT_KEPT),
+            lease_until: Time::ZERO,
+        }
+    }
+
+    /// The latest beat accepted from the peer (run, sequence number): the ack
+    /// this controller's beats carry.
+    pub fn ack(&self) -> Option<(u64, u64)> {
+        self.last
+    }
+
+    /// Beat `seq` of run `run` leaves at `now` (its send time is kept for the ack).
+    pub fn sending(&mut self, run: u64, seq: u64, now: Time) {
+        if self.sent.len() == SENT_KEPT {
+            self.sent.pop_front();
+        }
+        self.sent.push_back((run, seq, now));
+    }
+
+    /// The peer, standing by, acked beat `ack`: if it is one of this run's
+    /// kept beats, the lease runs to its send time plus the peer's patience
+    /// (less what clock drift of 1,000 ppm between the two takes from it).
+    pub fn acked(&mut self, run: u64, ack: (u64, u64)) {
+        if ack.0 != run {
+            return;
+        }
+        if let Some(&(_, _, at)) = self.sent.iter().find(|s| (s.0, s.1) == ack) {
+            let t = self.cfg.takeover_after;
+            let until = at + (t - Dur::from_ps(t.ps() / 1000));
+            self.lease_until = self.lease_until.max(until);
         }
     }
 

@@ -15,8 +15,12 @@
 //!   share ([`peer_key`]); agents cannot make one. Header: host
 //!   [`CONTROLLER_ID`], the sender's run, a rising sequence number. Payload:
 //!   the highest term the sender knows (u64) and whether it directs (u8, 0
-//!   or 1). A MAC, not a signature: two controllers beat a thousand times a
-//!   second.
+//!   or 1), then, optionally, the **ack**: the run (u64) and sequence number
+//!   (u64) of the latest beat the sender accepted from its peer (payload 9
+//!   bytes without it, 25 with it). The ack is the directing controller's
+//!   lease: a standby that accepted a beat sent at `t` takes over no sooner
+//!   than `t` plus its patience ([`crate::control::standby`]). A MAC, not a
+//!   signature: two controllers beat a thousand times a second.
 //! - **Superseded** (type 13): an agent that refused a controller message of
 //!   an older term sends the controller (MAC'd with its host key, in any
 //!   session: it may have joined the newer term already) the newer term's
@@ -43,6 +47,7 @@ pub const SUPERSEDED_TYPE: u8 = 13;
 /// hundred rates at most; proofs are of small messages).
 pub const MAX_PROOF_BYTES: usize = 1024;
 const PEER_PAYLOAD: usize = 9;
+const PEER_PAYLOAD_ACK: usize = PEER_PAYLOAD + 16;
 
 /// The term of controller run `run`.
 pub fn term_of(run: u64) -> u64 {
@@ -75,6 +80,9 @@ pub struct PeerBeat {
     pub term: u64,
     /// The sender directs (holds the term of `run`).
     pub active: bool,
+    /// The run and sequence number of the latest beat the sender accepted
+    /// from its peer, if any.
+    pub ack: Option<(u64, u64)>,
 }
 
 fn mac(key: &[u8; 32], b: &[u8]) -> [u8; 32] {
@@ -90,12 +98,21 @@ fn header(buf: &mut [u8], ty: u8, host: u32, run: u64, seq: u64, len: usize) {
 impl PeerBeat {
     /// Encode and MAC with `key` ([`peer_key`]).
     pub fn encode(&self, key: &[u8; 32]) -> Vec<u8> {
-        let mut b = vec![0u8; HEADER_LEN + PEER_PAYLOAD + field::MAC_LEN];
-        header(&mut b, PEER_TYPE, CONTROLLER_ID, self.run, self.seq, PEER_PAYLOAD);
+        let len = if self.ack.is_some() {
+            PEER_PAYLOAD_ACK
+        } else {
+            PEER_PAYLOAD
+        };
+        let mut b = vec![0u8; HEADER_LEN + len + field::MAC_LEN];
+        header(&mut b, PEER_TYPE, CONTROLLER_ID, self.run, self.seq, len);
         b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&self.term.to_be_bytes());
         b[HEADER_LEN + 8] = self.active as u8;
-        let t = mac(key, &b[..HEADER_LEN + PEER_PAYLOAD]);
-        b[HEADER_LEN + PEER_PAYLOAD..].copy_from_slice(&t);
+        if let Some((run, seq)) = self.ack {
+            b[HEADER_LEN + 9..HEADER_LEN + 17].copy_from_slice(&run.to_be_bytes());
+            b[HEADER_LEN + 17..HEADER_LEN + 25].copy_from_slice(&seq.to_be_bytes());
+        }
+        let t = mac(key, &b[..HEADER_LEN + len]);
+        b[HEADER_LEN + len..].copy_from_slice(&t);
         b
     }
 
@@ -108,7 +125,8 @@ impl PeerBeat {
         if p.version() < VERSION {
             return Err(WireError::BadVersion(p.version()));
         }
-        if p.payload_len() != PEER_PAYLOAD || p.host() != CONTROLLER_ID {
+        let len = p.payload_len();
+        if !(len == PEER_PAYLOAD || len == PEER_PAYLOAD_ACK) || p.host() != CONTROLLER_ID {
             return Err(WireError::BadPayload("peer heartbeat"));
         }
         let want = mac(key, p.signed_part());
@@ -121,11 +139,13 @@ impl PeerBeat {
             1 => true,
             _ => return Err(WireError::BadPayload("peer heartbeat active flag")),
         };
+        let word = |at: usize| u64::from_be_bytes(pl[at..at + 8].try_into().expect("8 bytes"));
         Ok(PeerBeat {
             run: p.run(),
             seq: p.seq(),
-            term: u64::from_be_bytes(pl[..8].try_into().expect("8 bytes")),
+            term: word(0),
             active,
+            ack: (len == PEER_PAYLOAD_ACK).then(|| (word(9), word(17))),
         })
     }
 }

@@ -58,6 +58,9 @@ pub struct ControllerSession {
     nonce: Option<u64>,
     /// The nonce of the latest join (this agent's session), until a rejoin request for it.
     session: Option<u64>,
+    /// The run's messages are refused until a fresh answer to a join (the
+    /// agent failed open: what it receives of the run may be arbitrarily late).
+    suspended: bool,
 }
 
 impl ControllerSession {
@@ -68,7 +71,15 @@ impl ControllerSession {
             run: None,
             nonce: None,
             session: None,
+            suspended: false,
         }
+    }
+
+    /// Refuse the run's messages until a hello or challenge answers a join
+    /// (then only those sent after that answer: its sequence number is
+    /// above theirs). The run stays the one obeyed for the term rules.
+    pub fn suspend(&mut self) {
+        self.suspended = true;
     }
 
     /// A join carrying `nonce` is being sent: only a hello or challenge echoing it is accepted.
@@ -108,6 +119,7 @@ impl ControllerSession {
                     return Err(stale);
                 }
                 self.nonce = None;
+                self.suspended = false;
                 // joining the run it obeys again, the replay window stays where it
                 // was: the answer may have been overtaken by newer messages of the run
                 // (found by the control-plane harness: a duplicate of one of those
@@ -148,7 +160,7 @@ impl ControllerSession {
             _ => {}
         }
         match &mut self.run {
-            Some((run, last)) if *run == repr.run => {
+            Some((run, last)) if *run == repr.run && !self.suspended => {
                 if repr.seq <= *last {
                     return Err(WireError::Replay {
                         host: repr.host,

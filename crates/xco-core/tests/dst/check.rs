@@ -400,11 +400,14 @@ impl Checker {
         let mut links = Vec::new();
         let mut who = Vec::new();
         for (h, a) in self.admitted[ci].iter().enumerate() {
-            // the newest grant started by now replaces the ones before
-            let Some(&(start, until, dest)) = a.iter().rev().find(|g| g.0 <= now) else {
+            // the newest grant started by now replaces the ones before (the wire
+            // carries `start_in` in whole nanoseconds, so a start read from it may
+            // be up to 1 ns before the one decided: a grant starts 1 ns after it)
+            let ns = Dur::from_ns(1);
+            let Some(&(start, until, dest)) = a.iter().rev().find(|g| g.0 + ns <= now) else {
                 continue;
             };
-            if now + self.allowance >= until || dest == u32::MAX || start > now {
+            if now + self.allowance >= until || dest == u32::MAX || start + ns > now {
                 continue;
             }
             links.clear();

@@ -259,6 +259,37 @@ fn a_partition_between_the_controllers_never_makes_two_of_them_obeyed() {
     }
 }
 
+#[test]
+fn a_standby_paused_while_the_primary_lives_resumes_without_taking_over() {
+    // resumed, it serves its timer before its socket: the takeover is due, but
+    // the primary's beats wait unread; it looks again after reading them
+    let mut rechecks = 0;
+    for seed in 0..40 {
+        let s = Setup::scenario("standby-pause", seed).unwrap();
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.takeovers, 0, "seed {seed}: a spurious takeover: {sum:?}");
+        rechecks += sum.rechecks;
+    }
+    assert!(
+        rechecks > 0,
+        "no standby ever found its takeover due as it resumed: the scenario tests nothing"
+    );
+}
+
+#[test]
+fn a_standby_paused_while_the_primary_dies_still_takes_over_as_it_resumes() {
+    for seed in 0..40 {
+        let s = Setup::scenario("standby-pause-dead", seed).unwrap();
+        let sum = run(s, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sum.takeovers, 1, "seed {seed}: {sum:?}");
+        assert_eq!(
+            sum.takeover_gaps.len(),
+            1,
+            "seed {seed}: no agent obeyed the standby: {sum:?}"
+        );
+    }
+}
+
 // --- on-demand coordination (issue 28 item 4) ------------------------------------------
 
 #[test]

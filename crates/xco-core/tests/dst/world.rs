@@ -225,7 +225,10 @@ impl Setup {
     /// `takeover` (the primary dies, kill -9, at 30 ms, during an incast into
     /// h0 from 20 ms: every host has a backlog then), `pause` (the primary
     /// is paused, SIGSTOP, 20 to 30 ms, and returns stale), `split` (the
-    /// controllers cannot hear each other 20 to 35 ms; both reach the agents).
+    /// controllers cannot hear each other 20 to 35 ms; both reach the agents),
+    /// `standby-pause` (the standby is paused 20 to 30 ms: it resumes with
+    /// its takeover timer late and the primary's beats unread),
+    /// `standby-pause-dead` (the same, and the primary dies at 25 ms).
     pub fn scenario(name: &str, seed: u64) -> Result<Setup, String> {
         let mut s = Setup::calm(seed);
         s.standby = true;
@@ -237,6 +240,13 @@ impl Setup {
             }
             "pause" => s.pauses = vec![(CTL, at(20), at(30))],
             "split" => s.net.peer_cuts = vec![(at(20), at(35))],
+            // the standby descheduled 20 to 30 ms: the primary's beats wait unread
+            "standby-pause" => s.pauses = vec![(CTL2, at(20), at(30))],
+            // the same, and the primary dies meanwhile, at 25 ms
+            "standby-pause-dead" => {
+                s.pauses = vec![(CTL2, at(20), at(30))];
+                s.primary_dies = Some(at(25));
+            }
             "ondemand" => {
                 // light traffic, then an incast into h0 from 40 ms
                 s.standby = false;
@@ -246,7 +256,7 @@ impl Setup {
             }
             _ => {
                 return Err(format!(
-                    "'{name}' is not a scenario: takeover, pause, split or ondemand"
+                    "'{name}' is not a scenario: takeover, pause, split, standby-pause, standby-pause-dead or ondemand"
                 ))
             }
         }
@@ -287,6 +297,8 @@ pub struct Summary {
     pub controller_runs: u64,
     /// Terms taken after the first (standby takeovers, new terms).
     pub takeovers: u64,
+    /// Standby timers that found their node had not run for more than a beat (live controllers at the end).
+    pub rechecks: u64,
     /// Per primary death: true time from the crash to the first directive of a
     /// newer term applied by any agent.
     pub takeover_gaps: Vec<Dur>,
@@ -593,7 +605,13 @@ impl World {
                 _ => None,
             };
             if let Some(until) = node.and_then(|n| self.paused_until(n, t)) {
-                self.q.push(until, e.ev);
+                // a resumed controller serves its timer before the datagrams that
+                // wait in its socket (as the daemon's loop does)
+                let at = match &e.ev {
+                    Ev::Deliver { to, .. } if is_ctl(*to) => until + Dur::from_ps(1),
+                    _ => until,
+                };
+                self.q.push(at, e.ev);
                 continue;
             }
             self.step(t, e.ev);
@@ -792,8 +810,10 @@ impl World {
                 lead: LEAD,
             },
         );
-        #[allow(unused_mut)]
-        let mut cfg = ControllerConfig::default();
+        let mut cfg = ControllerConfig {
+            host_lease: Dur::from_ps(REPORT.ps() * 3),
+            ..ControllerConfig::default()
+        };
         if self.s.on_demand {
             cfg.on_demand = Some(OnDemandConfig {
                 threshold_bytes: OD_THRESHOLD_BYTES,
@@ -1205,6 +1225,7 @@ impl World {
             Ok(_) => {}
             Err(v) => self.check.fail(t, v),
         }
+        self.summary.rechecks = self.ctls.iter().flatten().map(|c| c.node.stats.rechecks).sum();
         let active: Vec<usize> = (0..2)
             .filter(|&i| self.ctls[i].as_ref().is_some_and(|c| c.node.is_active()))
             .collect();

@@ -107,6 +107,18 @@ pub fn render(sched: &Scheduler, v: &View<'_>) -> String {
         v.st.stepped_down,
     );
     p.one(
+        "xco_controller_unleased_total",
+        Kind::Counter,
+        "Times this controller stopped granting (fenced again): neither its standby's lease nor every host's held.",
+        v.st.unleased,
+    );
+    p.one(
+        "xco_controller_takeover_rechecks_total",
+        Kind::Counter,
+        "Takeovers put off to a re-check: the standby had not run for more than a beat.",
+        v.st.rechecks,
+    );
+    p.one(
         "xco_directives_total",
         Kind::Counter,
         "Directives issued.",

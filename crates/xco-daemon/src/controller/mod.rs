@@ -242,6 +242,9 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
     let second = Duration::from_secs(1);
     let cfg = ControllerConfig {
         on_demand: opts.topo.settings.on_demand.clone(),
+        // a host reports every report interval: three of them lost in a row
+        // before a directing controller without its standby's lease stops granting
+        host_lease: Dur::from_ps(opts.topo.settings.report_interval.ps() * 3),
         ..ControllerConfig::default()
     };
     let mut node = ControllerNode::new(cfg, sched, keys, run);
