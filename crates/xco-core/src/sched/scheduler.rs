@@ -32,11 +32,12 @@
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
+use super::drain::Drain;
 use super::links::Links;
 use super::state::{Flow, Node, NodeMeta, NOBODY, NOT_SERVED};
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +118,8 @@ pub struct Scheduler {
     /// (expiry, node) in expiry order: every slice has the same length and
     /// slices are granted in time order, so a FIFO keeps them sorted.
     pub(super) expiries: VecDeque<(Time, u32)>,
+    /// Preempted transmissions still draining, earliest end first (see `drain`).
+    pub(super) drains: BinaryHeap<Drain>,
     next_tick: Time,
     /// The scheduler's time: the latest instant an input was stamped with,
     /// or a deadline decided ahead of time (up to the lead past `input_now`).
@@ -173,6 +176,7 @@ impl Scheduler {
             slowest_link_bps: topo.link_bps.iter().copied().min().unwrap_or(u64::MAX),
             rr: 0,
             expiries: VecDeque::new(),
+            drains: BinaryHeap::new(),
             next_tick: Time::NEVER,
             clock: Time::ZERO,
             input_now: Time::ZERO,
@@ -212,6 +216,19 @@ impl Scheduler {
     pub fn reservation(&self, l: LinkId) -> Option<(u32, u32, Time)> {
         let r = self.links.res(l);
         (self.links.held_by(l) != NOBODY).then_some((r.owner, r.dest, r.since))
+    }
+
+    /// Preempted transmissions still draining, each as (the preempted
+    /// node, the links it still holds, what it adds to each, bit/s, and
+    /// until when), earliest end first: they count in
+    /// [`admitted_bps`](Self::admitted_bps) and
+    /// [`active_senders`](Self::active_senders) until then.
+    pub fn draining(&self) -> Vec<(u32, Vec<LinkId>, u64, Time)> {
+        let mut d: Vec<&Drain> = self.drains.iter().collect();
+        d.sort_unstable_by(|a, b| b.cmp(a));
+        d.iter()
+            .map(|d| (d.node, d.links(&self.topo).collect(), d.contrib_bps, d.end))
+            .collect()
     }
 
     /// Capacity of link `l`, bit/s.
@@ -440,12 +457,21 @@ impl Scheduler {
                 triggers.push(x);
             }
         }
+        // preempted slices that end now: what their senders released has
+        // left, their links are free (an event, as a slice end is)
+        while let Some(d) = self.drains.peek().filter(|d| d.end <= now).copied() {
+            self.drains.pop();
+            for l in d.links(&self.topo) {
+                self.links.withdraw(l, d.contrib_bps);
+                freed.push(l);
+            }
+        }
         let tick = now >= self.next_tick;
         // every slice, hosts that wait with backlog are triggers too: the
         // schedule moves on even when no slice ends (e.g. after
         // reservations held links idle); one run together with the expiries
         let waiting = tick && self.cfg.mode != Mode::RateLimit;
-        if !triggers.is_empty() || waiting {
+        if !triggers.is_empty() || !freed.is_empty() || waiting {
             self.algorithm1(now, &triggers, &freed, waiting);
         }
         self.scratch.triggers = triggers;
@@ -471,9 +497,14 @@ impl Scheduler {
             .map(|t| Time(t.ps().saturating_sub(self.cfg.lead.ps())))
     }
 
-    /// The next slice expiry or tick.
+    /// The next slice expiry, drain end or tick.
     fn next_deadline(&self) -> Option<Time> {
-        let exp = self.expiries.front().map(|r| r.0);
+        // (a drain ends when its preempted slice would have: that slice's
+        // expiry is still listed, so this changes nothing but is cheap)
+        let exp = match (self.expiries.front(), self.drains.peek()) {
+            (Some(e), Some(d)) => Some(e.0.min(d.end)),
+            (e, d) => e.map(|e| e.0).or(d.map(|d| d.end)),
+        };
         let tick = (self.next_tick != Time::NEVER).then_some(self.next_tick);
         match (exp, tick) {
             (Some(a), Some(b)) => Some(a.min(b)),
