@@ -619,8 +619,48 @@ fn a_host_whose_feedback_stops_is_dropped_and_its_capacity_reused() {
         s.handle_timeout(Time(Dur::from_ms(ms).ps()));
     }
     assert!(!s.joined(0), "host 0 was dropped");
-    assert_eq!(s.dest(1), Some(5), "its capacity went to host 1");
     assert_eq!(s.stats().hosts_timed_out, 1);
+    // it may still be sending (only its reports may be lost): its link
+    // drains until its slice's end at 10 ms, then goes to host 1
+    assert_eq!(s.dest(1), None, "host 0's slice still runs");
+    let end = Time(Dur::from_ms(10).ps());
+    assert_eq!(
+        s.draining().iter().map(|d| (d.0, d.3)).collect::<Vec<_>>(),
+        vec![(0, end)]
+    );
+    for ms in 8..=9u64 {
+        s.handle_feedback(Time(Dur::from_ms(ms).ps()), 1);
+        s.handle_timeout(Time(Dur::from_ms(ms).ps()));
+        assert_eq!(s.dest(1), None);
+    }
+    s.handle_timeout(end);
+    assert_eq!(s.dest(1), Some(5), "its capacity went to host 1");
+}
+
+#[test]
+fn a_feedback_timeout_found_at_a_deadline_decided_early_starts_its_directives_then() {
+    // host 0's slice ends at 2 ms, the deadline handled the lead early at
+    // 1.5 ms; its feedback stopped at 0, so that run drops it: the link it
+    // held goes to host 1 from 2 ms (the lead after the call), not at once
+    let net = star(6, G);
+    let lead = Dur::from_us(500);
+    let mut c = cfg(Mode::Timeslice);
+    c.feedback_timeout = Some(Dur::from_ms(1));
+    c.lead = lead;
+    let mut s = Scheduler::new(net.topology(&[G; 6]), c);
+    s.handle_backlog(Time::ZERO, 0, &[5]);
+    s.handle_backlog(Time::ZERO, 1, &[5]);
+    while s.poll_directive().is_some() {}
+    assert_eq!((s.dest(0), s.dest(1)), (Some(5), None));
+    s.handle_feedback(Time(Dur::from_ms(1).ps()), 1);
+    let t = s.poll_timeout().unwrap();
+    assert_eq!(t, Time(Dur::from_us(1500).ps()));
+    s.handle_timeout(t);
+    assert!(!s.joined(0) && s.dest(1) == Some(5));
+    let ds: Vec<Directive> = std::iter::from_fn(|| s.poll_directive()).collect();
+    let to1: Vec<&Directive> = ds.iter().filter(|d| d.host == 1).collect();
+    assert_eq!(to1.len(), 1, "{ds:?}");
+    assert_eq!(to1[0].start_in, lead, "{ds:?}");
 }
 
 // ---------------------------------------------------------------------------
@@ -1290,7 +1330,7 @@ const CHURN_CASES: [(&str, u32, u32, u32, u32, u64, Mode, u64); 5] = [
     ("churn_k8_hybrid.log", 8, 128, 10, 16, 4, Mode::Hybrid, 300),
     // hosts see more destinations than their service history keeps (64
     // entries): a few busy hosts churn through destinations all over the tree
-    ("churn_k8_history.log", 8, 4, 60, 16, 5, Mode::Timeslice, 50),
+    ("churn_k8_history.log", 8, 4, 80, 16, 5, Mode::Timeslice, 50),
 ];
 
 /// Seeds of the tree cases, `TREE_EVENTS` events each: the mode is

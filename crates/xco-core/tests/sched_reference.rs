@@ -535,6 +535,7 @@ fn the_scheduler_decides_as_the_plain_reference() {
         "a drain ends",
         "a drain's end alone is an event",
         "a flow returns as old as its last service",
+        "a leaving host's links drain",
         "a preempted sender's links drain",
         "a preemption after the old slice's end frees at once",
         "a reserved link refuses a flow",

@@ -20,14 +20,22 @@
 //! freed link changes hands exactly as at a slice end. Links x keeps
 //! (P_{x,old} ∩ P_{x,new}) carry its old and new packets one after the
 //! other through its own NIC, at most C_x together: they need no drain.
+//!
+//! A node that leaves the schedule in the middle of a slice (it leaves, or
+//! its feedback stops) drains the same way, its whole path: a host whose
+//! reports are lost still obeys the directive it has, and a host that
+//! leaves may have released the rest of its slice (found by the same
+//! harness: a timed-out host's link handed over at once met its slice).
 
 use super::state::Flow;
 use super::topology::{LinkId, SchedTopology};
 use crate::time::Time;
 use std::cmp::Ordering;
 
-/// One preempted transmission: node `node` left `old` for `new`; the links
-/// of `old` that `new` does not cross keep `contrib_bps` until `end`.
+/// One preempted transmission: node `node` left `old` for `new` (a flow
+/// without links if it left the schedule: a leave or a feedback timeout);
+/// the links of `old` that `new` does not cross keep `contrib_bps` until
+/// `end`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Drain {
     /// The preempted slice's end.

@@ -29,6 +29,18 @@
 //! destination, nodes active for less than `min_active` are not disturbed,
 //! and a node leaves the affected set once considered and never re-enters
 //! once scheduled (the loop terminates).
+//!
+//! A preemption frees the links the node leaves (P_{x,old} − P_{x,new})
+//! only when its old slice would have ended (the drain, `drain`): its
+//! agent has released into its NIC everything that ends within that
+//! slice, and those packets still cross the old path after the node is
+//! moved (or all of the slice, if the directive that moves it is lost).
+//! Until then the links keep its old contribution; their release at that
+//! instant is a scheduling event like a slice's end (its affected set the
+//! contention groups of those links), so the capacity is handed on as soon
+//! as it is free. A slice given back (event 2) needs no drain: the agent
+//! gives back only once its NIC has sent what it released, plus the
+//! hysteresis. The rate form has no slices and no preemption.
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
@@ -323,15 +335,23 @@ impl Scheduler {
         self.meta[x as usize].last_feedback = now;
     }
 
-    /// Host `x` leaves: its flows are no longer scheduled.
+    /// Host `x` leaves: its flows are no longer scheduled (the links of
+    /// its slice drain until the slice's end).
     pub fn handle_leave(&mut self, now: Time, x: u32) {
         let now = self.advance(now);
+        self.leave(now, x);
+    }
+
+    /// [`handle_leave`](Self::handle_leave) at the scheduler's time `now`,
+    /// keeping the input's instant (a feedback timeout found by a deadline
+    /// handled the lead early: its directives start then too).
+    fn leave(&mut self, now: Time, x: u32) {
         if !self.nodes[x as usize].joined {
             return;
         }
         let mut freed = std::mem::take(&mut self.scratch.freed);
         freed.clear();
-        self.release(x, &mut freed);
+        self.release_draining(now, x, &mut freed);
         self.set_backlog(now, x, &[]);
         self.nodes[x as usize].joined = false;
         match self.cfg.mode {
@@ -426,8 +446,7 @@ impl Scheduler {
 
     /// Feedback timeouts, slice expiries and the tick due at `now` (the scheduler's time).
     fn due_at(&mut self, now: Time) {
-        let input_now = self.input_now;
-        // feedback timeouts
+        // feedback timeouts (a silent host may still be sending: its links drain)
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.nodes.len() as u32)
                 .filter(|&x| {
@@ -437,9 +456,8 @@ impl Scheduler {
                 .collect();
             for x in dead {
                 self.stats.hosts_timed_out += 1;
-                self.handle_leave(now, x);
+                self.leave(now, x);
             }
-            self.input_now = input_now;
         }
         // slice expiries that fall due together are one event whose triggers are all of them
         let mut triggers = std::mem::take(&mut self.scratch.triggers);
@@ -611,6 +629,31 @@ impl Scheduler {
             self.links.withdraw(l, c);
         }
         freed.extend_from_slice(links);
+    }
+
+    /// End x's transmission for good (x leaves): if its slice has not
+    /// ended, the links of its path drain until the slice's end (a host
+    /// that left, or fell silent, may still be sending what its agent
+    /// released, or all of its slice if it only lost its feedback); else
+    /// as [`release`](Self::release).
+    fn release_draining(&mut self, now: Time, x: u32, freed: &mut Vec<LinkId>) {
+        let n = &self.nodes[x as usize];
+        match n.dest {
+            Some(d) if n.expires > now => {
+                let (end, old) = (n.expires, self.flow_to(x, d));
+                let n = &mut self.nodes[x as usize];
+                n.dest = None;
+                let contrib_bps = std::mem::take(&mut n.contrib_bps);
+                self.drains.push(Drain {
+                    end,
+                    node: x,
+                    contrib_bps,
+                    old,
+                    new: Flow::default(),
+                });
+            }
+            _ => self.release(x, freed),
+        }
     }
 
     pub(super) fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {

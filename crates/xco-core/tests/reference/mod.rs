@@ -32,9 +32,10 @@
 //!   frees them at once, and they affect their contention groups then;
 //! - `min_active`: a node sending for less than that is not affected;
 //! - triggers: the three events of the spec, a host leaving (its slice ends
-//!   and its backlog empties), and every slice the hosts that wait with
-//!   backlog; the affected set also takes the contention groups of the links
-//!   a trigger's transmission freed;
+//!   and its backlog empties; the links of a slice not yet over drain until
+//!   its end, as a preempted sender's), and every slice the hosts that wait
+//!   with backlog; the affected set also takes the contention groups of the
+//!   links a trigger's transmission freed;
 //! - the rate form: a V2V flow gets its tightest link shared by that link's
 //!   contention group (at most C_x), sent when a host's rates change
 //!   (recomputed for the trigger and the contention groups of its paths) and
@@ -291,10 +292,31 @@ impl RefScheduler {
     /// Host `x` leaves: its slice ends, its backlog empties (a trigger).
     pub fn handle_leave(&mut self, now: Time, x: u32) {
         let now = self.advance(now);
+        self.leave(now, x);
+    }
+
+    /// Host `x` leaves at the scheduler's time `now` (the input's instant
+    /// stays: a feedback timeout found at a deadline handled early starts
+    /// its directives at that deadline). A slice not yet over drains its
+    /// whole path until its end; one that is over frees it.
+    fn leave(&mut self, now: Time, x: u32) {
         if !self.hosts[x as usize].joined {
             return;
         }
-        let freed = self.release(x);
+        let host = &self.hosts[x as usize];
+        let freed = match host.dest {
+            Some(d) if host.expires > now => {
+                let (end, bps) = (host.expires, host.sending_bps);
+                let path = self.path(x, d);
+                self.saw("a leaving host's links drain");
+                self.drains.push((end, x, bps, path));
+                let host = &mut self.hosts[x as usize];
+                host.dest = None;
+                host.sending_bps = 0;
+                Vec::new()
+            }
+            _ => self.release(x),
+        };
         self.set_backlog(now, x, &BTreeSet::new());
         self.hosts[x as usize].joined = false;
         match self.cfg.mode {
@@ -362,7 +384,6 @@ impl RefScheduler {
     /// left), then the slices that end (event 1, one run for all of them,
     /// with the waiting hosts if a tick is due), then the tick.
     fn due_at(&mut self, now: Time) {
-        let input_now = self.input_now;
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.hosts.len() as u32)
                 .filter(|&x| {
@@ -373,9 +394,8 @@ impl RefScheduler {
             for x in dead {
                 self.saw("feedback timeout");
                 self.stats.hosts_timed_out += 1;
-                self.handle_leave(now, x);
+                self.leave(now, x);
             }
-            self.input_now = input_now;
         }
         let due: Vec<(Time, u32)> = self.expiries.iter().copied().filter(|e| e.0 <= now).collect();
         self.expiries.retain(|e| e.0 > now);
