@@ -38,9 +38,12 @@
 //! Until then the links keep its old contribution; their release at that
 //! instant is a scheduling event like a slice's end (its affected set the
 //! contention groups of those links), so the capacity is handed on as soon
-//! as it is free. A slice given back (event 2) needs no drain: the agent
-//! gives back only once its NIC has sent what it released, plus the
-//! hysteresis. The rate form has no slices and no preemption.
+//! as it is free. A host that leaves, or whose feedback stops, in the
+//! middle of a slice drains its whole path the same way (its reports may
+//! be lost while its directives are not). A slice given back (event 2)
+//! needs no drain: the agent gives back only once its NIC has sent what it
+//! released, plus the hysteresis. The rate form has no slices and no
+//! preemption.
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
