@@ -267,8 +267,9 @@ mod mutations {
 
     /// Some seed below `limit` breaks a protocol invariant on the sim network
     /// with mutation `m` and passes without it. A no-drop failure does not
-    /// count: a mutation that only moves the schedule can meet the known
-    /// cause of [`KNOWN`] (a slice cut short) on another seed.
+    /// count: drops are the data path's symptom, not a protocol invariant
+    /// (a mutation that only moved the schedule met a slice cut short, now
+    /// fixed, on other seeds).
     fn found(m: &str, limit: u64) {
         found_in(m, limit, Setup::draw)
     }
