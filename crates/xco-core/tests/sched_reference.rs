@@ -532,7 +532,12 @@ fn the_scheduler_decides_as_the_plain_reference() {
     }
     // the cases reach every rule (the service history: below)
     for what in [
+        "a drain ends",
+        "a drain's end alone is an event",
         "a flow returns as old as its last service",
+        "a leaving host's links drain",
+        "a preempted sender's links drain",
+        "a preemption after the old slice's end frees at once",
         "a reserved link refuses a flow",
         "a reserving flow is served",
         "a sender keeps its destination",

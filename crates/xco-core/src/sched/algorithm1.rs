@@ -23,6 +23,7 @@
 
 use super::affected::{key, rotated, Affected};
 use super::directive::DirectiveKind;
+use super::drain::Drain;
 use super::scheduler::{Mode, Scheduler};
 use super::state::{Flow, Reservation, HISTORY, NOBODY, NOT_SERVED};
 use super::topology::LinkId;
@@ -64,7 +65,8 @@ pub(super) fn prefetch<T>(v: &T) {
 
 impl Scheduler {
     /// Algorithm 1 for the trigger nodes (already released from alpha, with
-    /// their give-backs applied), whose transmissions freed `freed`; if
+    /// their give-backs applied), whose transmissions freed `freed` (with
+    /// the links of drains that ended: then perhaps without triggers); if
     /// `waiting`, every registered host with backlog and no slice is a
     /// trigger too (found by the pass that collects A, not listed).
     pub(super) fn algorithm1(&mut self, now: Time, triggers: &[u32], freed: &[LinkId], waiting: bool) {
@@ -81,7 +83,7 @@ impl Scheduler {
             self.collect_by_links(now, triggers, freed, rr, &mut a);
             false
         };
-        if triggers.is_empty() && !any_waiting {
+        if triggers.is_empty() && freed.is_empty() && !any_waiting {
             // nothing happened: not a scheduling event (A is empty)
             self.scratch.affected = a;
             return;
@@ -475,8 +477,11 @@ impl Scheduler {
     }
 
     /// Give node `x` its flow `j` (contributing `c`): preempt its old
-    /// transmission (the capacity it frees affects more nodes), admit the new
-    /// one, start the flow's service, and add x to N.
+    /// transmission, admit the new one, start the flow's service, and add x
+    /// to N. The links the old transmission leaves drain until its slice's
+    /// end (see `drain`): they stay admitted and affect more nodes when
+    /// the drain ends; a slice already over frees them at once, and the
+    /// capacity affects more nodes now, as the spec's loop says.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn grant(
@@ -497,14 +502,28 @@ impl Scheduler {
         let old_dest = self.nodes[xi].dest;
         self.nodes[xi].in_n = true;
         if let Some(o) = &old {
-            for &l in o.links(&self.topo) {
-                self.links.withdraw(l, old_c);
-            }
+            let end = self.nodes[xi].expires;
+            let drains = end > now;
+            let mut left = false;
             for i in 0..o.links(&self.topo).len() {
                 let l = o.links(&self.topo)[i];
-                if !f.links(&self.topo).contains(&l) {
+                let kept = f.links(&self.topo).contains(&l);
+                left |= !kept;
+                if kept || !drains {
+                    self.links.withdraw(l, old_c);
+                }
+                if !kept && !drains {
                     self.affect_link(now, l, rr, a);
                 }
+            }
+            if left && drains {
+                self.drains.push(Drain {
+                    end,
+                    node: x,
+                    contrib_bps: old_c,
+                    old: *o,
+                    new: f,
+                });
             }
         }
         for &l in f.links(&self.topo) {

@@ -10,6 +10,9 @@
 //!   preemption and reservations (timeslice and hybrid forms), with the
 //!   traversal queue in `affected`, the node records in `state` and the
 //!   link table in `links`.
+//! - `drain` — preempted transmissions still draining from their sender's
+//!   NIC: the links a preemption frees stay admitted until the preempted
+//!   slice's end.
 //! - `rates` — the rate-limit form.
 //! - [`directive`] — what a host's local coordinator is told.
 //! - [`ondemand`] — on-demand coordination: which (source, destination)
@@ -18,6 +21,7 @@
 mod affected;
 mod algorithm1;
 pub mod directive;
+mod drain;
 mod links;
 pub mod ondemand;
 mod rates;

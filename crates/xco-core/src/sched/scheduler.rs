@@ -29,14 +29,30 @@
 //! destination, nodes active for less than `min_active` are not disturbed,
 //! and a node leaves the affected set once considered and never re-enters
 //! once scheduled (the loop terminates).
+//!
+//! A preemption frees the links the node leaves (P_{x,old} − P_{x,new})
+//! only when its old slice would have ended (the drain, `drain`): its
+//! agent has released into its NIC everything that ends within that
+//! slice, and those packets still cross the old path after the node is
+//! moved (or all of the slice, if the directive that moves it is lost).
+//! Until then the links keep its old contribution; their release at that
+//! instant is a scheduling event like a slice's end (its affected set the
+//! contention groups of those links), so the capacity is handed on as soon
+//! as it is free. A host that leaves, or whose feedback stops, in the
+//! middle of a slice drains its whole path the same way (its reports may
+//! be lost while its directives are not). A slice given back (event 2)
+//! needs no drain: the agent gives back only once its NIC has sent what it
+//! released, plus the hysteresis. The rate form has no slices and no
+//! preemption.
 
 use super::affected::Affected;
 use super::directive::{Directive, DirectiveKind};
+use super::drain::Drain;
 use super::links::Links;
 use super::state::{Flow, Node, NodeMeta, NOBODY, NOT_SERVED};
 use super::topology::{LinkId, SchedTopology};
 use crate::time::{Dur, Time};
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The directive form the controller issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +133,8 @@ pub struct Scheduler {
     /// (expiry, node) in expiry order: every slice has the same length and
     /// slices are granted in time order, so a FIFO keeps them sorted.
     pub(super) expiries: VecDeque<(Time, u32)>,
+    /// Preempted transmissions still draining, earliest end first (see `drain`).
+    pub(super) drains: BinaryHeap<Drain>,
     next_tick: Time,
     /// The scheduler's time: the latest instant an input was stamped with,
     /// or a deadline decided ahead of time (up to the lead past `input_now`).
@@ -173,6 +191,7 @@ impl Scheduler {
             slowest_link_bps: topo.link_bps.iter().copied().min().unwrap_or(u64::MAX),
             rr: 0,
             expiries: VecDeque::new(),
+            drains: BinaryHeap::new(),
             next_tick: Time::NEVER,
             clock: Time::ZERO,
             input_now: Time::ZERO,
@@ -212,6 +231,19 @@ impl Scheduler {
     pub fn reservation(&self, l: LinkId) -> Option<(u32, u32, Time)> {
         let r = self.links.res(l);
         (self.links.held_by(l) != NOBODY).then_some((r.owner, r.dest, r.since))
+    }
+
+    /// Preempted transmissions still draining, each as (the preempted
+    /// node, the links it still holds, what it adds to each, bit/s, and
+    /// until when), earliest end first: they count in
+    /// [`admitted_bps`](Self::admitted_bps) and
+    /// [`active_senders`](Self::active_senders) until then.
+    pub fn draining(&self) -> Vec<(u32, Vec<LinkId>, u64, Time)> {
+        let mut d: Vec<&Drain> = self.drains.iter().collect();
+        d.sort_unstable_by(|a, b| b.cmp(a));
+        d.iter()
+            .map(|d| (d.node, d.links(&self.topo).collect(), d.contrib_bps, d.end))
+            .collect()
     }
 
     /// Capacity of link `l`, bit/s.
@@ -306,15 +338,23 @@ impl Scheduler {
         self.meta[x as usize].last_feedback = now;
     }
 
-    /// Host `x` leaves: its flows are no longer scheduled.
+    /// Host `x` leaves: its flows are no longer scheduled (the links of
+    /// its slice drain until the slice's end).
     pub fn handle_leave(&mut self, now: Time, x: u32) {
         let now = self.advance(now);
+        self.leave(now, x);
+    }
+
+    /// [`handle_leave`](Self::handle_leave) at the scheduler's time `now`,
+    /// keeping the input's instant (a feedback timeout found by a deadline
+    /// handled the lead early: its directives start then too).
+    fn leave(&mut self, now: Time, x: u32) {
         if !self.nodes[x as usize].joined {
             return;
         }
         let mut freed = std::mem::take(&mut self.scratch.freed);
         freed.clear();
-        self.release(x, &mut freed);
+        self.release_draining(now, x, &mut freed);
         self.set_backlog(now, x, &[]);
         self.nodes[x as usize].joined = false;
         match self.cfg.mode {
@@ -409,8 +449,7 @@ impl Scheduler {
 
     /// Feedback timeouts, slice expiries and the tick due at `now` (the scheduler's time).
     fn due_at(&mut self, now: Time) {
-        let input_now = self.input_now;
-        // feedback timeouts
+        // feedback timeouts (a silent host may still be sending: its links drain)
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.nodes.len() as u32)
                 .filter(|&x| {
@@ -420,9 +459,8 @@ impl Scheduler {
                 .collect();
             for x in dead {
                 self.stats.hosts_timed_out += 1;
-                self.handle_leave(now, x);
+                self.leave(now, x);
             }
-            self.input_now = input_now;
         }
         // slice expiries that fall due together are one event whose triggers are all of them
         let mut triggers = std::mem::take(&mut self.scratch.triggers);
@@ -440,12 +478,21 @@ impl Scheduler {
                 triggers.push(x);
             }
         }
+        // preempted slices that end now: what their senders released has
+        // left, their links are free (an event, as a slice end is)
+        while let Some(d) = self.drains.peek().filter(|d| d.end <= now).copied() {
+            self.drains.pop();
+            for l in d.links(&self.topo) {
+                self.links.withdraw(l, d.contrib_bps);
+                freed.push(l);
+            }
+        }
         let tick = now >= self.next_tick;
         // every slice, hosts that wait with backlog are triggers too: the
         // schedule moves on even when no slice ends (e.g. after
         // reservations held links idle); one run together with the expiries
         let waiting = tick && self.cfg.mode != Mode::RateLimit;
-        if !triggers.is_empty() || waiting {
+        if !triggers.is_empty() || !freed.is_empty() || waiting {
             self.algorithm1(now, &triggers, &freed, waiting);
         }
         self.scratch.triggers = triggers;
@@ -471,9 +518,14 @@ impl Scheduler {
             .map(|t| Time(t.ps().saturating_sub(self.cfg.lead.ps())))
     }
 
-    /// The next slice expiry or tick.
+    /// The next slice expiry, drain end or tick.
     fn next_deadline(&self) -> Option<Time> {
-        let exp = self.expiries.front().map(|r| r.0);
+        // (a drain ends when its preempted slice would have: that slice's
+        // expiry is still listed, so this changes nothing but is cheap)
+        let exp = match (self.expiries.front(), self.drains.peek()) {
+            (Some(e), Some(d)) => Some(e.0.min(d.end)),
+            (e, d) => e.map(|e| e.0).or(d.map(|d| d.end)),
+        };
         let tick = (self.next_tick != Time::NEVER).then_some(self.next_tick);
         match (exp, tick) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -580,6 +632,31 @@ impl Scheduler {
             self.links.withdraw(l, c);
         }
         freed.extend_from_slice(links);
+    }
+
+    /// End x's transmission for good (x leaves): if its slice has not
+    /// ended, the links of its path drain until the slice's end (a host
+    /// that left, or fell silent, may still be sending what its agent
+    /// released, or all of its slice if it only lost its feedback); else
+    /// as [`release`](Self::release).
+    fn release_draining(&mut self, now: Time, x: u32, freed: &mut Vec<LinkId>) {
+        let n = &self.nodes[x as usize];
+        match n.dest {
+            Some(d) if n.expires > now => {
+                let (end, old) = (n.expires, self.flow_to(x, d));
+                let n = &mut self.nodes[x as usize];
+                n.dest = None;
+                let contrib_bps = std::mem::take(&mut n.contrib_bps);
+                self.drains.push(Drain {
+                    end,
+                    node: x,
+                    contrib_bps,
+                    old,
+                    new: Flow::default(),
+                });
+            }
+            _ => self.release(x, freed),
+        }
     }
 
     pub(super) fn emit(&mut self, now: Time, x: u32, kind: DirectiveKind) {

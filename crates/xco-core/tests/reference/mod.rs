@@ -23,12 +23,19 @@
 //!   and holds again when it returns (unless an older flow holds a link of
 //!   its path then), and ends when its flow is served;
 //! - preemption: a sender is checked as if it sent nowhere and moves to the
-//!   destination chosen; the links it leaves affect their contention groups;
+//!   destination chosen; the links it leaves still carry what it released
+//!   for the old destination until its old slice ends (the drain): they
+//!   keep its old contribution (for every node, itself included) until
+//!   then, and when that time comes they are freed in a run of Algorithm 1
+//!   (with the slices that end then, or alone) whose affected set takes
+//!   their contention groups; a sender whose old slice is already over
+//!   frees them at once, and they affect their contention groups then;
 //! - `min_active`: a node sending for less than that is not affected;
 //! - triggers: the three events of the spec, a host leaving (its slice ends
-//!   and its backlog empties), and every slice the hosts that wait with
-//!   backlog; the affected set also takes the contention groups of the links
-//!   a trigger's transmission freed;
+//!   and its backlog empties; the links of a slice not yet over drain until
+//!   its end, as a preempted sender's), and every slice the hosts that wait
+//!   with backlog; the affected set also takes the contention groups of the
+//!   links a trigger's transmission freed;
 //! - the rate form: a V2V flow gets its tightest link shared by that link's
 //!   contention group (at most C_x), sent when a host's rates change
 //!   (recomputed for the trigger and the contention groups of its paths) and
@@ -148,6 +155,9 @@ pub struct RefScheduler {
     /// Slice ends as granted: (instant, host). An entry whose host's slice
     /// ended otherwise (or was granted again) stays until it is due.
     expiries: Vec<(Time, u32)>,
+    /// Preempted transmissions draining: (end, host, what it adds to each
+    /// link, bit/s, the links it left).
+    drains: Vec<(Time, u32, u64, Vec<LinkId>)>,
     next_tick: Option<Time>,
     clock: Time,
     /// The instant of the input being handled.
@@ -176,6 +186,7 @@ impl RefScheduler {
             paths,
             rr: 0,
             expiries: Vec::new(),
+            drains: Vec::new(),
             next_tick: None,
             clock: Time::ZERO,
             input_now: Time::ZERO,
@@ -223,9 +234,16 @@ impl RefScheduler {
     }
 
     /// Per link with senders: the capacity admitted (the sum over alpha),
-    /// and |alpha|.
+    /// and |alpha| (a draining sender counts on the links it left).
     pub fn alpha(&mut self) -> BTreeMap<LinkId, (u64, u32)> {
         let mut alpha = BTreeMap::new();
+        for (_, _, bps, links) in &self.drains {
+            for &l in links {
+                let e = alpha.entry(l).or_insert((0, 0));
+                e.0 += bps;
+                e.1 += 1;
+            }
+        }
         for x in 0..self.hosts.len() as u32 {
             if let Some(d) = self.hosts[x as usize].dest {
                 let bps = self.hosts[x as usize].sending_bps;
@@ -274,10 +292,31 @@ impl RefScheduler {
     /// Host `x` leaves: its slice ends, its backlog empties (a trigger).
     pub fn handle_leave(&mut self, now: Time, x: u32) {
         let now = self.advance(now);
+        self.leave(now, x);
+    }
+
+    /// Host `x` leaves at the scheduler's time `now` (the input's instant
+    /// stays: a feedback timeout found at a deadline handled early starts
+    /// its directives at that deadline). A slice not yet over drains its
+    /// whole path until its end; one that is over frees it.
+    fn leave(&mut self, now: Time, x: u32) {
         if !self.hosts[x as usize].joined {
             return;
         }
-        let freed = self.release(x);
+        let host = &self.hosts[x as usize];
+        let freed = match host.dest {
+            Some(d) if host.expires > now => {
+                let (end, bps) = (host.expires, host.sending_bps);
+                let path = self.path(x, d);
+                self.saw("a leaving host's links drain");
+                self.drains.push((end, x, bps, path));
+                let host = &mut self.hosts[x as usize];
+                host.dest = None;
+                host.sending_bps = 0;
+                Vec::new()
+            }
+            _ => self.release(x),
+        };
         self.set_backlog(now, x, &BTreeSet::new());
         self.hosts[x as usize].joined = false;
         match self.cfg.mode {
@@ -345,7 +384,6 @@ impl RefScheduler {
     /// left), then the slices that end (event 1, one run for all of them,
     /// with the waiting hosts if a tick is due), then the tick.
     fn due_at(&mut self, now: Time) {
-        let input_now = self.input_now;
         if let Some(limit) = self.cfg.feedback_timeout {
             let dead: Vec<u32> = (0..self.hosts.len() as u32)
                 .filter(|&x| {
@@ -356,9 +394,8 @@ impl RefScheduler {
             for x in dead {
                 self.saw("feedback timeout");
                 self.stats.hosts_timed_out += 1;
-                self.handle_leave(now, x);
+                self.leave(now, x);
             }
-            self.input_now = input_now;
         }
         let due: Vec<(Time, u32)> = self.expiries.iter().copied().filter(|e| e.0 <= now).collect();
         self.expiries.retain(|e| e.0 > now);
@@ -373,9 +410,18 @@ impl RefScheduler {
                 self.saw("stale slice end");
             }
         }
+        let (ended, draining): (Vec<_>, Vec<_>) = self.drains.drain(..).partition(|d| d.0 <= now);
+        self.drains = draining;
+        for (_, _, _, links) in ended {
+            self.saw("a drain ends");
+            if triggers.is_empty() {
+                self.saw("a drain's end alone is an event");
+            }
+            freed.extend(links);
+        }
         let tick = self.next_tick.is_some_and(|t| now >= t);
         let waiting = tick && self.cfg.mode != Mode::RateLimit;
-        if !triggers.is_empty() || waiting {
+        if !triggers.is_empty() || !freed.is_empty() || waiting {
             self.algorithm1(now, &triggers, &freed, waiting);
         }
         if tick {
@@ -393,15 +439,21 @@ impl RefScheduler {
     }
 
     /// When `handle_timeout` must next be called: the earliest slice end
-    /// still listed (as the scheduler does, also one that ended otherwise)
-    /// or the tick.
+    /// still listed (as the scheduler does, also one that ended otherwise),
+    /// drain end or tick.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.poll_deadline()
             .map(|t| Time(t.ps().saturating_sub(self.cfg.lead.ps())))
     }
 
     fn poll_deadline(&self) -> Option<Time> {
-        self.expiries.iter().map(|e| e.0).chain(self.next_tick).min()
+        let drains = self.drains.iter().map(|d| d.0);
+        self.expiries
+            .iter()
+            .map(|e| e.0)
+            .chain(drains)
+            .chain(self.next_tick)
+            .min()
     }
 
     // ------------------------------------------------------------------
@@ -445,9 +497,15 @@ impl RefScheduler {
         members.into_iter().map(|(l, m)| (l, m.len())).collect()
     }
 
-    /// Capacity admitted per link by every sender but `x` (alpha without x).
+    /// Capacity admitted per link by every sender but `x` (alpha without x;
+    /// drains count, x's own too).
     fn admitted_without(&mut self, x: u32) -> BTreeMap<LinkId, u64> {
         let mut load = BTreeMap::new();
+        for (_, _, bps, links) in &self.drains {
+            for &l in links {
+                *load.entry(l).or_insert(0) += bps;
+            }
+        }
         for y in (0..self.hosts.len() as u32).filter(|&y| y != x) {
             if let Some(d) = self.hosts[y as usize].dest {
                 let bps = self.hosts[y as usize].sending_bps;
@@ -662,7 +720,7 @@ impl RefScheduler {
                 }
             }
         }
-        if triggers.is_empty() && !any_waiting {
+        if triggers.is_empty() && freed.is_empty() && !any_waiting {
             return; // nothing happened: not a scheduling event
         }
         self.stats.events += 1;
@@ -800,9 +858,10 @@ impl RefScheduler {
     }
 
     /// D_x := d, contributing `c_bps`: preempt x's old transmission (the
-    /// links it no longer uses add their contention groups, less N, to A),
-    /// admit the new one, end x's reservations on its path for d, and start
-    /// the flow's service (if d is new for x).
+    /// links it no longer uses drain until its old slice ends; if that is
+    /// over, they add their contention groups, less N, to A now), admit the
+    /// new one, end x's reservations on its path for d, and start the
+    /// flow's service (if d is new for x).
     fn grant(&mut self, now: Time, x: u32, d: u32, c_bps: u64, a: &mut BTreeSet<u32>, n: &mut Vec<u32>) {
         if n.is_empty() {
             self.rr = (x + 1) % self.hosts.len() as u32;
@@ -816,10 +875,21 @@ impl RefScheduler {
             None => {}
         }
         if let Some(o) = old {
-            for l in self.path(x, o) {
-                if new_path.contains(&l) {
-                    continue;
-                }
+            let left: Vec<LinkId> = self
+                .path(x, o)
+                .into_iter()
+                .filter(|l| !new_path.contains(l))
+                .collect();
+            let (end, bps) = (self.hosts[x as usize].expires, self.hosts[x as usize].sending_bps);
+            let drains = end > now;
+            if drains && !left.is_empty() {
+                self.saw("a preempted sender's links drain");
+                self.drains.push((end, x, bps, left.clone()));
+            } else if !left.is_empty() {
+                self.saw("a preemption after the old slice's end frees at once");
+            }
+            let free_now = if drains { Vec::new() } else { left };
+            for l in free_now {
                 for y in self.beta(l) {
                     if !a.contains(&y) && self.eligible(now, y, n) {
                         self.saw("preemption affects a node");

@@ -56,12 +56,13 @@ fn run(setup: Setup, trace: bool) -> Result<(Summary, SimStats), String> {
 
 /// Seeds below [`seeds_wanted`]'s default that break an invariant on this
 /// network for a cause found and not fixed here (docs/control-plane.md, "The
-/// harness on the simulator's network"): (seed, invariant). Both are a slice
-/// cut short by a directive that starts at once, while the packets its
-/// holder's agent had released for the rest of the slice still wait in its
-/// NIC's queue: they meet the new holder's at the destination's port
-/// (3029: s0->h4, 133.3 ms; 4470: s0->s1, 133.4 ms).
-const KNOWN: &[(u64, &str)] = &[(3029, "no-drop"), (4470, "no-drop")];
+/// harness on the simulator's network"): (seed, invariant). None now: the
+/// two it held (3029, 4470: no-drop) were a slice cut short by a preemption
+/// that starts at once while the packets its holder's agent had released
+/// for the rest of the slice still waited in its NIC's queue; the scheduler
+/// now keeps the links a preemption frees until the preempted slice's end
+/// (`xco_core::sched`, the drain).
+const KNOWN: &[(u64, &str)] = &[];
 
 fn seeds_wanted() -> u64 {
     let default = if cfg!(debug_assertions) { 100 } else { 5_000 };
@@ -266,8 +267,9 @@ mod mutations {
 
     /// Some seed below `limit` breaks a protocol invariant on the sim network
     /// with mutation `m` and passes without it. A no-drop failure does not
-    /// count: a mutation that only moves the schedule can meet the known
-    /// cause of [`KNOWN`] (a slice cut short) on another seed.
+    /// count: drops are the data path's symptom, not a protocol invariant
+    /// (a mutation that only moved the schedule met a slice cut short, now
+    /// fixed, on other seeds).
     fn found(m: &str, limit: u64) {
         found_in(m, limit, Setup::draw)
     }
