@@ -43,10 +43,11 @@
 //!   fence ends when every host of the topology has confirmed it (each
 //!   closed the older term's slice as it adopted the new one), or by the
 //!   time rule if one does not (one slice, the lead, a beat and the host
-//!   lease after the first confirm).
+//!   lease after the [`lease_quorum`]-th confirm).
 //! - **Leases** ([`ControllerNode::may_grant`]): with a peer, directives go
-//!   out only while the standby's ack of a recent beat, or every host's
-//!   recent message in this run, shows no newer term can be granting.
+//!   out only while the standby's ack of a recent beat, or recent messages
+//!   in this run from a [`lease_quorum`] of the topology's hosts, show no
+//!   newer term can be granting.
 
 use super::budget::{Budget, PerSlot};
 use super::standby::{Peer, Seen, Watched};
@@ -72,9 +73,10 @@ pub struct ControllerConfig {
     /// On-demand coordination ([`crate::sched::ondemand`]; `None`: every pair is coordinated).
     pub on_demand: Option<OnDemandConfig>,
     /// The hosts' lease (with a peer): a directing controller whose peer's
-    /// lease ran out grants only while every host in its run was heard in
-    /// its session within this (a few report intervals); and a new term
-    /// that not every host confirms waits this much longer.
+    /// lease ran out grants only while a [`lease_quorum`] of the topology's
+    /// hosts were heard in their sessions of its run within this (a few
+    /// report intervals); and a new term that not every host confirms waits
+    /// this much longer after its quorum's last confirm.
     pub host_lease: Dur,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
@@ -257,9 +259,14 @@ pub struct ControllerNode<A> {
     /// it as it adopted this term) and the fence ends. Empty: no early end.
     awaiting: Vec<bool>,
     proofs: PerSlot,
-    /// A term taken from a peer that no host has joined yet: the fence
-    /// starts again at the first confirm (see [`ControllerNode::take_over`]).
-    unconfirmed: bool,
+    /// A term taken from a peer: confirms it still needs from distinct
+    /// hosts before its fence may end by time (0: none); the fence starts
+    /// again at the last of them (see [`ControllerNode::take_over`]).
+    confirms_needed: usize,
+    /// Per host: it confirmed this term (counted towards `confirms_needed`).
+    confirmed_by: Vec<bool>,
+    /// Scratch for [`ControllerNode::may_grant`]'s quorum (no allocation per call).
+    lease_ends: Vec<Time>,
     /// The instant of the last input (a datagram or a timer).
     last_input: Option<Time>,
     /// When this controller last took a term over.
@@ -320,7 +327,9 @@ impl<A: Address> ControllerNode<A> {
             watched: (0..hosts).map(|_| Watched::default()).collect(),
             awaiting: Vec::new(),
             proofs: PerSlot::new(hosts, Dur::from_ms(10)),
-            unconfirmed: false,
+            confirms_needed: 0,
+            confirmed_by: vec![false; hosts],
+            lease_ends: Vec::with_capacity(hosts),
             last_input: None,
             took_over_at: Time::ZERO,
             heard: vec![Time::ZERO; hosts],
@@ -535,6 +544,8 @@ impl<A: Address> ControllerNode<A> {
             return;
         }
         self.awaiting.clear();
+        // every host left the older term: no quorum is needed any more
+        self.confirms_needed = 0;
         if self.fence_until.is_some_and(|t| t > now) {
             self.fence_until = Some(now);
             self.stats.fences_ended_by_confirms += 1;
@@ -554,7 +565,9 @@ impl<A: Address> ControllerNode<A> {
             self.joined[h as usize] = false;
             self.fenced_backlog[h as usize] = None;
             self.sent_epoch[h as usize] = 0;
+            self.heard[h as usize] = Time::ZERO; // heard in a run no more
         }
+        self.fresh_until = Time::ZERO;
         while self.sched.poll_directive().is_some() {}
         self.out.clear();
         if let Some(od) = &mut self.on_demand {
@@ -604,11 +617,18 @@ impl<A: Address> ControllerNode<A> {
         }
         self.fence_until = Some(now + fence);
         // a controller of the old term that cannot hear this one (the
-        // controllers cut off from each other) directs until a host that
-        // joined this term refuses it and proves the term: so, unless every
-        // host confirms first, the fence starts again at the first confirm,
-        // with one beat for the proof's trip
-        self.unconfirmed = self.peer.is_some();
+        // controllers cut off from each other) grants only while it hears a
+        // lease quorum of hosts in its run; a host that confirms this term
+        // leaves that run: so, unless every host confirms first, the fence
+        // holds until a lease quorum confirmed and starts again at the last
+        // of them, with one beat for that confirm's trip (two quorums of
+        // `lease_quorum` share an honest host, whichever single host lies)
+        self.confirms_needed = if self.peer.is_some() {
+            lease_quorum(self.addrs.len())
+        } else {
+            0
+        };
+        self.confirmed_by.iter_mut().for_each(|c| *c = false);
         self.awaiting = vec![true; self.addrs.len()];
         self.took_over_at = now;
         self.stats.takeovers += 1;
@@ -865,18 +885,20 @@ impl<A: Address> ControllerNode<A> {
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
                 self.heard[h as usize] = now;
-                self.fresh_until = self.fresh_until.min(now + self.cfg.host_lease);
                 if let Some(od) = &mut self.on_demand {
                     od.forget(h); // the agent's new session starts with every pair coordinated
                 }
-                if std::mem::take(&mut self.unconfirmed) {
-                    // the old term's controller, if alive, holds no lease any more
-                    // (the peer took over after its silence), so it grants only
-                    // while each of its hosts is heard in its session: this host
-                    // left it, so it grants nothing after one host lease from now
-                    // (plus a beat for this confirm's trip)
-                    let beat = self.peer.as_ref().map_or(Dur::ZERO, |p| p.cfg.beat_every);
-                    self.refence(now, beat + self.cfg.host_lease);
+                if self.confirms_needed > 0 && !std::mem::replace(&mut self.confirmed_by[h as usize], true) {
+                    self.confirms_needed -= 1;
+                    if self.confirms_needed == 0 {
+                        // the old term's controller, if alive, holds no standby lease
+                        // any more (the peer took over after its silence), so it grants
+                        // only while a lease quorum of hosts is heard in its run: a
+                        // quorum has now left it, so it grants nothing after one host
+                        // lease from now (plus a beat for this confirm's trip)
+                        let beat = self.peer.as_ref().map_or(Dur::ZERO, |p| p.cfg.beat_every);
+                        self.refence(now, beat + self.cfg.host_lease);
+                    }
                 }
                 self.sched.handle_join(now, h);
                 self.events.push_back(ControllerEvent::Joined { host: h, from });
@@ -1005,13 +1027,15 @@ impl<A: Address> ControllerNode<A> {
         }
         self.unleased = !leased;
         let end = *self.fence_until.get_or_insert(now + self.fence);
-        if now >= end {
+        // (a term short of its quorum's confirms is fenced whatever the time)
+        let quorum_due = self.confirms_needed > 0;
+        if now >= end && !quorum_due {
             // the fence ended by its time and this term may grant: a fence begun
             // again later (which forgets the grants) must not end at a confirm
             // (found by the harness, seed 3390 and four more of 10,000)
             self.awaiting.clear();
         }
-        now < end || self.unleased
+        now < end || self.unleased || quorum_due
     }
 
     /// The scheduler's deadline (or the fence's end) passed (call at [`ControllerNode::poll_timeout`]).
@@ -1088,8 +1112,15 @@ impl<A: Address> ControllerNode<A> {
 
     fn own_timeout(&self) -> Option<Time> {
         let fence = match self.fence_until {
-            // (unleased, the fence ends at an input that renews a lease: no timer)
-            Some(t) if !self.unleased && self.fenced_backlog.iter().any(Option::is_some) => Some(t),
+            // (unleased, or short of the quorum's confirms, the fence ends at
+            // an input that renews a lease or confirms: no timer)
+            Some(t)
+                if !self.unleased
+                    && self.confirms_needed == 0
+                    && self.fenced_backlog.iter().any(Option::is_some) =>
+            {
+                Some(t)
+            }
             _ => None,
         };
         let od = self.on_demand.as_ref().and_then(OnDemand::poll_timeout);
@@ -1130,25 +1161,38 @@ impl<A: Address> ControllerNode<A> {
 
     /// True if this controller may grant now: it has no peer, or its peer,
     /// standing by, acked a beat recent enough that it cannot have taken over
-    /// (the lease), or every host in this run was heard in its session
-    /// within the host lease (a host that adopted a newer term sends nothing
-    /// more in this run's session). A controller cut off from its standby
-    /// thus stops granting within one host lease of the first host that left
-    /// it for a newer term, however many of the agents' proofs are lost; a
-    /// new term that not every host confirms waits that long after its first
-    /// confirm (see `take_over`).
+    /// (the lease), or a [`lease_quorum`] of the topology's hosts were heard
+    /// in their sessions of this run within the host lease (a host that
+    /// adopted a newer term sends nothing more in this run's sessions). A
+    /// controller cut off from its standby thus stops granting within one
+    /// host lease of the moment a quorum has left it for a newer term,
+    /// however many of the agents' proofs are lost; a new term that not
+    /// every host confirms waits that long after its quorum's last confirm
+    /// (see `take_over`). A quorum, not every host: one silent host (dead,
+    /// or hostile) cannot stop the grants of a controller whose standby is
+    /// gone.
     pub fn may_grant(&mut self, now: Time) -> bool {
         let Some(p) = &self.peer else { return true };
         if now < p.lease_until || now < self.fresh_until {
             return true;
         }
-        // (the earliest end of a host's lease, kept: a host heard later or
-        // dropped only moves it later, one that confirms lowers it to its own)
-        self.fresh_until = (0..self.addrs.len())
-            .filter(|&h| self.addrs[h].is_some())
-            .map(|h| self.heard[h] + self.cfg.host_lease)
-            .min()
-            .unwrap_or(Time::NEVER);
+        // the quorum's lease ends at the q-th latest end of a host's lease
+        // (kept: a host heard later only moves it later; a host gone stops
+        // being heard, so its own lease runs out by itself)
+        let q = lease_quorum(self.heard.len());
+        if q == 0 {
+            return true;
+        }
+        self.lease_ends.clear();
+        self.lease_ends.extend(self.heard.iter().map(|&t| {
+            if t == Time::ZERO {
+                t
+            } else {
+                t + self.cfg.host_lease
+            }
+        }));
+        let (_, qth, _) = self.lease_ends.select_nth_unstable_by(q - 1, |a, b| b.cmp(a));
+        self.fresh_until = *qth;
         now < self.fresh_until
     }
 
@@ -1156,4 +1200,16 @@ impl<A: Address> ControllerNode<A> {
     pub fn poll_event(&mut self) -> Option<ControllerEvent<A>> {
         self.events.pop_front()
     }
+}
+
+/// Hosts of a topology of `hosts` whose recent messages lease a controller
+/// without its standby's ack, and whose confirms a new term needs before
+/// its fence may end by time: more than half of `hosts + 1`, so any two
+/// such sets share at least two hosts, one of them honest whichever single
+/// host lies to both controllers (and all hosts, for three or fewer).
+pub fn lease_quorum(hosts: usize) -> usize {
+    if hosts == 0 {
+        return 0;
+    }
+    ((hosts + 1) / 2 + 1).min(hosts)
 }

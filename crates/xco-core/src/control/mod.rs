@@ -104,7 +104,7 @@ impl Address for u32 {
 
 pub use agent::{AgentConfig, AgentEvent, AgentNode, Origin};
 pub use budget::{Budget, PerSlot};
-pub use controller::{ControllerConfig, ControllerEvent, ControllerNode, ControllerStats};
+pub use controller::{lease_quorum, ControllerConfig, ControllerEvent, ControllerNode, ControllerStats};
 pub use standby::{Peer, StandbyConfig};
 
 /// Protocol bugs planted on purpose, to show the harness finds them
