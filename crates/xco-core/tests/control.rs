@@ -474,3 +474,126 @@ fn an_agent_that_failed_open_obeys_its_run_again_only_after_a_fresh_join() {
     assert_eq!(a.rejected.replay, replays + 1);
     until_directive(&mut c, &mut a, 0, now);
 }
+
+#[test]
+fn without_its_standby_a_controller_stays_leased_while_a_quorum_of_hosts_is_heard() {
+    use xco_core::control::{lease_quorum, Peer, StandbyConfig};
+    use xco_core::wire::{peer_key, run_of};
+    const SIX: [&str; 6] = ["h0", "h1", "h2", "h3", "h4", "h5"];
+    assert_eq!(
+        (1..=8).map(lease_quorum).collect::<Vec<_>>(),
+        [1, 2, 3, 3, 4, 4, 5, 5],
+        "more than half of hosts + 1, at most all"
+    );
+    // six hosts on one switch; a primary whose standby never answers (dead
+    // from the start): it grants on the hosts' lease only
+    let g = 1_000_000_000;
+    let links: Vec<(u32, u32)> = (0..6u32).flat_map(|h| [(h, 6), (6, h)]).collect();
+    let topo = SchedTopology::new(
+        vec![g; 6],
+        vec![g; 12],
+        Box::new(BfsPaths::new(
+            7,
+            vec![true, true, true, true, true, true, false],
+            &links,
+        )),
+    );
+    let sched = Scheduler::new(
+        topo,
+        SchedConfig {
+            mode: Mode::Timeslice,
+            slice: SLICE,
+            min_active: Dur::from_us(200),
+            feedback_timeout: None,
+            lead: LEAD,
+        },
+    );
+    let ckeys = ControllerKeys::new(MASTER, &SIX);
+    let peer = Peer::new(0, 99u32, peer_key(MASTER), StandbyConfig::default());
+    let cfg = ControllerConfig::default();
+    let mut c = ControllerNode::new(
+        cfg.clone(),
+        sched,
+        ControllerKeys::new(MASTER, &SIX),
+        run_of(2, 0x51),
+    )
+    .with_peer(peer, true);
+    let mut agents: Vec<AgentNode<u32>> = (0..6u32)
+        .map(|h| {
+            let k = AgentKeys::new(h, &host_key(MASTER, SIX[h as usize]), &ckeys.public_key()).unwrap();
+            let coord = HostCoordinator::new(
+                CoordConfig {
+                    giveback_hysteresis: Some(Dur::from_us(100)),
+                    fail_open_after: Dur::from_ms(20),
+                    report_interval: Dur::from_ms(5),
+                    rate_burst: RateBurst::PACER,
+                    on_demand: false,
+                },
+                u64::MAX,
+                at(0),
+            );
+            let acfg = AgentConfig {
+                addr: h.to_wire(),
+                ..AgentConfig::default()
+            };
+            let mut a = AgentNode::new(acfg, coord, k, Rng::new(u64::from(h) + 7));
+            a.start(at(0));
+            a
+        })
+        .collect();
+    // run with the hosts in `live` talking; true if the controller may grant at the end
+    let mut now = at(0);
+    let mut run_for = |c: &mut ControllerNode<u32>, live: &[bool; 6], ms: u64| {
+        let end = now + Dur::from_ms(ms);
+        while now < end {
+            now += Dur::from_us(250);
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+            for (h, a) in agents.iter_mut().enumerate().filter(|(h, _)| live[*h]) {
+                if a.poll_timeout() <= now {
+                    a.handle_timeout(now);
+                }
+                while let Some(d) = a.poll_transmit(now) {
+                    c.handle_datagram(now, h as u32, &d);
+                }
+            }
+            // to the hosts that listen; lost to silent ones and to the dead standby
+            while let Some((to, d)) = c.poll_transmit(now) {
+                if (to as usize) < 6 && live[to as usize] {
+                    agents[to as usize].handle_datagram(now, Origin::Controller, &d);
+                }
+            }
+        }
+        (c.may_grant(now), now)
+    };
+    let lease_ms = cfg.host_lease.ps() / Dur::from_ms(1).ps();
+    let (leased, t) = run_for(&mut c, &[true; 6], 50);
+    assert!(leased, "all six heard: leased");
+    assert!(
+        c.peer().unwrap().lease_until <= t,
+        "no standby lease: the hosts' lease is the one tested"
+    );
+    // (unleased while fewer than four had joined, at the start)
+    let unleased = c.stats.unleased;
+    // one host silent (dead, or hostile): five heard of the four needed
+    let one_silent = [true, true, true, true, true, false];
+    assert!(
+        run_for(&mut c, &one_silent, 10 * lease_ms).0,
+        "one silent host stopped the grants"
+    );
+    assert_eq!(
+        c.stats.unleased, unleased,
+        "one silent host stopped the grants for a while"
+    );
+    // three silent: three heard of four needed; the grants stop within a host lease and a report interval
+    let three_silent = [true, true, true, false, false, false];
+    assert!(
+        !run_for(&mut c, &three_silent, lease_ms + 6).0,
+        "no quorum, still leased"
+    );
+    assert_eq!(c.stats.unleased, unleased + 1);
+    // a fourth host heard again: leased again
+    let four = [true, true, true, true, false, false];
+    assert!(run_for(&mut c, &four, 10).0, "a quorum again, still unleased");
+}

@@ -424,9 +424,9 @@ impl<A: Address> ControllerNode<A> {
             if self.active && term_of(b.run) < term_of(self.run) {
                 // a lower term still directs (it has not heard of this one yet):
                 // it holds no lease (this controller directs, and acks nothing),
-                // so it grants only while each of its hosts is heard in its
-                // session; its grants may run to a slice and the lead after the
-                // host lease of the first host that left it
+                // so it grants only while a lease quorum of hosts is heard in
+                // its run; its grants may run to a slice and the lead after the
+                // host lease of the quorum's last move
                 self.refence(now, extra);
             }
             self.newer(now, term_of(b.run), b.run);
@@ -1211,5 +1211,5 @@ pub fn lease_quorum(hosts: usize) -> usize {
     if hosts == 0 {
         return 0;
     }
-    ((hosts + 1) / 2 + 1).min(hosts)
+    (hosts.div_ceil(2) + 1).min(hosts)
 }

@@ -15,7 +15,8 @@
 //! session, closes the older term's slice, and confirms). The fence ends
 //! when every host of the topology has confirmed (none holds or obeys an
 //! older term's slice any more), or, if one does not, one slice plus the
-//! lead (plus a beat) after the first confirm. A directing controller that learns of a higher term — from its
+//! lead, a beat and the host lease after the confirm that completed a
+//! lease quorum (`super::controller::lease_quorum`). A directing controller that learns of a higher term — from its
 //! peer's beat, or from an agent's [`crate::wire::Superseded`] proof, the
 //! newer term's own signed datagram — stops directing and stands by
 //! instead of fighting.
