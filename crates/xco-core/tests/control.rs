@@ -48,7 +48,12 @@ fn agent(h: u32, now: Time) -> AgentNode<u32> {
 }
 
 fn agent_seeded(h: u32, now: Time, seed: u64) -> AgentNode<u32> {
-    let k = AgentKeys::new(h, &host_key(MASTER, NAMES[h as usize]), &keys().public_key()).unwrap();
+    agent_named(h, NAMES[h as usize], now, seed)
+}
+
+/// The agent of host `h`, named `name` (its MAC key derives from the name).
+fn agent_named(h: u32, name: &str, now: Time, seed: u64) -> AgentNode<u32> {
+    let k = AgentKeys::new(h, &host_key(MASTER, name), &keys().public_key()).unwrap();
     let coord = HostCoordinator::new(
         CoordConfig {
             giveback_hysteresis: Some(Dur::from_us(100)),
@@ -508,7 +513,6 @@ fn without_its_standby_a_controller_stays_leased_while_a_quorum_of_hosts_is_hear
             lead: LEAD,
         },
     );
-    let ckeys = ControllerKeys::new(MASTER, &SIX);
     let peer = Peer::new(0, 99u32, peer_key(MASTER), StandbyConfig::default());
     let cfg = ControllerConfig::default();
     let mut c = ControllerNode::new(
@@ -520,23 +524,7 @@ fn without_its_standby_a_controller_stays_leased_while_a_quorum_of_hosts_is_hear
     .with_peer(peer, true);
     let mut agents: Vec<AgentNode<u32>> = (0..6u32)
         .map(|h| {
-            let k = AgentKeys::new(h, &host_key(MASTER, SIX[h as usize]), &ckeys.public_key()).unwrap();
-            let coord = HostCoordinator::new(
-                CoordConfig {
-                    giveback_hysteresis: Some(Dur::from_us(100)),
-                    fail_open_after: Dur::from_ms(20),
-                    report_interval: Dur::from_ms(5),
-                    rate_burst: RateBurst::PACER,
-                    on_demand: false,
-                },
-                u64::MAX,
-                at(0),
-            );
-            let acfg = AgentConfig {
-                addr: h.to_wire(),
-                ..AgentConfig::default()
-            };
-            let mut a = AgentNode::new(acfg, coord, k, Rng::new(u64::from(h) + 7));
+            let mut a = agent_named(h, SIX[h as usize], at(0), u64::from(h) + 7);
             a.start(at(0));
             a
         })
