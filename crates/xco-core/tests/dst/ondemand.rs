@@ -7,6 +7,12 @@
 //!   sends a flow through it ungated that was large (at least the threshold
 //!   offered in a window) in every window for the bound too.
 //!
+//! The demand counted is what the controller can be told: every honest
+//! host's traffic, and the hostile host's only while its agent is in a
+//! session of the directing controller and not failed open (the world's
+//! `demand_knowable`); out of one it reports nothing, and it may withhold or
+//! misstate its demand at will.
+//!
 //! Windows are a fixed grid of true time, one report interval wide; the
 //! agents' own windows are not aligned with it (nor with each other), so
 //! the bound covers a report window, an evaluation period and the trips.

@@ -516,6 +516,27 @@ impl World {
         self.s.hostile != Some(h)
     }
 
+    /// True if the on-demand check counts host `h`'s traffic as demand: an
+    /// honest host's always (from the check's start every honest agent is
+    /// in a session and reports it); the hostile host's only while its agent
+    /// is in a session of the directing controller and not failed open, so
+    /// that it reports what it is offered. Out of one (failed open, its run
+    /// suspended, its joins behind its own data on the sim network) it
+    /// reports nothing, and it may withhold or misstate its demand at will:
+    /// no controller can coordinate a link for demand it cannot be told.
+    fn demand_knowable(&self, h: u32) -> bool {
+        if self.honest(h) {
+            return true;
+        }
+        let run = self
+            .active_ctl()
+            .and_then(|i| self.ctls[i].as_ref())
+            .map(|c| c.node.run());
+        self.agents[h as usize].as_ref().is_some_and(|a| {
+            run.is_some() && a.node.run() == run && a.node.coord.state.gate != Gate::FailOpen
+        })
+    }
+
     fn clock(&self, a: Addr) -> Clock {
         self.s.clocks[match a {
             CTL => self.s.hosts,
@@ -1093,7 +1114,8 @@ impl World {
                 }
             }
         });
-        if let Some(od) = self.od.as_mut() {
+        let knowable = self.od.is_some() && self.demand_knowable(h);
+        if let (Some(od), true) = (self.od.as_mut(), knowable) {
             for &d in &dests {
                 od.offered(t, h, d, n * PKT_BYTES as u64);
             }
