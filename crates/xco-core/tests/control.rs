@@ -19,16 +19,20 @@ fn keys() -> ControllerKeys {
 
 /// Three hosts on one switch, 1 Gbit/s everywhere.
 fn controller(run: u64) -> ControllerNode<u32> {
+    star_controller(run, &NAMES)
+}
+
+/// One host per name on one switch, 1 Gbit/s everywhere.
+fn star_controller(run: u64, names: &[&str]) -> ControllerNode<u32> {
     let g = 1_000_000_000;
-    let mut links = Vec::new();
-    for h in 0..3u32 {
-        links.push((h, 3));
-        links.push((3, h));
-    }
+    let n = names.len() as u32;
+    let links: Vec<(u32, u32)> = (0..n).flat_map(|h| [(h, n), (n, h)]).collect();
+    let mut is_host = vec![true; n as usize];
+    is_host.push(false);
     let topo = SchedTopology::new(
-        vec![g; 3],
-        vec![g; 6],
-        Box::new(BfsPaths::new(4, vec![true, true, true, false], &links)),
+        vec![g; n as usize],
+        vec![g; 2 * n as usize],
+        Box::new(BfsPaths::new(n as usize + 1, is_host, &links)),
     );
     let sched = Scheduler::new(
         topo,
@@ -40,7 +44,12 @@ fn controller(run: u64) -> ControllerNode<u32> {
             lead: LEAD,
         },
     );
-    ControllerNode::new(ControllerConfig::default(), sched, keys(), run)
+    ControllerNode::new(
+        ControllerConfig::default(),
+        sched,
+        ControllerKeys::new(MASTER, names),
+        run,
+    )
 }
 
 fn agent(h: u32, now: Time) -> AgentNode<u32> {
@@ -492,36 +501,9 @@ fn without_its_standby_a_controller_stays_leased_while_a_quorum_of_hosts_is_hear
     );
     // six hosts on one switch; a primary whose standby never answers (dead
     // from the start): it grants on the hosts' lease only
-    let g = 1_000_000_000;
-    let links: Vec<(u32, u32)> = (0..6u32).flat_map(|h| [(h, 6), (6, h)]).collect();
-    let topo = SchedTopology::new(
-        vec![g; 6],
-        vec![g; 12],
-        Box::new(BfsPaths::new(
-            7,
-            vec![true, true, true, true, true, true, false],
-            &links,
-        )),
-    );
-    let sched = Scheduler::new(
-        topo,
-        SchedConfig {
-            mode: Mode::Timeslice,
-            slice: SLICE,
-            min_active: Dur::from_us(200),
-            feedback_timeout: None,
-            lead: LEAD,
-        },
-    );
     let peer = Peer::new(0, 99u32, peer_key(MASTER), StandbyConfig::default());
     let cfg = ControllerConfig::default();
-    let mut c = ControllerNode::new(
-        cfg.clone(),
-        sched,
-        ControllerKeys::new(MASTER, &SIX),
-        run_of(2, 0x51),
-    )
-    .with_peer(peer, true);
+    let mut c = star_controller(run_of(2, 0x51), &SIX).with_peer(peer, true);
     let mut agents: Vec<AgentNode<u32>> = (0..6u32)
         .map(|h| {
             let mut a = agent_named(h, SIX[h as usize], at(0), u64::from(h) + 7);
