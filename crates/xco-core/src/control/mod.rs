@@ -135,3 +135,22 @@ pub enum Mutation {
     /// A new term's fence ends at the first host's confirm, not the last.
     EndFenceAtFirstConfirm,
 }
+
+#[cfg(feature = "mutations")]
+impl Mutation {
+    /// The mutation of a name as the harnesses' tests and replays spell it
+    /// (`XCO_DST_MUTATION`); panics on an unknown name (tests only).
+    pub fn named(m: &str) -> Mutation {
+        match m {
+            "accept-other-run" => Mutation::AcceptOtherRun,
+            "skip-replay-check" => Mutation::SkipReplayCheck,
+            "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
+            "address-from-any-source" => Mutation::AddressFromAnySource,
+            "accept-lower-term" => Mutation::AcceptLowerTerm,
+            "takeover-without-fence" => Mutation::TakeoverWithoutFence,
+            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
+            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
+            _ => panic!("unknown mutation {m}"),
+        }
+    }
+}

@@ -107,7 +107,7 @@ fn replay() {
     {
         s.mutation = std::env::var("XCO_DST_MUTATION")
             .ok()
-            .map(|m| mutations::named(&m));
+            .map(|m| xco_core::control::Mutation::named(&m));
     }
     eprintln!("{s:#?}");
     match run(s, true) {
@@ -328,23 +328,9 @@ mod mutations {
     use super::*;
     use xco_core::control::Mutation;
 
-    pub fn named(m: &str) -> Mutation {
-        match m {
-            "accept-other-run" => Mutation::AcceptOtherRun,
-            "skip-replay-check" => Mutation::SkipReplayCheck,
-            "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
-            "address-from-any-source" => Mutation::AddressFromAnySource,
-            "accept-lower-term" => Mutation::AcceptLowerTerm,
-            "takeover-without-fence" => Mutation::TakeoverWithoutFence,
-            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
-            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
-            _ => panic!("unknown mutation {m}"),
-        }
-    }
-
     /// The first seed below `limit` the harness fails with mutation `m`.
     fn found(m: &str, limit: u64) {
-        let mutation = named(m);
+        let mutation = Mutation::named(m);
         let fails = sweep(0, limit, |seed| {
             let mut s = Setup::draw(seed);
             s.mutation = Some(mutation);

@@ -214,7 +214,7 @@ fn replay() {
     {
         s.mutation = std::env::var("XCO_DST_MUTATION")
             .ok()
-            .map(|m| mutations::named(&m));
+            .map(|m| xco_core::control::Mutation::named(&m));
     }
     eprintln!("{s:#?}");
     match run(s, true) {
@@ -251,20 +251,6 @@ mod mutations {
     use super::*;
     use xco_core::control::Mutation;
 
-    pub fn named(m: &str) -> Mutation {
-        match m {
-            "accept-other-run" => Mutation::AcceptOtherRun,
-            "skip-replay-check" => Mutation::SkipReplayCheck,
-            "no-fail-open-under-load" => Mutation::NoFailOpenUnderLoad,
-            "address-from-any-source" => Mutation::AddressFromAnySource,
-            "accept-lower-term" => Mutation::AcceptLowerTerm,
-            "takeover-without-fence" => Mutation::TakeoverWithoutFence,
-            "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
-            "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
-            _ => panic!("unknown mutation {m}"),
-        }
-    }
-
     /// Some seed below `limit` breaks a protocol invariant on the sim network
     /// with mutation `m` and passes without it. A no-drop failure does not
     /// count: drops are the data path's symptom, not a protocol invariant
@@ -276,7 +262,7 @@ mod mutations {
 
     /// [`found`] among the setups `make` builds.
     fn found_in(m: &str, limit: u64, make: impl Fn(u64) -> Setup + Sync) {
-        let mutation = named(m);
+        let mutation = Mutation::named(m);
         let (fails, _) = sweep(0, limit, |seed| {
             let mut s = make(seed);
             s.mutation = Some(mutation);
@@ -348,7 +334,7 @@ mod mutations {
         ) else {
             return;
         };
-        let mutation = named(&m);
+        let mutation = Mutation::named(&m);
         let scenario = std::env::var("XCO_DST_SCENARIO").ok();
         let (fails, _) = sweep(0, n, |seed| {
             let mut s = match &scenario {
