@@ -28,6 +28,11 @@ pub use start::{start_at, Pending};
 use crate::sched::DirectiveKind;
 use crate::time::{Dur, Time};
 
+/// Directives a coordinator keeps pending at once, at most (each starts
+/// within the controller's lead of its receipt, and a schedule decides a
+/// host's next slot a few times a lead at most).
+pub const MAX_PENDING: usize = 4;
+
 /// Coordinator settings.
 #[derive(Clone, Debug)]
 pub struct CoordConfig {
@@ -118,8 +123,9 @@ pub struct Coordinator {
     pub dests: Vec<DestState>,
     /// Highest directive epoch received (applied or pending).
     pub epoch: u64,
-    /// A directive received before its start.
-    pub pending: Option<Pending>,
+    /// Directives received before their starts, in order of start (at most
+    /// [`MAX_PENDING`]).
+    pub pending: Vec<Pending>,
     /// When the last directive arrived.
     pub last_directive: Time,
     /// When the host last went from no held traffic to some.
@@ -150,7 +156,7 @@ impl Coordinator {
             gate: Gate::Closed,
             dests: Vec::new(),
             epoch: 0,
-            pending: None,
+            pending: Vec::with_capacity(MAX_PENDING),
             last_directive: now,
             backlogged_since: now,
             giveback_at: None,
@@ -386,8 +392,13 @@ impl Coordinator {
 
     /// A directive arrived at `now`, to take effect `start_in` later (see
     /// [`start`]): at once if that is now, as a continuation if it is a
-    /// slice for the destination the gate is open to, else pending until
-    /// its start (replacing any pending one). Returns false for an old or
+    /// slice for the destination the gate is open to (or will be, at its
+    /// start), else pending until its start. It supersedes every pending
+    /// directive that starts at or after its own start; those that start
+    /// before it still take effect, until it does (a directive that arrives
+    /// just before its predecessor's start, as the next slot's does when its
+    /// trip was a little shorter, must not erase that slot: found by the
+    /// control-plane harness, seed 6975). Returns false for an old or
     /// duplicate epoch.
     pub fn receive(&mut self, now: Time, epoch: u64, start_in: Dur, kind: &DirectiveKind) -> bool {
         if epoch <= self.epoch {
@@ -396,7 +407,52 @@ impl Coordinator {
         self.epoch = epoch;
         self.last_directive = now;
         let start = start_at(now, start_in);
-        self.drop_pending();
+        // what is due has started (as the timer would have, at this instant)
+        self.start_due(now);
+        // the newer decision wins from its start: what was planned from then on is dropped
+        let mut cut = Time::NEVER;
+        self.pending.retain(|p| {
+            if p.start >= start {
+                cut = cut.min(p.start);
+            }
+            p.start < start
+        });
+        self.end_open_by(cut);
+        if let Some(last) = self.pending.last_mut() {
+            // the gate at `start` is what the last pending directive says
+            if let (
+                DirectiveKind::Slice {
+                    dest: Some(d),
+                    len,
+                    rate_bps,
+                },
+                DirectiveKind::Slice {
+                    dest: Some(pd),
+                    len: plen,
+                    rate_bps: prate,
+                },
+            ) = (kind, &mut last.kind)
+            {
+                let pend = last.start + *plen;
+                if *d == *pd && *rate_bps == *prate && start < pend {
+                    // the same pair again: that slice goes on
+                    *plen = pend.max(start + *len).saturating_since(last.start);
+                    return true;
+                }
+            }
+            if self.pending.len() == MAX_PENDING {
+                // (more decisions within one lead than any schedule makes: the
+                // earliest is dropped, and the gate closes at its start)
+                let first = self.pending.remove(0);
+                self.end_open_by(first.start);
+            }
+            self.pending.push(Pending {
+                start,
+                epoch,
+                kind: kind.clone(),
+            });
+            return true;
+        }
         if let (
             DirectiveKind::Slice {
                 dest: Some(d),
@@ -424,13 +480,39 @@ impl Coordinator {
         if start <= now {
             self.enact(now, kind);
         } else {
-            self.pending = Some(Pending {
+            self.pending.push(Pending {
                 start,
                 epoch,
                 kind: kind.clone(),
             });
         }
         true
+    }
+
+    /// Start every pending directive due at `now`, in order.
+    fn start_due(&mut self, now: Time) {
+        while self.pending.first().is_some_and(|p| now >= p.start) {
+            let p = self.pending.remove(0);
+            self.enact(p.start, &p.kind);
+        }
+    }
+
+    /// An open slice ends at `at` at the latest.
+    fn end_open_by(&mut self, at: Time) {
+        if let Gate::Open {
+            dest,
+            until,
+            rate_bps,
+        } = self.gate
+        {
+            if at < until {
+                self.gate = Gate::Open {
+                    dest,
+                    until: at,
+                    rate_bps,
+                };
+            }
+        }
     }
 
     /// Set the gate as `kind` says, from `start`.
@@ -465,29 +547,15 @@ impl Coordinator {
         self.drop_pending();
     }
 
-    /// Drop the pending directive; it still ends the open slice at its start
-    /// (found by the control-plane harness: a pending directive replaced by
-    /// a later one, or dropped at a rejoin, let the old slice run into the
-    /// next holder's).
+    /// Drop the pending directives; the first still ends the open slice at
+    /// its start (found by the control-plane harness: a pending directive
+    /// replaced by a later one, or dropped at a rejoin, let the old slice run
+    /// into the next holder's).
     fn drop_pending(&mut self) {
-        if let (
-            Some(p),
-            Gate::Open {
-                dest,
-                until,
-                rate_bps,
-            },
-        ) = (&self.pending, self.gate)
-        {
-            if p.start < until {
-                self.gate = Gate::Open {
-                    dest,
-                    until: p.start,
-                    rate_bps,
-                };
-            }
+        if let Some(p) = self.pending.first() {
+            self.end_open_by(p.start);
         }
-        self.pending = None;
+        self.pending.clear();
     }
 
     /// The next instant [`Coordinator::on_timer`] has work: a pending
@@ -495,7 +563,7 @@ impl Coordinator {
     /// periodic report.
     pub fn next_deadline(&self) -> Time {
         let mut t = self.next_report.min(self.pace_wake);
-        if let Some(p) = &self.pending {
+        if let Some(p) = self.pending.first() {
             t = t.min(p.start);
         }
         if let Gate::Open { until, .. } = self.gate {
@@ -520,10 +588,7 @@ impl Coordinator {
     /// the actions say and runs a release pass.
     pub fn on_timer(&mut self, now: Time) -> TimerActions {
         let mut out = TimerActions::default();
-        if self.pending.as_ref().is_some_and(|p| now >= p.start) {
-            let p = self.pending.take().expect("pending");
-            self.enact(p.start, &p.kind);
-        }
+        self.start_due(now);
         if let Gate::Open { until, .. } = self.gate {
             if now >= until {
                 self.gate = Gate::Closed;
@@ -536,6 +601,20 @@ impl Coordinator {
                 if matches!(self.gate, Gate::Open { dest: d, .. } if d == dest) {
                     self.gate = Gate::Closed;
                     self.reported.retain(|&d| d != dest); // the controller drops it from B_x too
+                                                          // the give-back carries the highest epoch received: the controller
+                                                          // frees this host's slice to `dest` as of that epoch, so a pending
+                                                          // slice to it is given back too (it closes the gate at its start
+                                                          // instead: found by the harness, seeds 6051, 8262, 9576)
+                    for p in &mut self.pending {
+                        if let DirectiveKind::Slice {
+                            dest: pd @ Some(_), ..
+                        } = &mut p.kind
+                        {
+                            if *pd == Some(dest) {
+                                *pd = None;
+                            }
+                        }
+                    }
                     out.giveback = Some(dest);
                 }
             }
@@ -706,7 +785,7 @@ mod tests {
                 rate_bps: None
             }
         );
-        assert!(c.pending.is_none());
+        assert!(c.pending.is_empty());
     }
 
     #[test]
@@ -727,7 +806,7 @@ mod tests {
             },
             "extended at once: a packet may start across the boundary"
         );
-        assert!(c.pending.is_none());
+        assert!(c.pending.is_empty());
         c.on_timer(end);
         assert!(c.allows(end, 7), "no gap at the old end");
         assert!(
@@ -768,15 +847,59 @@ mod tests {
         );
         assert!(!c.receive(Time::ZERO, 4, Dur::ZERO, &slice(8, 2)), "older epoch");
         assert!(c.receive(Time::ZERO + Dur::from_us(10), 6, Dur::ZERO, &slice(9, 2)));
-        assert!(c.pending.is_none(), "the newer decision wins");
+        assert!(c.pending.is_empty(), "the newer decision wins");
         c.on_timer(Time::ZERO + Dur::from_us(300));
         assert!(c.allows(Time::ZERO + Dur::from_us(300), 9));
         c.receive(Time::ZERO + Dur::from_us(400), 7, Dur::from_us(300), &slice(1, 2));
         c.reset_epoch();
         assert!(
-            c.pending.is_none(),
+            c.pending.is_empty(),
             "a new controller run forgets what the old one planned"
         );
+    }
+
+    #[test]
+    fn a_directive_arriving_before_its_predecessors_start_leaves_that_slot_in_place() {
+        // seed 6975: the next slot's directive (h1) arrived 0.24 us before the
+        // pending one's start (h0), whose trip had been that much longer
+        let mut c = coord();
+        let us = |n: u64| Time::ZERO + Dur::from_us(n);
+        assert!(c.receive(us(100), 1, Dur::from_us(500), &slice(0, 2)));
+        assert!(c.receive(us(599), 2, Dur::from_us(500), &slice(1, 2)));
+        assert_eq!(c.pending.len(), 2, "both slots stay planned");
+        c.on_timer(us(600));
+        assert!(c.allows(us(600), 0), "the first slot starts at its start");
+        assert!(c.next_deadline() <= us(1099), "the second's start is a timer");
+        c.on_timer(us(1099));
+        assert!(
+            c.allows(us(1099), 1) && !c.allows(us(1099), 0),
+            "and ends at the next one's"
+        );
+        // the same pair decided again while pending continues that pending slice
+        let mut c = coord();
+        c.receive(us(100), 1, Dur::from_us(500), &slice(0, 2));
+        c.receive(us(200), 2, Dur::from_us(500), &slice(0, 2));
+        assert_eq!(c.pending.len(), 1);
+        assert_eq!(c.pending[0].start, us(600));
+        assert_eq!(
+            c.pending[0].kind,
+            DirectiveKind::Slice {
+                dest: Some(0),
+                len: Dur::from_us(2100),
+                rate_bps: None
+            },
+            "one slice from the first start to the second's end"
+        );
+        // a newer decision starting first drops what was planned after it, and
+        // an open slice closes by the dropped one's start at the latest
+        let mut c = coord();
+        c.apply(us(0), 1, &slice(5, 2));
+        c.receive(us(100), 2, Dur::from_us(500), &slice(6, 2));
+        c.receive(us(150), 3, Dur::from_us(300), &slice(7, 2));
+        assert_eq!(c.pending.len(), 1);
+        assert_eq!((c.pending[0].epoch, c.pending[0].start), (3, us(450)));
+        c.on_timer(us(450));
+        assert!(c.allows(us(450), 7) && !c.allows(us(450), 5));
     }
 
     #[test]

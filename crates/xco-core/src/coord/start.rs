@@ -18,8 +18,9 @@
 //! boundary), so the gate stays open from the current slice's end to the
 //! new one's start instead of closing for the difference of two one-way
 //! delays; that gap is at most `start_in`, so the gate is never open early
-//! by more than the lead. A newer directive (higher epoch) replaces a
-//! pending one.
+//! by more than the lead. A newer directive (higher epoch) supersedes the
+//! pending ones that start at or after its start; those that start before
+//! it take effect until it does.
 
 use crate::sched::DirectiveKind;
 use crate::time::{Dur, Time};
