@@ -75,10 +75,15 @@ def _signed(sk: Ed25519PrivateKey, mtype: int, run: int, seq: int, payload: byte
     return body + sk.sign(body)
 
 
-def _slice(host: int, epoch: int, start_in_s: float, dest: int, len_s: float) -> bytes:
-    """A version-3 slice directive: host, epoch, start (ns after sending), kind 1, dest, length, rate 0."""
-    return struct.pack(">IQQB", host, epoch, round(start_in_s * 1e9), 1) + struct.pack(
-        ">IQQ", dest, round(len_s * 1e9), 0
+def _slice(host: int, epoch: int, start_in_s: float, dest: int, len_s: float, echo: tuple[int, int]) -> bytes:
+    """A version-5 slice directive: host, epoch, start (ns after sending), the echo of the agent's
+    message (its seq, when this controller read it, and now: monotonic ns; the agent bounds the
+    directive's age from it), kind 1, dest, length, rate 0."""
+    seq, read_ns = echo
+    return (
+        struct.pack(">IQQ", host, epoch, round(start_in_s * 1e9))
+        + struct.pack(">QQQ", seq, read_ns, max(time.monotonic_ns(), read_ns))
+        + struct.pack(">BIQQ", 1, dest, round(len_s * 1e9), 0)
     )
 
 
@@ -147,14 +152,15 @@ def test_a_directive_with_a_start_opens_the_gate_at_that_start_never_before(test
             d, _ = ctl.recvfrom(65536)
             if d[3] == 3 and d[26:28] != b"\0\0":
                 break
+        echo = (struct.unpack(">Q", d[16:24])[0], time.monotonic_ns())  # read as it arrived
         time.sleep(0.2)
         # a slice to h2 that starts OFFSET_S after it is sent
         t_sent = time.monotonic()
-        ctl.sendto(_signed(sk, 4, run, 2, _slice(0, 1, OFFSET_S, 1, SLICE_S)), agent)
+        ctl.sendto(_signed(sk, 4, run, 2, _slice(0, 1, OFFSET_S, 1, SLICE_S, echo), ver=5), agent)
         time.sleep(OFFSET_S + SLICE_S + 0.3)
         # a slice with no start (offset 0): on receipt, the old behaviour
         t_now = time.monotonic()
-        ctl.sendto(_signed(sk, 4, run, 3, _slice(0, 2, 0.0, 1, SLICE_S)), agent)
+        ctl.sendto(_signed(sk, 4, run, 3, _slice(0, 2, 0.0, 1, SLICE_S, echo), ver=5), agent)
         src.wait(30)
         sink.wait(30)
     finally:

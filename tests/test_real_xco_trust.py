@@ -111,7 +111,26 @@ def _from_controller(sk: Ed25519PrivateKey, mtype: int, run: int, seq: int, payl
 
 
 def _directive(host: int, epoch: int, dest: int, len_ns: int) -> bytes:
+    """A version-2 slice directive (no start, no echo)."""
     return struct.pack(">IQB", host, epoch, 1) + struct.pack(">IQQ", dest, len_ns, 0)
+
+
+# per agent key, the latest of its messages this test's controller received (with the time)
+_LATEST: dict[bytes, dict] = {}
+
+
+def _heard(key: bytes, m: dict) -> None:
+    if key not in _LATEST or m["seq"] > _LATEST[key]["seq"]:
+        _LATEST[key] = m
+
+
+def _directive5(host: int, epoch: int, dest: int, len_ns: int, key: bytes) -> bytes:
+    """A version-5 slice directive (start 0), fresh: it echoes the latest message heard from the
+    agent with ``key``, when it was received and now (this test's monotonic clock, ns), as the
+    controller does (the agent bounds its age from that echo and refuses a stale one)."""
+    m = _LATEST[key]
+    echo = struct.pack(">QQQ", m["seq"], m["at_ns"], max(time.monotonic_ns(), m["at_ns"]))
+    return struct.pack(">IQQ", host, epoch, 0) + echo + struct.pack(">BIQQ", 1, dest, len_ns, 0)
 
 
 def _parse(d: bytes) -> dict:
@@ -124,6 +143,7 @@ def _parse(d: bytes) -> dict:
         "seq": seq,
         "payload": d[26 : 26 + n],
         "tag": d[26 + n :],
+        "at_ns": time.monotonic_ns(),  # when it was read
     }
 
 
@@ -137,6 +157,7 @@ def _drain_from_agent(sock: socket.socket, key: bytes, seen: list) -> list[tuple
             m = _parse(d)
             if m["tag"] == hmac.new(key, d[: len(d) - 32], hashlib.sha256).digest():
                 got.append((m, addr))
+                _heard(key, m)
     except BlockingIOError:
         pass
     finally:
@@ -219,6 +240,7 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
             m = _parse(d)
             if m["tag"] == hmac.new(h1, d[: len(d) - 32], hashlib.sha256).digest():
                 seen.append((m, addr))
+                _heard(h1, m)
 
     run = 0x5EED
     # a join unanswered for 20 ms is sent again with a new nonce, so an answer may arrive just
@@ -255,7 +277,16 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
         forged.append(body + mac + mac)  # a MAC where the signature goes
         other = Ed25519PrivateKey.from_private_bytes(h2)  # its own key as a signing key
         forged.append(body + other.sign(body))
-    genuine = _from_controller(sk, 4, run, 10, _directive(0, 5, 2, 10**9))
+
+    def fresh_report() -> None:
+        """Wait for h1's next report (its heartbeat), read as it arrives: the directive that
+        echoes it states when it was received, so it must not have waited in the socket."""
+        _drain_from_agent(ctl, h1, seen)
+        seen[:] = [(m, a) for m, a in seen if m["type"] != 3]
+        recv_from_agent(3)
+
+    fresh_report()
+    genuine = _from_controller(sk, 4, run, 10, _directive5(0, 5, 2, 10**9, h1), ver=5)
     stale_run = _from_controller(sk, 4, run + 1, 11, _directive(0, 6, 2, 10**9))  # another run
     old_hello = _from_controller(sk, 7, run + 2, 12, struct.pack(">IQ", 0, join["run"]))  # nonce used up
     malformed = [
@@ -284,7 +315,8 @@ def test_agent_obeys_only_signed_directives_of_the_run_it_joined(testbed, tmp_pa
     # after the far-future forgery, the genuine controller's next directive is obeyed
     ctl.sendto(_from_controller(sk, 7, run, 30, struct.pack(">IQ", 0, rejoin["run"])), agent_addr)
     _wait_for(lambda: len(_fields(log, "controller_run")) == 2, "the second hello")
-    sender.sendto(_from_controller(sk, 4, run, 31, _directive(0, 1, 2, 10**9)), agent_addr)
+    fresh_report()
+    sender.sendto(_from_controller(sk, 4, run, 31, _directive5(0, 1, 2, 10**9, h1), ver=5), agent_addr)
     # the agent tells the controller what it rejected (cumulative counts, MAC'd, at most once a second)
     want = (len(forged), 1)
     rej, _ = recv_from_agent(9, lambda m: struct.unpack(">QQQQ", m["payload"])[:2] == want)

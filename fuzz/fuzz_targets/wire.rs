@@ -8,7 +8,8 @@
 //! the `v3-*` seeds; the controllers' peer beat and an agent's superseded
 //! proof (version 4) by the `v4-*` seeds: a beat that authenticates
 //! re-encodes to itself, a proof's inner datagram is checked as a
-//! controller datagram.
+//! controller datagram. A grant's echo and a demand report's ungated set
+//! (version 5) by the `v5-*` seeds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -31,12 +32,16 @@ fuzz_target!(|data: &[u8]| {
         let _ = s.accept(&r);
     }
     let pk = peer_key(MASTER);
+    // (of the current version: an older one re-encodes in the current one)
+    let current = data.get(2) == Some(&VERSION);
     if let Ok(b) = PeerBeat::decode(&pk, data) {
-        assert_eq!(b.encode(&pk), data, "a peer beat re-encodes to itself");
+        if current {
+            assert_eq!(b.encode(&pk), data, "a peer beat re-encodes to itself");
+        }
     }
     if let Ok(s) = c.decode_superseded(data) {
         let _ = c.verify_signed(&s.proof);
-        if s.host == 1 {
+        if s.host == 1 && current {
             assert_eq!(a.encode_superseded(&s), data, "a proof re-encodes to itself");
         }
     }

@@ -2,7 +2,9 @@
 //! between a controller and agents directly (no network), time passed in.
 //! The seeded, faulty, hostile version of the same is `tests/dst`.
 
-use xco_core::control::{Address, AgentConfig, AgentNode, ControllerConfig, ControllerNode, Origin};
+use xco_core::control::{
+    Address, AgentConfig, AgentNode, ControllerConfig, ControllerNode, Origin, DIRECTIVE_MAX_AGE,
+};
 use xco_core::coord::{CoordConfig, Gate, HostCoordinator, RateBurst};
 use xco_core::sched::{BfsPaths, Mode, SchedConfig, SchedTopology, Scheduler};
 use xco_core::wire::{host_key, AgentKeys, ControllerKeys, Message, Packet, Repr};
@@ -150,11 +152,63 @@ fn a_host_joins_by_a_challenge_round_and_obeys_its_directives_after_the_fence() 
     let mut c = controller(0x77);
     let t = at(10);
     let mut a = joined(&mut c, 0, 1, t);
-    // the report arrived inside the new run's fence (one slice plus the lead): no grant
-    // until it ends, then one, sent to the address h0 stated
+    // the report arrived inside the new run's fence (one slice, the lead and the
+    // agents' directive age bound): no grant until it ends, then one, sent to the
+    // address h0 stated
     assert!(a.coord.state.gate == Gate::Closed);
     let first = until_directive(&mut c, &mut a, 0, t);
-    assert!(first >= t + SLICE + LEAD, "a grant at {first}, inside the fence");
+    assert!(
+        first >= t + SLICE + LEAD + DIRECTIVE_MAX_AGE,
+        "a grant at {first}, inside the fence"
+    );
+}
+
+/// Host 0 joined a fresh controller at 10 us with a backlog; the
+/// controller's first directive to it, held back (not delivered), and when
+/// it was signed.
+fn held_directive() -> (AgentNode<u32>, Vec<u8>, Time) {
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = joined(&mut c, 0, 1, t);
+    let mut now = t;
+    loop {
+        now = c.poll_timeout().expect("a deadline").max(now);
+        assert!(now < t + Dur::from_ms(50), "no directive by {now}");
+        c.handle_timeout(now);
+        while let Some((to, d)) = c.poll_transmit(now) {
+            if to == 0 && matches!(msg(&d), Message::Directive(..)) {
+                return (a, d, now);
+            }
+        }
+        while let Some(d) = a.poll_transmit(now) {
+            c.handle_datagram(now, 0, &d);
+        }
+    }
+}
+
+#[test]
+fn a_directive_that_arrives_later_than_its_age_bound_is_refused() {
+    // seed 21302: a crashed run's directive, lost, replayed 13 ms later by a
+    // hostile host to an agent still in that run. The directive echoes the
+    // agent's latest message and the controller's hold of it, so the agent
+    // knows how old it may be without a clock in common
+    let (mut a, d, signed) = held_directive();
+    let Message::Directive(_, echo) = msg(&d) else {
+        unreachable!()
+    };
+    assert_eq!(echo.seq, a.last_sent().0, "it echoes the agent's latest message");
+    assert_eq!(echo.signed_ns, signed.ps() / 1000, "and says when it was signed");
+    let late = signed + DIRECTIVE_MAX_AGE + Dur::from_ns(1);
+    assert!(!a.handle_datagram(late, Origin::Controller, &d));
+    assert_eq!((a.stats.stale, a.rejected.replay), (1, 1), "refused, counted");
+    assert_eq!(a.coord.stats.directives, 0);
+    assert_eq!(a.stats.joins, 1, "and it costs no join");
+    // the same directive within the bound is obeyed (the bound counts 1,000 ppm of
+    // drift since its sample, the agent's confirm or report at 10 us: 5 us here)
+    let (mut a, d, signed) = held_directive();
+    let within = signed + (DIRECTIVE_MAX_AGE - Dur::from_us(10));
+    assert!(a.handle_datagram(within, Origin::Controller, &d));
+    assert_eq!((a.stats.stale, a.coord.stats.directives), (0, 1));
 }
 
 #[test]
@@ -455,7 +509,7 @@ fn an_agent_that_failed_open_obeys_its_run_again_only_after_a_fresh_join() {
         assert!(now < t + Dur::from_ms(20), "no directive by {now}");
         c.handle_timeout(now);
         while let Some((_, d)) = c.poll_transmit(now) {
-            if matches!(msg(&d), Message::Directive(_)) {
+            if matches!(msg(&d), Message::Directive(..)) {
                 held.push(d);
             }
         }

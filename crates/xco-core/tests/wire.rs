@@ -6,7 +6,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use xco_core::sched::{DemandEntry, Directive, DirectiveKind};
 use xco_core::wire::{
-    host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Message,
+    host_key, Accepted, AgentKeys, AgentSessions, Checked, ControllerKeys, ControllerSession, Echo, Message,
     RejectCounts, Repr, WireError, CONTROLLER_ID,
 };
 use xco_core::{Dur, Rng};
@@ -45,8 +45,12 @@ fn agent_messages() -> Vec<Repr> {
             challenge: 3,
             addr: [7; 18],
         },
-        Message::Demand { entries: vec![] },
         Message::Demand {
+            entries: vec![],
+            ungated_seq: 0,
+        },
+        Message::Demand {
+            ungated_seq: u64::MAX,
             entries: vec![
                 DemandEntry {
                     dest: 1,
@@ -76,34 +80,51 @@ fn agent_messages() -> Vec<Repr> {
 
 fn controller_messages() -> Vec<Repr> {
     let msgs = vec![
-        Message::Directive(Directive {
-            host: 3,
-            epoch: 17,
-            start_in: Dur::ZERO,
-            kind: DirectiveKind::Slice {
-                dest: Some(5),
-                len: Dur::from_ms(2),
-                rate_bps: None,
+        Message::Directive(
+            Directive {
+                host: 3,
+                epoch: 17,
+                start_in: Dur::ZERO,
+                kind: DirectiveKind::Slice {
+                    dest: Some(5),
+                    len: Dur::from_ms(2),
+                    rate_bps: None,
+                },
             },
-        }),
-        Message::Directive(Directive {
-            host: 3,
-            epoch: 18,
-            start_in: Dur::from_us(480),
-            kind: DirectiveKind::Slice {
-                dest: None,
-                len: Dur::from_ms(10),
-                rate_bps: Some(1_000_000_000),
+            Echo {
+                seq: 41,
+                received_ns: 1_000,
+                signed_ns: 1_730,
             },
-        }),
-        Message::Directive(Directive {
-            host: 4,
-            epoch: 1,
-            start_in: Dur::from_ms(1),
-            kind: DirectiveKind::Rates {
-                rates: vec![(1, 200_000_000), (2, 769_230_769)],
+        ),
+        Message::Directive(
+            Directive {
+                host: 3,
+                epoch: 18,
+                start_in: Dur::from_us(480),
+                kind: DirectiveKind::Slice {
+                    dest: None,
+                    len: Dur::from_ms(10),
+                    rate_bps: Some(1_000_000_000),
+                },
             },
-        }),
+            Echo::default(),
+        ),
+        Message::Directive(
+            Directive {
+                host: 4,
+                epoch: 1,
+                start_in: Dur::from_ms(1),
+                kind: DirectiveKind::Rates {
+                    rates: vec![(1, 200_000_000), (2, 769_230_769)],
+                },
+            },
+            Echo {
+                seq: u64::MAX,
+                received_ns: 0,
+                signed_ns: u64::MAX,
+            },
+        ),
         Message::Hello { host: 7, nonce: 99 },
         Message::Rejoin {
             host: 7,
@@ -117,10 +138,16 @@ fn controller_messages() -> Vec<Repr> {
         Message::Ungate {
             host: 7,
             dests: vec![],
+            echo: Echo::default(),
         },
         Message::Ungate {
             host: 7,
             dests: vec![0, 2, 70000],
+            echo: Echo {
+                seq: 9,
+                received_ns: 5,
+                signed_ns: 5,
+            },
         },
     ];
     msgs.into_iter()
@@ -151,7 +178,7 @@ fn a_report_has_the_documented_bytes() {
         msg: Message::Report { dests: vec![1, 2] },
     });
     let want: &[u8] = &[
-        b'X', b'C', 4, 3, // magic, version, type = report
+        b'X', b'C', 5, 3, // magic, version, type = report
         0, 0, 0, 1, // host
         0, 0, 0, 0, 0, 0, 1, 2, // session
         0, 0, 0, 0, 0, 0, 0, 42, // seq
@@ -180,14 +207,17 @@ fn a_demand_report_has_the_documented_bytes() {
                 held_bytes: 5,
                 backlogged: true,
             }],
+            ungated_seq: 0x0a0b,
         },
     });
     let want: &[u8] = &[
-        b'X', b'C', 4, 14, // magic, version, type = demand
+        b'X', b'C', 5, 14, // magic, version, type = demand
         0, 0, 0, 1, // host
         0, 0, 0, 0, 0, 0, 1, 2, // session
         0, 0, 0, 0, 0, 0, 0, 42, // seq
-        0, 23, // payload length
+        0, 31, // payload length
+        0, 0, 0, 0, 0, 0, 0x0a,
+        0x0b, // the ungated set applied: the controller's datagram 0x0a0b (version 5)
         0, 1, // count
         0, 0, 0, 2, // destination
         0, 0, 0, 0, 0, 0, 3, 4, // bytes offered over the window
@@ -198,32 +228,42 @@ fn a_demand_report_has_the_documented_bytes() {
 }
 
 #[test]
-fn a_directive_carries_its_start_after_the_epoch() {
+fn a_directive_carries_its_start_then_its_echo_after_the_epoch() {
     let c = controller();
     let d = c.encode(&Repr {
         host: CONTROLLER_ID,
         run: 1,
         seq: 2,
-        msg: Message::Directive(Directive {
-            host: 3,
-            epoch: 9,
-            start_in: Dur::from_us(480),
-            kind: DirectiveKind::Slice {
-                dest: Some(5),
-                len: Dur::from_ms(2),
-                rate_bps: None,
+        msg: Message::Directive(
+            Directive {
+                host: 3,
+                epoch: 9,
+                start_in: Dur::from_us(480),
+                kind: DirectiveKind::Slice {
+                    dest: Some(5),
+                    len: Dur::from_ms(2),
+                    rate_bps: None,
+                },
             },
-        }),
+            Echo {
+                seq: 0x1234,
+                received_ns: 0x0100,
+                signed_ns: 0x0200,
+            },
+        ),
     });
     let want: &[u8] = &[
-        b'X', b'C', 4, 4, // magic, version 4, type = directive
+        b'X', b'C', 5, 4, // magic, version 5, type = directive
         0xff, 0xff, 0xff, 0xff, // the controller
         0, 0, 0, 0, 0, 0, 0, 1, // run
         0, 0, 0, 0, 0, 0, 0, 2, // seq
-        0, 41, // payload length
+        0, 65, // payload length
         0, 0, 0, 3, // host
         0, 0, 0, 0, 0, 0, 0, 9, // epoch
         0, 0, 0, 0, 0, 0x07, 0x53, 0x00, // start: 480,000 ns after it is sent
+        0, 0, 0, 0, 0, 0, 0x12, 0x34, // echo: the agent's message 0x1234,
+        0, 0, 0, 0, 0, 0, 0x01, 0x00, // received at 256 ns on the controller's clock,
+        0, 0, 0, 0, 0, 0, 0x02, 0x00, // the directive signed at 512 ns
         1, 0, 0, 0, 5, // slice to host 5
         0, 0, 0, 0, 0, 0x1e, 0x84, 0x80, // 2,000,000 ns
         0, 0, 0, 0, 0, 0, 0, 0, // full line rate
@@ -258,10 +298,11 @@ fn a_version_2_directive_has_no_start_and_applies_on_receipt() {
     let slice = [vec![0, 0, 0, 1], vec![0; 7], vec![3], vec![1, 0, 0, 0, 2]].concat();
     let slice = [slice, 2_000_000u64.to_be_bytes().to_vec(), vec![0; 8]].concat();
     let r = agent(1).decode(&signed(2, &slice)).unwrap();
-    let Message::Directive(d) = r.msg else {
+    let Message::Directive(d, echo) = r.msg else {
         panic!("{r:?}")
     };
     assert_eq!((d.epoch, d.start_in), (3, Dur::ZERO));
+    assert_eq!(echo, Echo::default(), "no echo before version 5");
     // the same payload under version 3 lacks the start field: malformed
     assert!(matches!(
         agent(1).decode(&signed(3, &slice)),
@@ -283,16 +324,40 @@ fn a_version_2_directive_has_no_start_and_applies_on_receipt() {
     };
     assert!(matches!(at(7_500_000_001), Err(WireError::BadPayload(_))));
     assert!(matches!(at(u64::MAX), Err(WireError::BadPayload(_))));
-    let Message::Directive(d) = at(7_500_000_000).unwrap().msg else {
+    let Message::Directive(d, _) = at(7_500_000_000).unwrap().msg else {
         panic!()
     };
     assert_eq!(d.start_in, Dur::from_ms(7500));
     // version 4 has the start field as version 3 (it added types 12 and 13 and terms)
     assert!(agent(1).decode(&signed(4, &p_start(&slice))).is_ok());
-    // and versions outside 2..=4 are not read
+    // version 5 adds the echo after the start: without it, malformed
     assert!(matches!(
-        agent(1).decode(&signed(5, &slice)),
-        Err(WireError::BadVersion(5))
+        agent(1).decode(&signed(5, &p_start(&slice))),
+        Err(WireError::BadPayload(_))
+    ));
+    let with_echo = |received_ns: u64, signed_ns: u64| {
+        let v4 = p_start(&slice);
+        let echo = [
+            7u64.to_be_bytes(),
+            received_ns.to_be_bytes(),
+            signed_ns.to_be_bytes(),
+        ]
+        .concat();
+        agent(1).decode(&signed(5, &[&v4[..20], &echo, &v4[20..]].concat()))
+    };
+    let Message::Directive(d, echo) = with_echo(10, u64::MAX).unwrap().msg else {
+        panic!()
+    };
+    assert_eq!(
+        (d.epoch, echo.seq, echo.received_ns, echo.signed_ns),
+        (3, 7, 10, u64::MAX)
+    );
+    // signed before the echoed message arrived: malformed
+    assert!(matches!(with_echo(11, 10), Err(WireError::BadPayload(_))));
+    // and versions outside 2..=5 are not read
+    assert!(matches!(
+        agent(1).decode(&signed(6, &slice)),
+        Err(WireError::BadVersion(6))
     ));
 }
 
@@ -416,16 +481,19 @@ fn directive(run: u64, seq: u64) -> Repr {
         host: CONTROLLER_ID,
         run,
         seq,
-        msg: Message::Directive(Directive {
-            host: 1,
-            epoch: seq,
-            start_in: Dur::ZERO,
-            kind: DirectiveKind::Slice {
-                dest: Some(2),
-                len: Dur::from_ms(2),
-                rate_bps: None,
+        msg: Message::Directive(
+            Directive {
+                host: 1,
+                epoch: seq,
+                start_in: Dur::ZERO,
+                kind: DirectiveKind::Slice {
+                    dest: Some(2),
+                    len: Dur::from_ms(2),
+                    rate_bps: None,
+                },
             },
-        }),
+            Echo::default(),
+        ),
     }
 }
 
@@ -814,7 +882,7 @@ fn a_peer_beat_has_the_documented_bytes_and_only_the_peer_key_makes_one() {
     };
     let d = b.encode(&key);
     let want: &[u8] = &[
-        b'X', b'C', 4, 12, // magic, version 4, type = peer beat
+        b'X', b'C', 5, 12, // magic, version 5, type = peer beat
         0xff, 0xff, 0xff, 0xff, // a controller
         0, 0, 0, 5, 0, 0, 0xab, 0xcd, // run: term 5 in the high half
         0, 0, 0, 0, 0, 0, 0, 9, // seq
@@ -867,7 +935,7 @@ fn a_peer_beat_with_an_ack_carries_the_acked_run_and_sequence_number_after_the_f
     };
     let d = b.encode(&key);
     let want: &[u8] = &[
-        b'X', b'C', 4, 12, // magic, version 4, type = peer beat
+        b'X', b'C', 5, 12, // magic, version 5, type = peer beat
         0xff, 0xff, 0xff, 0xff, // a controller
         0, 0, 0, 5, 0, 0, 0xab, 0xcd, // run
         0, 0, 0, 0, 0, 0, 0, 9, // seq
@@ -906,7 +974,7 @@ fn a_superseded_proof_carries_a_signed_datagram_the_controller_checks() {
         proof: signed.clone(),
     };
     let d = agent(2).encode_superseded(&s);
-    assert_eq!(&d[..4], &[b'X', b'C', 4, 13]);
+    assert_eq!(&d[..4], &[b'X', b'C', 5, 13]);
     assert_eq!(c.decode_superseded(&d), Ok(s.clone()));
     let inner = c.verify_signed(&signed).unwrap();
     assert_eq!(inner.run, run_of(7, 1));
@@ -937,6 +1005,40 @@ fn the_fuzz_corpus_seeds_of_version_4_are_valid_authenticated_messages() {
     let inner = c.verify_signed(&s.proof).unwrap();
     assert_eq!(inner.run, run_of(7, 1));
     assert!(matches!(inner.msg, Message::Rejoin { host: 1, session: 7 }));
+}
+
+#[test]
+fn the_fuzz_corpus_seeds_of_version_5_are_valid_authenticated_messages() {
+    // fuzz/corpus/wire/v5-*: a slice and an ungated set with their echoes, and a
+    // demand report stating its ungated set, under the fuzzer's keys
+    const FUZZ_MASTER: &[u8] = b"fuzz master secret, 32 bytes long";
+    let c = ControllerKeys::new(FUZZ_MASTER, &["h0", "h1"]);
+    let a = AgentKeys::new(1, &host_key(FUZZ_MASTER, "h1"), &c.public_key()).unwrap();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/wire");
+    let read = |n: &str| std::fs::read(dir.join(n)).unwrap();
+    for name in ["v5-slice-echo", "v5-ungate-echo", "v5-demand-ungated"] {
+        assert_eq!(read(name)[2], 5, "{name} is of version 5");
+    }
+    let Message::Directive(d, echo) = a.decode(&read("v5-slice-echo")).unwrap().msg else {
+        panic!("a directive")
+    };
+    assert_eq!((d.host, d.epoch), (1, 3));
+    assert_eq!(
+        echo,
+        Echo {
+            seq: 12,
+            received_ns: 1_000_000,
+            signed_ns: 1_700_000
+        }
+    );
+    let Message::Ungate { dests, echo, .. } = a.decode(&read("v5-ungate-echo")).unwrap().msg else {
+        panic!("an ungated set")
+    };
+    assert_eq!((dests, echo.seq), (vec![0], 13));
+    let Message::Demand { entries, ungated_seq } = c.decode(&read("v5-demand-ungated")).unwrap().msg else {
+        panic!("a demand report")
+    };
+    assert_eq!((entries.len(), ungated_seq), (1, 6));
 }
 
 #[test]

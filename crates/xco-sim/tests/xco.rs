@@ -392,7 +392,20 @@ fn rate_limited_striped_reads_lose_frames_once_the_bucket_holds_more_than_one() 
 }
 
 #[test]
-fn at_the_largest_n_timeslices_beat_rate_limits_which_beat_none() {
+fn at_the_largest_n_rate_limits_lose_first_frames_where_timeslices_lose_none() {
+    // The XCo paper: at the largest N timeslices beat rate limits, which beat
+    // none. What makes rate limits lose there (docs/xco-incast-order.md) is
+    // the first frame of every server's part arriving at once: 16 jumbo
+    // frames into a 14-frame port; timeslices send one server at a time and
+    // lose nothing. Whether those few losses cost a timeout (and so the
+    // order of the two) depends on which frames are lost: since a
+    // coordinator keeps every pending directive until its start (seed 6975
+    // of the control-plane harness), rate limits lose 8 frames here and
+    // recover by fast retransmit at most seeds (measured, seeds 1-8: 980
+    // Mbit/s at 6, 154 and 352 at two); before, pending rate directives
+    // superseded by later ones were lost, stale rates overran the port
+    // (15-151 drops, 39-395 Mbit/s at seeds 1-8). So the losses are
+    // asserted, not the order.
     let n = 16;
     let xco = |mode: &str| {
         format!(
@@ -400,13 +413,26 @@ fn at_the_largest_n_timeslices_beat_rate_limits_which_beat_none() {
             n + 1
         )
     };
-    let none = metric(&run(&stripe_scenario(n, "")), 0, "goodput_mbps");
-    let rl = metric(&run(&stripe_scenario(n, &xco("ratelimit"))), 0, "goodput_mbps");
-    let ts = metric(&run(&stripe_scenario(n, &xco("timeslice"))), 0, "goodput_mbps");
-    eprintln!("N = 16: none {none:.1}, ratelimit {rl:.1}, timeslice {ts:.1} Mbit/s");
+    let none = run(&stripe_scenario(n, ""));
+    let rl = run(&stripe_scenario(n, &xco("ratelimit")));
+    let ts = run(&stripe_scenario(n, &xco("timeslice")));
+    let g = |sim: &xco_sim::sim::Sim| metric(sim, 0, "goodput_mbps");
+    eprintln!(
+        "N = 16: none {:.1}, ratelimit {:.1} ({} lost), timeslice {:.1} Mbit/s ({} lost)",
+        g(&none),
+        g(&rl),
+        stripe_lost(&rl),
+        g(&ts),
+        stripe_lost(&ts)
+    );
+    assert_eq!(stripe_lost(&ts), 0, "one server at a time: nothing lost");
     assert!(
-        ts >= rl && rl >= none,
-        "timeslice {ts:.1} >= ratelimit {rl:.1} >= none {none:.1}"
+        stripe_lost(&rl) > 0,
+        "the first frames of a block overflow the port"
+    );
+    assert!(
+        g(&ts) > 5.0 * g(&none) && g(&rl) > g(&none),
+        "both beat no coordination"
     );
 }
 
@@ -516,7 +542,7 @@ fn on_demand_ungates_a_lone_sender_and_keeps_coordinating_udp_against_tcp() {
 #[test]
 fn the_simulators_agents_join_by_the_handshake_and_obey_only_the_controllers_signed_run() {
     use xco_core::sched::{Directive, DirectiveKind};
-    use xco_core::wire::{ControllerKeys, Message, Repr, CONTROLLER_ID};
+    use xco_core::wire::{ControllerKeys, Echo, Message, Repr, CONTROLLER_ID};
     use xco_core::{Dur, Time};
     use xco_sim::xco::channel::Datagram;
     let mut built = xco_sim::scenario::build(&udp_vs_tcp(0, "slice_ms = 2", ""), None).unwrap();
@@ -540,21 +566,32 @@ fn the_simulators_agents_join_by_the_handshake_and_obey_only_the_controllers_sig
     let names: Vec<String> = (0..7).map(|i| format!("h{i}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let forger = ControllerKeys::new(&[7u8; 32], &names);
+    // (fresh: it echoes h0's latest message as received at once and signs
+    // now, on the simulator's one clock, as the controller's own grants do)
+    let (last_seq, last_at) = x.agent(h0).unwrap().last_sent();
+    let echo = Echo {
+        seq: last_seq,
+        received_ns: last_at.ps() / 1000,
+        signed_ns: sim.cx.now.ps() / 1000,
+    };
     let directive = |keys: &ControllerKeys, run: u64| {
         keys.encode(&Repr {
             host: CONTROLLER_ID,
             run,
             seq: 1 << 40,
-            msg: Message::Directive(Directive {
-                host,
-                epoch: 1 << 40,
-                start_in: Dur::ZERO,
-                kind: DirectiveKind::Slice {
-                    dest: Some(x.host_index(h5)),
-                    len: Dur::from_ms(2),
-                    rate_bps: None,
+            msg: Message::Directive(
+                Directive {
+                    host,
+                    epoch: 1 << 40,
+                    start_in: Dur::ZERO,
+                    kind: DirectiveKind::Slice {
+                        dest: Some(x.host_index(h5)),
+                        len: Dur::from_ms(2),
+                        rate_bps: None,
+                    },
                 },
-            }),
+                echo,
+            ),
         })
     };
     let other_run = directive(x.keys(), run ^ 1);

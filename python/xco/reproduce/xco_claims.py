@@ -195,9 +195,25 @@ def incast(df: pd.DataFrame) -> str:
         " HTB's 1,600 B of credit) overflow the client's port (docs/xco-incast-order.md), which"
         " timeslices avoid"
         if v3 == HOLDS
-        else "the order at the largest N differs from the paper's: see the figures",
+        else _incast_order_why(df, nmax),
     )
     return text([c1, c2, c3])
+
+
+def _incast_order_why(df: pd.DataFrame, n: int) -> str:
+    """Why rate limits and timeslices are not in the paper's order at N = `n`, from the run's losses."""
+    at = df[df["servers"] == n].set_index("series")
+    if "ratelimit" not in at.index or "client_port_drops" not in at.columns:
+        return "the order at the largest N differs from the paper's: see the figures"
+    drops, rtos = int(at.loc["ratelimit", "client_port_drops"]), int(at.loc["ratelimit", "timeouts"])
+    slices = [s for s in ("timeslice-2ms", "timeslice-10ms") if s in at.index]
+    ts_drops = int(at.loc[slices, "client_port_drops"].sum())
+    return (
+        f"at N = {n} the rate-limited servers lost {drops:,} packets at the client's port (their first"
+        f" frames of a block overflow it) with {rtos:,} timeouts, timeslices {ts_drops:,}: the paper's"
+        " order needs those losses to cost timeouts, and whether they do depends on which frames are"
+        " lost (docs/xco-incast-order.md)"
+    )
 
 
 def shorttcp(df: pd.DataFrame, cap_mbps: float) -> str:

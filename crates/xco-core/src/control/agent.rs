@@ -45,6 +45,21 @@
 //! - **Failing open suspends the run**: no directive for the fail-open
 //!   time, the agent refuses its run's messages (they may be arbitrarily
 //!   late) and joins; a fresh answer lifts it.
+//! - **Freshness** (wire version 5). The agent keeps the send time of its
+//!   last [`SENT_KEPT`] messages. A directive or ungated set of its run
+//!   echoes one of them with the controller's clock readings of its
+//!   arrival and of the signing ([`crate::wire::Echo`]); each echo found
+//!   bounds the offset of the two clocks from below (the message arrived
+//!   after it left), and the agent keeps the run's largest bound, lowered
+//!   by [`MAX_DRIFT_PPM`] of the time since its sample. A grant is obeyed
+//!   only if `now - (signed + bound)`, the most time that can have passed
+//!   since it was signed, is within [`AgentConfig::directive_max_age`];
+//!   else it is refused and counted as a replay ([`WireError::Stale`]). A
+//!   delayed or replayed grant is thus obeyed at most that long after it
+//!   was signed, whichever run it is of and whoever sends it, with no
+//!   clock in common; and a report that queued behind the agent's own
+//!   data does not age the grants (the bound keeps the run's quickest
+//!   sample, such as its confirm's).
 //! - **Obeying.** An accepted directive for this host goes to the
 //!   [`HostCoordinator`] (epochs checked there again); reports and
 //!   give-backs the coordinator asks for are MAC'd and sent; rejection
@@ -56,10 +71,21 @@ use crate::rng::Rng;
 use crate::sched::Directive;
 use crate::time::{Dur, Time};
 use crate::wire::{
-    peer::MAX_PROOF_BYTES, term_of, Accepted, AgentKeys, ControllerSession, Message, Packet, RejectCounts,
-    Repr, Sender, Superseded, WireError,
+    peer::MAX_PROOF_BYTES, term_of, Accepted, AgentKeys, ControllerSession, Echo, Message, Packet,
+    RejectCounts, Repr, Sender, Superseded, WireError,
 };
 use std::collections::VecDeque;
+
+/// Messages whose send time an agent keeps, for its grants' echoes (a
+/// power of two; at a report a slice and a few give-backs and rejection
+/// counts, far more than a grant's age bound spans).
+pub const SENT_KEPT: usize = 64;
+
+/// Largest drift of an agent's clock against a controller's, parts per
+/// million: each clock may run up to 500 ppm off (the most NTP slews a
+/// monotonic clock), so an offset bound sampled `t` ago may be off by
+/// `t * 1000 / 10^6` now.
+pub const MAX_DRIFT_PPM: i128 = 1000;
 
 /// Settings of an agent node.
 #[derive(Clone, Debug)]
@@ -78,6 +104,10 @@ pub struct AgentConfig {
     pub addr: [u8; crate::wire::ADDR_LEN],
     /// A superseded proof goes out at most this often.
     pub proof_every: Dur,
+    /// A grant that may have been signed longer ago than this is refused
+    /// (the controller's fence must include it: the settings'
+    /// `directive_max_age_ms`).
+    pub directive_max_age: Dur,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -93,6 +123,7 @@ impl Default for AgentConfig {
             verify_burst: 64,
             addr: [0; crate::wire::ADDR_LEN],
             proof_every: Dur::from_ms(10),
+            directive_max_age: super::DIRECTIVE_MAX_AGE,
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -181,6 +212,8 @@ pub struct AgentNodeStats {
     pub takeover_challenges: u64,
     /// Grants of an older term (a slice, or rates) closed as a newer term was adopted.
     pub closed_at_new_term: u64,
+    /// Grants refused as not shown fresh (counted with the replays too).
+    pub stale: u64,
     /// Times the run was suspended at a fail-open (obeyed again after a fresh join).
     pub suspended: u64,
 }
@@ -197,6 +230,16 @@ pub struct AgentNode<P> {
     /// The session written on what this agent sends (its latest join's nonce).
     nonce: u64,
     seq: u64,
+    /// Send time of message `seq`, at `seq % SENT_KEPT` (with its seq).
+    sent_at: [(u64, Time); SENT_KEPT],
+    /// The latest input's instant (what the messages sent are stamped with).
+    clock: Time,
+    /// The controller's sequence number of the ungated set applied (0: none
+    /// in this run), stated in demand reports.
+    ungated_seq: u64,
+    /// Lower bound of (this clock - the run's controller clock), in ps, and
+    /// the send time of the message it was sampled from: (run, bound, at).
+    offset: Option<(u64, i128, Time)>,
     joined_at: Option<Time>,
     join_wanted: bool,
     /// Datagrams rejected, by reason (cumulative; sent to the controller).
@@ -231,6 +274,10 @@ impl<P> AgentNode<P> {
             rng,
             nonce: 0,
             seq: 0,
+            sent_at: [(0, Time::ZERO); SENT_KEPT],
+            clock: Time::ZERO,
+            ungated_seq: 0,
+            offset: None,
             joined_at: None,
             join_wanted: false,
             rejected: RejectCounts::default(),
@@ -256,6 +303,12 @@ impl<P> AgentNode<P> {
         self.newest.as_ref().map_or(0, |n| n.0)
     }
 
+    /// The latest message sent: its sequence number and when (what a
+    /// controller's grant echoes; 0 before any).
+    pub fn last_sent(&self) -> (u64, Time) {
+        self.sent_at[self.seq as usize % SENT_KEPT]
+    }
+
     /// The session (nonce of the latest join).
     pub fn session(&self) -> u64 {
         self.nonce
@@ -263,6 +316,7 @@ impl<P> AgentNode<P> {
 
     /// Start: the coordinator's report timer and the first join.
     pub fn start(&mut self, now: Time) {
+        self.clock = now;
         self.coord.start(now);
         self.join(now);
     }
@@ -272,8 +326,18 @@ impl<P> AgentNode<P> {
         self.send(Message::Leave);
     }
 
-    fn send(&mut self, msg: Message) {
+    /// The next sequence number, its send time kept for grants' echoes.
+    fn next_seq(&mut self) -> u64 {
         self.seq += 1;
+        self.sent_at[self.seq as usize % SENT_KEPT] = (self.seq, self.clock);
+        self.seq
+    }
+
+    fn send(&mut self, mut msg: Message) {
+        if let Message::Demand { ungated_seq, .. } = &mut msg {
+            *ungated_seq = self.ungated_seq;
+        }
+        self.next_seq();
         let repr = Repr {
             host: self.me,
             run: self.nonce,
@@ -314,7 +378,7 @@ impl<P> AgentNode<P> {
         let c = &mut self.rejected;
         match e {
             WireError::BadTag => c.auth += 1,
-            WireError::Replay { .. } => c.replay += 1,
+            WireError::Replay { .. } | WireError::Stale { .. } => c.replay += 1,
             WireError::Session { .. } | WireError::UnknownSender(_) => c.session += 1,
             _ => c.malformed += 1,
         }
@@ -324,6 +388,7 @@ impl<P> AgentNode<P> {
     /// A datagram arrived at `now` from `origin`. Returns true if a
     /// directive was taken: run a release pass.
     pub fn handle_datagram(&mut self, now: Time, origin: Origin, datagram: &[u8]) -> bool {
+        self.clock = now;
         if origin == Origin::Other {
             self.stats.foreign += 1;
             self.events.push_back(AgentEvent::Dropped {
@@ -459,12 +524,49 @@ impl<P> AgentNode<P> {
             Ok(Accepted::InRun) => {
                 self.stats.accepted += 1;
                 match repr.msg {
-                    Message::Directive(d) => self.directive(now, repr.run, repr.seq, d),
-                    Message::Ungate { host, dests } => self.ungate(host, &dests),
+                    Message::Directive(d, echo) => {
+                        self.fresh(now, repr.run, echo) && self.directive(now, repr.run, repr.seq, d)
+                    }
+                    Message::Ungate { host, dests, echo } => {
+                        self.fresh(now, repr.run, echo) && self.ungate(repr.seq, host, &dests)
+                    }
                     _ => false,
                 }
             }
         }
+    }
+
+    /// True if a grant of run `run` arriving at `now` with `echo` was
+    /// signed within `directive_max_age`; else it is refused and counted.
+    fn fresh(&mut self, now: Time, run: u64, echo: Echo) -> bool {
+        let low_at = |o: (u64, i128, Time), t: Time| {
+            o.1 - t.saturating_since(o.2).ps() as i128 * MAX_DRIFT_PPM / 1_000_000
+        };
+        let mut known = self.offset.filter(|o| o.0 == run);
+        let (seq, sent) = self.sent_at[echo.seq as usize % SENT_KEPT];
+        if echo.seq != 0 && seq == echo.seq {
+            // message `seq` left at `sent` here and arrived at `received` there
+            let sample = sent.ps() as i128 - i128::from(echo.received_ns) * crate::time::PS_PER_NS as i128;
+            if known.is_none_or(|o| sample > low_at(o, sent)) {
+                known = Some((run, sample, sent));
+                self.offset = known;
+            }
+        }
+        // signed at `signed_ns` there: at `signed + bound` here, or later
+        let age_ps = known.map(|o| {
+            now.ps() as i128 - (i128::from(echo.signed_ns) * crate::time::PS_PER_NS as i128 + low_at(o, now))
+        });
+        if age_ps.is_some_and(|a| a <= self.cfg.directive_max_age.ps() as i128) {
+            return true;
+        }
+        self.stats.stale += 1;
+        self.reject(WireError::Stale {
+            echo: echo.seq,
+            age_ns: age_ps.map_or(u64::MAX, |a| {
+                (a.max(0) / crate::time::PS_PER_NS as i128).min(u64::MAX as i128 - 1) as u64
+            }),
+        });
+        false
     }
 
     /// The term check of a verified controller message: `None` (refused,
@@ -509,7 +611,7 @@ impl<P> AgentNode<P> {
                 self.proof_at = Some(now);
             }
             let proof = self.newest.as_ref().expect("seen").2.clone();
-            self.seq += 1;
+            self.next_seq();
             let s = Superseded {
                 host: self.me,
                 session: self.nonce,
@@ -546,6 +648,7 @@ impl<P> AgentNode<P> {
         // on-demand: a new session starts with every destination coordinated
         // (the controller's ungated sets begin empty too)
         self.coord.set_ungated(&[]);
+        self.ungated_seq = 0;
         self.coord.request_report();
         self.events.push_back(AgentEvent::NewRun { run });
         newer
@@ -553,11 +656,12 @@ impl<P> AgentNode<P> {
 
     /// The controller's whole set of destinations to send to ungated
     /// (on-demand coordination); true: held packets may go, run a release pass.
-    fn ungate(&mut self, host: u32, dests: &[u32]) -> bool {
+    fn ungate(&mut self, seq: u64, host: u32, dests: &[u32]) -> bool {
         if host != self.me {
             self.reject(WireError::BadPayload("ungate for another host"));
             return false;
         }
+        self.ungated_seq = seq;
         self.stats.ungates += 1;
         self.coord.set_ungated(dests);
         self.events.push_back(AgentEvent::Ungated { dests: dests.len() });
@@ -589,6 +693,7 @@ impl<P> AgentNode<P> {
     /// coordinator's (slice end, give-back, fail-open, reports), deferred
     /// and unanswered joins, rejection counts. Run a release pass after.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.clock = now;
         #[cfg(feature = "mutations")]
         if self.cfg.mutation == Some(super::Mutation::NoFailOpenUnderLoad) && self.coord.held().count() > 8 {
             self.coord.state.last_directive = now;
@@ -645,6 +750,7 @@ impl<P> AgentNode<P> {
     /// unanswered: the controller would not know the session; the backlog
     /// is reported once the run is adopted).
     pub fn poll_transmit(&mut self, now: Time) -> Option<Vec<u8>> {
+        self.clock = now;
         if let Some(d) = self.out.pop_front() {
             return Some(d);
         }

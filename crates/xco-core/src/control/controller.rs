@@ -56,8 +56,8 @@ use crate::sched::{OnDemand, OnDemandConfig, SchedStats, Scheduler};
 use crate::time::{Dur, Time};
 use crate::wire::{
     peer::{PEER_TYPE, SUPERSEDED_TYPE},
-    run_of, term_of, AgentSessions, Checked, ControllerKeys, Message, Packet, PeerBeat, RejectCounts, Repr,
-    WireError, CONTROLLER_ID,
+    run_of, term_of, AgentSessions, Checked, ControllerKeys, Echo, Message, Packet, PeerBeat, RejectCounts,
+    Repr, WireError, CONTROLLER_ID,
 };
 use std::collections::VecDeque;
 
@@ -78,6 +78,10 @@ pub struct ControllerConfig {
     /// report intervals); and a new term that not every host confirms waits
     /// this much longer after its quorum's last confirm.
     pub host_lease: Dur,
+    /// The agents' `directive_max_age` ([`super::AgentConfig`]): a grant
+    /// older than this is refused, so a run's fence includes it (a crashed
+    /// run's grant delayed or replayed by that much may still be obeyed).
+    pub directive_max_age: Dur,
     /// A planted bug (tests only).
     #[cfg(feature = "mutations")]
     pub mutation: Option<super::Mutation>,
@@ -91,6 +95,7 @@ impl Default for ControllerConfig {
             rejoin_every: Dur::from_ms(10),
             on_demand: None,
             host_lease: Dur::from_ms(15),
+            directive_max_age: super::DIRECTIVE_MAX_AGE,
             #[cfg(feature = "mutations")]
             mutation: None,
         }
@@ -273,6 +278,11 @@ pub struct ControllerNode<A> {
     took_over_at: Time,
     /// Per host, when a message of its session in this run was last accepted.
     heard: Vec<Time>,
+    /// Per host, that message's sequence number (echoed by its grants; 0: none).
+    heard_seq: Vec<u64>,
+    /// Per host, the sequence number of the latest ungated set sent to it in
+    /// its session (0: none).
+    ungate_seq: Vec<u64>,
     /// The gap before the current input (see [`ControllerNode::touch`]).
     idle: Dur,
     /// A standby's takeover waits for a re-check at this instant (its timer
@@ -289,7 +299,7 @@ impl<A: Address> ControllerNode<A> {
     /// over `sched`, signing with `keys`.
     pub fn new(cfg: ControllerConfig, sched: Scheduler, keys: ControllerKeys, run: u64) -> ControllerNode<A> {
         let hosts = keys.hosts();
-        let fence = sched.config().slice + sched.config().lead;
+        let fence = sched.config().slice + sched.config().lead + cfg.directive_max_age;
         let on_demand = cfg
             .on_demand
             .clone()
@@ -333,6 +343,8 @@ impl<A: Address> ControllerNode<A> {
             last_input: None,
             took_over_at: Time::ZERO,
             heard: vec![Time::ZERO; hosts],
+            heard_seq: vec![0; hosts],
+            ungate_seq: vec![0; hosts],
             idle: Dur::ZERO,
             recheck_at: None,
             unleased: false,
@@ -566,6 +578,8 @@ impl<A: Address> ControllerNode<A> {
             self.fenced_backlog[h as usize] = None;
             self.sent_epoch[h as usize] = 0;
             self.heard[h as usize] = Time::ZERO; // heard in a run no more
+            self.heard_seq[h as usize] = 0;
+            self.ungate_seq[h as usize] = 0;
         }
         self.fresh_until = Time::ZERO;
         while self.sched.poll_directive().is_some() {}
@@ -703,7 +717,7 @@ impl<A: Address> ControllerNode<A> {
                     Message::Report { dests } => {
                         w.backlog = Some(dests.into_iter().filter(|&d| (d as usize) < hosts).collect());
                     }
-                    Message::Demand { entries } => {
+                    Message::Demand { entries, .. } => {
                         w.backlog = Some(
                             entries
                                 .iter()
@@ -885,9 +899,11 @@ impl<A: Address> ControllerNode<A> {
                 self.addrs[h as usize] = Some(from);
                 self.joined[h as usize] = true;
                 self.heard[h as usize] = now;
+                self.heard_seq[h as usize] = repr.seq;
                 if let Some(od) = &mut self.on_demand {
                     od.forget(h); // the agent's new session starts with every pair coordinated
                 }
+                self.ungate_seq[h as usize] = 0;
                 if self.confirms_needed > 0 && !std::mem::replace(&mut self.confirmed_by[h as usize], true) {
                     self.confirms_needed -= 1;
                     if self.confirms_needed == 0 {
@@ -904,7 +920,10 @@ impl<A: Address> ControllerNode<A> {
                 self.events.push_back(ControllerEvent::Joined { host: h, from });
                 self.confirmed_term(now, h);
             }
-            (Checked::InSession, msg) => self.in_session(now, h, msg),
+            (Checked::InSession, msg) => {
+                self.heard_seq[h as usize] = repr.seq;
+                self.in_session(now, h, msg)
+            }
         }
     }
 
@@ -934,13 +953,17 @@ impl<A: Address> ControllerNode<A> {
                     self.backlog(now, h, &valid);
                 }
             }
-            Message::Demand { entries } => {
+            Message::Demand { entries, ungated_seq } => {
                 // a backlog report with the demand (on-demand coordination)
                 self.stats.msgs[3] += 1;
                 self.sched.handle_feedback(now, h);
                 if let Some(od) = &mut self.on_demand {
                     self.stats.demands += 1;
                     od.handle_demand(now, h, &entries);
+                    if ungated_seq < self.ungate_seq[h as usize] {
+                        // its latest set was lost, or came behind a newer datagram
+                        od.resend(h);
+                    }
                 }
                 let valid: Vec<u32> = entries
                     .iter()
@@ -978,7 +1001,7 @@ impl<A: Address> ControllerNode<A> {
             // joins and confirms are checked above; the keys accept agents' message types only
             Message::Join
             | Message::Confirm { .. }
-            | Message::Directive(_)
+            | Message::Directive(..)
             | Message::Hello { .. }
             | Message::Rejoin { .. }
             | Message::Challenge { .. }
@@ -1000,9 +1023,22 @@ impl<A: Address> ControllerNode<A> {
         if let Some(od) = &mut self.on_demand {
             od.forget(h);
         }
+        self.ungate_seq[h as usize] = 0;
         self.sessions.forget(h);
         self.addrs[h as usize] = None;
         self.joined[h as usize] = false;
+        self.heard_seq[h as usize] = 0;
+    }
+
+    /// The freshness a grant to `h` signed at `now` carries: the host's
+    /// latest message accepted, when, and now (this node's clock, ns).
+    fn echo(&self, now: Time, h: u32) -> Echo {
+        let ns = |t: Time| t.ps() / crate::time::PS_PER_NS;
+        Echo {
+            seq: self.heard_seq[h as usize],
+            received_ns: ns(self.heard[h as usize]),
+            signed_ns: ns(now),
+        }
     }
 
     fn ask_rejoin(&mut self, now: Time, host: u32, session: u64, from: A) {
@@ -1143,7 +1179,9 @@ impl<A: Address> ControllerNode<A> {
                 continue; // it starts coordinated when it joins
             };
             self.stats.ungates += 1;
-            self.send(to, Message::Ungate { host, dests });
+            let echo = self.echo(now, host);
+            self.send(to, Message::Ungate { host, dests, echo });
+            self.ungate_seq[host as usize] = self.seq;
             return self.out.pop_front();
         }
         while let Some(d) = self.sched.poll_directive() {
@@ -1153,7 +1191,8 @@ impl<A: Address> ControllerNode<A> {
             };
             let d = d.aged(now.saturating_since(self.input_at));
             self.sent_epoch[d.host as usize] = d.epoch;
-            self.send(to, Message::Directive(d));
+            let echo = self.echo(now, d.host);
+            self.send(to, Message::Directive(d, echo));
             return self.out.pop_front();
         }
         None

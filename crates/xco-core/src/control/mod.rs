@@ -44,6 +44,10 @@
 //!   from a standby that took over stops granting by itself;
 //! - an agent that fails open obeys its run again only after a fresh
 //!   answer to a join;
+//! - an agent obeys a grant (directive, ungated set) only if it can show
+//!   from the grant's echo of its own recent message that the grant was
+//!   signed within its `directive_max_age` ([`crate::wire::Echo`]), and a
+//!   new run's fence includes that age;
 //! - signature checks an outsider can cause are bounded by a budget
 //!   ([`budget`]), and so are the challenges the controller signs.
 
@@ -103,6 +107,11 @@ impl Address for u32 {
 }
 
 pub use agent::{AgentConfig, AgentEvent, AgentNode, Origin};
+
+/// The default `directive_max_age`: an agent refuses a grant that may have
+/// been signed longer ago (one default slice: a directive that took longer
+/// to arrive is for a slot that is over; see [`crate::wire::Echo`]).
+pub const DIRECTIVE_MAX_AGE: crate::time::Dur = crate::time::Dur::from_ms(2);
 pub use budget::{Budget, PerSlot};
 pub use controller::{lease_quorum, ControllerConfig, ControllerEvent, ControllerNode, ControllerStats};
 pub use standby::{Peer, StandbyConfig};

@@ -340,6 +340,7 @@ impl<P> HostCoordinator<P> {
             self.stats.reports += 1;
             return Some(Message::Demand {
                 entries: self.state.take_demand(now),
+                ungated_seq: 0, // (the agent node writes its own)
             });
         }
         if self.report_due {

@@ -22,6 +22,7 @@
 //! | `threshold_bytes` | B | 15000 | on-demand: a V2V flow offering (or holding) at least this much over a report interval is large; 1 to 1 GB |
 //! | `congestion_ratio` | fraction | 0.9 | on-demand: a link turns congested when the demand over it reaches this share of its capacity (and its senders could overrun it); calm again below half of it; 0.05 to 1 |
 //! | `on_demand_hold_ms` | ms | 100 | on-demand: a congested link turns calm only after its demand stayed below half the ratio this long (hysteresis); 0 to 3,600,000 |
+//! | `directive_max_age_ms` | ms | 1 slice | an agent refuses a directive (or ungated set) that may have been signed longer ago, judged from its echo of the agent's own latest message (wire v5, `wire::Echo`); a new controller run's fence includes it; 0.01 to 3,600,000 |
 //!
 //! The rate-limit form's bucket is the XCo paper's HTB (docs/xco-incast-order.md
 //! gives the source lines); the hybrid form's pacing inside a slice stays an
@@ -79,6 +80,8 @@ pub struct SettingsSpec {
     pub congestion_ratio: Option<f64>,
     /// `on_demand_hold_ms`.
     pub on_demand_hold_ms: Option<f64>,
+    /// `directive_max_age_ms`.
+    pub directive_max_age_ms: Option<f64>,
 }
 
 /// A setting that is out of its bounds or does not fit the others.
@@ -117,6 +120,8 @@ pub struct Settings {
     pub rate_burst: RateBurst,
     /// On-demand coordination (`None`: off, every pair is coordinated).
     pub on_demand: Option<OnDemandConfig>,
+    /// An agent refuses a grant that may have been signed longer ago.
+    pub directive_max_age: Dur,
 }
 
 /// Default `directive_lead_us` (capped at 3/4 of a slice).
@@ -224,8 +229,8 @@ impl Settings {
                     .into(),
             });
         }
-        // a host holds one pending directive: the next slot is decided a
-        // quarter slice after the one before it started, at the earliest
+        // the next slot is decided a quarter slice after the one before it
+        // started, at the earliest
         let max_lead_us = slice_ms * 750.0;
         let lead_us = in_range(
             "directive_lead_us",
@@ -301,7 +306,15 @@ impl Settings {
         } else {
             None
         };
+        let max_age_ms = in_range(
+            "directive_max_age_ms",
+            s.directive_max_age_ms.unwrap_or(slice_ms),
+            0.01,
+            MAX_MS,
+            "ms",
+        )?;
         Ok(Settings {
+            directive_max_age: ms(max_age_ms),
             on_demand,
             mode,
             slice: ms(slice_ms),
@@ -391,6 +404,8 @@ macro_rules! xco_settings_table {
             pub congestion_ratio: Option<f64>,
             /// On-demand: a congested link turns calm after this long below half the ratio, ms (default 100).
             pub on_demand_hold_ms: Option<f64>,
+            /// Agents refuse a directive that may have been signed longer ago, ms (default 1 slice).
+            pub directive_max_age_ms: Option<f64>,
         }
 
         impl $name {
@@ -415,6 +430,7 @@ macro_rules! xco_settings_table {
                     threshold_bytes: self.threshold_bytes,
                     congestion_ratio: self.congestion_ratio,
                     on_demand_hold_ms: self.on_demand_hold_ms,
+                    directive_max_age_ms: self.directive_max_age_ms,
                 }
             }
         }
@@ -452,6 +468,15 @@ mod tests {
         })
         .unwrap();
         assert_eq!(short.directive_lead, Dur::from_us(375), "at most 3/4 of a slice");
+        assert_eq!(s.directive_max_age, Dur::from_ms(2), "one slice");
+        assert_eq!(s.directive_max_age, crate::control::DIRECTIVE_MAX_AGE);
+        assert_eq!(short.directive_max_age, Dur::from_us(500), "one slice");
+        let e = Settings::resolve(&SettingsSpec {
+            directive_max_age_ms: Some(0.0),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.key, "directive_max_age_ms");
         let s = Settings::resolve(&SettingsSpec {
             slice_ms: Some(10.0),
             work_conservation: Some(false),

@@ -201,13 +201,21 @@ impl OnDemand {
     /// A backlog for a destination the host should send to ungated says it
     /// did not get its set (the datagram was lost): the set is sent again.
     pub fn handle_backlog(&mut self, now: Time, x: u32, dests: &[u32], sched: &mut Scheduler) {
-        if dests.iter().any(|&d| !self.coordinated(x, d)) && !self.out.iter().any(|o| o.0 == x) {
-            self.out.push_back((x, self.ungated[x as usize].clone()));
+        if dests.iter().any(|&d| !self.coordinated(x, d)) {
+            self.resend(x);
         }
         let b = &mut self.backlog[x as usize];
         b.clear();
         b.extend_from_slice(dests);
         self.feed(now, x, sched);
+    }
+
+    /// Host `x` did not get its latest set (lost, or reordered behind a
+    /// newer datagram): it is sent again, unless already on its way out.
+    pub fn resend(&mut self, x: u32) {
+        if !self.out.iter().any(|o| o.0 == x) {
+            self.out.push_back((x, self.ungated[x as usize].clone()));
+        }
     }
 
     /// Host `x` left or was dropped: forget its demand and its ungated set

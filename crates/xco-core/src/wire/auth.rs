@@ -75,6 +75,17 @@ pub enum WireError {
         /// Its session (run id or join nonce).
         run: u64,
     },
+    /// A grant (directive or ungated set) the agent cannot show to be
+    /// fresh: no echo of this agent's recent messages has yet bounded its
+    /// run's clock, or it may have been signed longer ago than the agent's
+    /// `directive_max_age` (delayed, or held and replayed; see
+    /// [`super::repr::Echo`]).
+    Stale {
+        /// The echoed sequence number of the agent's message (0: none).
+        echo: u64,
+        /// The directive's age, at most, in ns (`u64::MAX`: unknown).
+        age_ns: u64,
+    },
 }
 
 impl WireError {
@@ -84,6 +95,7 @@ impl WireError {
             self,
             WireError::BadTag
                 | WireError::Replay { .. }
+                | WireError::Stale { .. }
                 | WireError::Session { .. }
                 | WireError::UnknownSender(_)
         )
@@ -109,6 +121,21 @@ impl std::fmt::Display for WireError {
                 write!(
                     f,
                     "message from host {host} of session {run:#x}, not the established one"
+                )
+            }
+            WireError::Stale {
+                echo,
+                age_ns: u64::MAX,
+            } => {
+                write!(
+                    f,
+                    "grant not shown fresh: it echoes message {echo}, not one sent lately"
+                )
+            }
+            WireError::Stale { echo, age_ns } => {
+                write!(
+                    f,
+                    "grant too old: up to {age_ns} ns since it was signed (echoes message {echo})"
                 )
             }
         }

@@ -21,14 +21,19 @@
 //! ```text
 //!  0     2     3     4             8                 16                24    26
 //!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
-//!  | "XC"|ver=3|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
+//!  | "XC"|ver=5|type | host (u32)  | run/session u64 | sequence (u64)  | len | payload | tag |
 //!  +-----+-----+-----+-------------+-----------------+-----------------+-----+---------+-----+
 //! ```
 //!
 //! Version 4 adds types 12 (peer heartbeat, MAC'd with the controllers'
 //! peer key) and 13 (superseded proof, an agent's MAC around a controller's
 //! signed datagram), and orders run ids: a run's high 32 bits are its term
-//! ([`peer`]). Versions 2 and 3 are still read.
+//! ([`peer`]). Version 5 adds a grant's freshness ([`repr::Echo`], 16
+//! bytes after a directive's start and after an ungated set's host): the
+//! sequence number of the agent's latest message the controller had
+//! accepted, and how long it held it before signing. Versions 2 to 4 are
+//! still read; their grants echo nothing, so an agent of this version
+//! refuses them (upgrade the controller and its agents together).
 //!
 //! `len` is the payload length. The tag covers everything before it: a
 //! 64-byte Ed25519 signature on controller messages (types 4, 7, 8, 10; host
@@ -45,7 +50,9 @@
 //!
 //! A directive's payload: host (u32), epoch (u64), start (u64 ns, version 3
 //! on: how long after it is sent it takes effect, 0 to 7.5 s; see
-//! `coord::start`), kind (u8: 1 slice, 2 rates) and the kind's fields.
+//! `coord::start`), echo (version 5 on: the agent's message seq u64, the
+//! controller's hold u64 ns), kind (u8: 1 slice, 2 rates) and the kind's
+//! fields.
 //! Version 2 datagrams are still read; their directives have no start
 //! field and apply on receipt.
 //!
@@ -61,5 +68,5 @@ pub mod session;
 pub use auth::{host_key, keyed_controller_key, AgentKeys, ControllerKeys, WireError, MIN_KEY_BYTES};
 pub use packet::{Packet, Sender};
 pub use peer::{peer_key, run_of, term_of, PeerBeat, Superseded};
-pub use repr::{Message, RejectCounts, Repr, ADDR_LEN, CONTROLLER_ID};
+pub use repr::{Echo, Message, RejectCounts, Repr, ADDR_LEN, CONTROLLER_ID};
 pub use session::{Accepted, AgentSessions, Checked, ControllerSession};

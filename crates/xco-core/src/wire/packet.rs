@@ -29,10 +29,10 @@ pub mod field {
 
 /// The magic bytes.
 pub const MAGIC: [u8; 2] = *b"XC";
-/// The protocol version this code sends (4: terms, peer heartbeats and
-/// superseded proofs; 3: directives carry their start; 2: controller
-/// signatures, sessions).
-pub const VERSION: u8 = 4;
+/// The protocol version this code sends (5: grants carry their freshness,
+/// [`super::repr::Echo`]; 4: terms, peer heartbeats and superseded proofs;
+/// 3: directives carry their start; 2: controller signatures, sessions).
+pub const VERSION: u8 = 5;
 /// The oldest version this code still reads: a version-2 directive has no
 /// start and applies on receipt.
 pub const MIN_VERSION: u8 = 2;

@@ -32,7 +32,11 @@
 //! sees them.
 
 use super::auth::WireError;
-use super::packet::{field, Packet, HEADER_LEN, VERSION};
+use super::packet::{field, Packet, HEADER_LEN};
+
+/// The version that added peer beats and superseded proofs (their layout
+/// is unchanged since).
+const PEER_MIN_VERSION: u8 = 4;
 use super::repr::CONTROLLER_ID;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -122,7 +126,7 @@ impl PeerBeat {
         if p.msg_type() != PEER_TYPE {
             return Err(WireError::Misdirected);
         }
-        if p.version() < VERSION {
+        if p.version() < PEER_MIN_VERSION {
             return Err(WireError::BadVersion(p.version()));
         }
         let len = p.payload_len();
@@ -185,7 +189,7 @@ impl Superseded {
         if p.msg_type() != SUPERSEDED_TYPE {
             return Err(WireError::Misdirected);
         }
-        if p.version() < VERSION {
+        if p.version() < PEER_MIN_VERSION {
             return Err(WireError::BadVersion(p.version()));
         }
         if p.payload_len() > MAX_PROOF_BYTES {

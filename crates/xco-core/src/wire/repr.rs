@@ -17,6 +17,40 @@ pub const MAX_SLICE_NS: u64 = 10_000_000_000;
 /// Longest start delay a directive may carry (7.5 s: the controller's lead
 /// is at most 3/4 of a slice, of at most 10 s).
 pub const MAX_START_IN_NS: u64 = MAX_SLICE_NS / 4 * 3;
+/// Bytes of a grant's [`Echo`] (version 5).
+const ECHO_LEN: usize = 24;
+
+/// A grant's freshness (version 5: directives and ungated sets): the
+/// agent's latest message the controller had accepted, when it accepted
+/// it, and when it signed the grant, both on the controller's monotonic
+/// clock (ns).
+///
+/// The agent kept the send time `a` of each recent message on its own
+/// clock, so each echo is a sample of the two clocks' offset: the message
+/// reached the controller after it left, so `agent clock - controller
+/// clock >= a - received`. The agent keeps the largest such bound of the
+/// run, less the clocks' possible drift since ([`crate::control::agent`]),
+/// and a grant signed at `signed` was signed at `signed + bound` or later
+/// on its own clock: its age at receipt is at most `now - signed - bound`.
+/// No clock is shared or synchronised, and the bound's error is the
+/// smallest one-way trip any sample saw plus the drift: a report that
+/// waited behind the agent's own data in its NIC does not make later
+/// grants look old. An agent refuses a grant older than its
+/// `directive_max_age`: a directive delayed, or captured and replayed
+/// later by anyone, grants nothing once that age has passed (found by the
+/// harness, seed 21302: a hostile host replayed, 13 ms later, a crashed
+/// run's directive whose original was lost, and the agent, still in that
+/// run, obeyed it beside the restarted controller's grants). The
+/// controller's fence includes that age.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Echo {
+    /// Sequence number of the agent's message (0: none; versions 2 to 4).
+    pub seq: u64,
+    /// When the controller accepted that message (its clock, ns).
+    pub received_ns: u64,
+    /// When the controller signed the grant (its clock, ns; not before `received_ns`).
+    pub signed_ns: u64,
+}
 
 /// What a control message says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +75,8 @@ pub enum Message {
         /// latest directive to the host crossed it in flight and is ignored.
         epoch: u64,
     },
-    /// The controller's directive for `directive.host`.
-    Directive(Directive),
+    /// The controller's directive for `directive.host`, and its freshness.
+    Directive(Directive, Echo),
     /// The controller answers a join: the agent `host` adopts the header's
     /// run id if `nonce` is the one its join carried (signed).
     Hello {
@@ -94,6 +128,13 @@ pub enum Message {
     Demand {
         /// Destinations with bytes offered or held.
         entries: Vec<DemandEntry>,
+        /// The controller's sequence number of the ungated set the agent
+        /// applies (0: none; version 5): a controller that sent a newer one
+        /// sends it again (a set lost or reordered behind a newer datagram
+        /// would otherwise leave a host sending ungated to a congested link
+        /// until the set next changes: found by the harness, on-demand
+        /// scenario seed 27).
+        ungated_seq: u64,
     },
     /// On-demand coordination: the controller's list of the destinations
     /// `host` may send to ungated (its whole set; every other destination is
@@ -103,6 +144,8 @@ pub enum Message {
         host: u32,
         /// Destinations it sends to without a gate.
         dests: Vec<u32>,
+        /// Its freshness (version 5).
+        echo: Echo,
     },
 }
 
@@ -139,13 +182,14 @@ impl Message {
             Message::Challenge { .. } => 20,
             Message::Confirm { .. } => 16 + ADDR_LEN,
             Message::Rejections(_) => 32,
-            Message::Demand { entries } => 2 + 21 * entries.len(),
-            Message::Ungate { dests, .. } => 6 + 4 * dests.len(),
-            Message::Directive(d) => {
-                21 + match &d.kind {
-                    DirectiveKind::Slice { .. } => 20,
-                    DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
-                }
+            Message::Demand { entries, .. } => 8 + 2 + 21 * entries.len(),
+            Message::Ungate { dests, .. } => 6 + ECHO_LEN + 4 * dests.len(),
+            Message::Directive(d, _) => {
+                21 + ECHO_LEN
+                    + match &d.kind {
+                        DirectiveKind::Slice { .. } => 20,
+                        DirectiveKind::Rates { rates } => 2 + 12 * rates.len(),
+                    }
             }
         }
     }
@@ -165,7 +209,7 @@ impl Message {
             Message::Join => 1,
             Message::Leave => 2,
             Message::Report { .. } => 3,
-            Message::Directive(_) => 4,
+            Message::Directive(..) => 4,
             Message::GiveBack { .. } => 5,
             Message::Heartbeat => 6,
             Message::Hello { .. } => 7,
@@ -222,6 +266,23 @@ impl<'a> Reader<'a> {
         Ok(u64::from_be_bytes(
             self.take(8, what)?.try_into().expect("8 bytes"),
         ))
+    }
+    /// A grant's echo: version 5 on (before it, none: `seq` 0).
+    fn echo(&mut self, version: u8, what: &'static str) -> Result<Echo, WireError> {
+        if version < 5 {
+            return Ok(Echo::default());
+        }
+        let echo = Echo {
+            seq: self.u64(what)?,
+            received_ns: self.u64(what)?,
+            signed_ns: self.u64(what)?,
+        };
+        if echo.signed_ns < echo.received_ns {
+            return Err(WireError::BadPayload(
+                "echo signed before its message was received",
+            ));
+        }
+        Ok(echo)
     }
     fn done(&self, what: &'static str) -> Result<(), WireError> {
         if self.at == self.b.len() {
@@ -281,6 +342,11 @@ impl Repr {
                 addr: r.take(ADDR_LEN, "confirm address")?.try_into().expect("18 bytes"),
             },
             14 => {
+                let ungated_seq = if p.version() >= 5 {
+                    r.u64("demand ungated set")?
+                } else {
+                    0
+                };
                 let n = r.u16("demand count")? as usize;
                 if n > MAX_ENTRIES {
                     return Err(WireError::BadPayload("demand count over 4096"));
@@ -299,10 +365,11 @@ impl Repr {
                         })
                     })
                     .collect::<Result<_, WireError>>()?;
-                Message::Demand { entries }
+                Message::Demand { entries, ungated_seq }
             }
             15 => {
                 let host = r.u32("ungate host")?;
+                let echo = r.echo(p.version(), "ungate echo")?;
                 let n = r.u16("ungate count")? as usize;
                 if n > MAX_ENTRIES {
                     return Err(WireError::BadPayload("ungate count over 4096"));
@@ -310,7 +377,7 @@ impl Repr {
                 let dests = (0..n)
                     .map(|_| r.u32("ungate destination"))
                     .collect::<Result<_, _>>()?;
-                Message::Ungate { host, dests }
+                Message::Ungate { host, dests, echo }
             }
             9 => Message::Rejections(RejectCounts {
                 auth: r.u64("rejected auth")?,
@@ -330,6 +397,7 @@ impl Repr {
                 if start_in_ns > MAX_START_IN_NS {
                     return Err(WireError::BadPayload("directive start must be 0 to 7.5 s away"));
                 }
+                let echo = r.echo(p.version(), "directive echo")?;
                 let kind = match r.u8("directive kind")? {
                     1 => {
                         let dest = r.u32("slice destination")?;
@@ -356,12 +424,15 @@ impl Repr {
                     }
                     _ => return Err(WireError::BadPayload("unknown directive kind")),
                 };
-                Message::Directive(Directive {
-                    host,
-                    epoch,
-                    start_in: Dur::from_ns(start_in_ns),
-                    kind,
-                })
+                Message::Directive(
+                    Directive {
+                        host,
+                        epoch,
+                        start_in: Dur::from_ns(start_in_ns),
+                        kind,
+                    },
+                    echo,
+                )
             }
             t => return Err(WireError::UnknownType(t)),
         };
@@ -439,7 +510,8 @@ impl Repr {
                     put(&v.to_be_bytes());
                 }
             }
-            Message::Demand { entries } => {
+            Message::Demand { entries, ungated_seq } => {
+                put(&ungated_seq.to_be_bytes());
                 assert!(
                     entries.len() <= MAX_ENTRIES,
                     "too many destinations in one demand report"
@@ -452,18 +524,24 @@ impl Repr {
                     put(&[u8::from(e.backlogged)]);
                 }
             }
-            Message::Ungate { host, dests } => {
+            Message::Ungate { host, dests, echo } => {
                 assert!(dests.len() <= MAX_ENTRIES, "too many destinations in one ungate");
                 put(&host.to_be_bytes());
+                put(&echo.seq.to_be_bytes());
+                put(&echo.received_ns.to_be_bytes());
+                put(&echo.signed_ns.max(echo.received_ns).to_be_bytes());
                 put(&(dests.len() as u16).to_be_bytes());
                 for d in dests {
                     put(&d.to_be_bytes());
                 }
             }
-            Message::Directive(d) => {
+            Message::Directive(d, echo) => {
                 put(&d.host.to_be_bytes());
                 put(&d.epoch.to_be_bytes());
                 put(&d.start_in.as_ns().min(MAX_START_IN_NS).to_be_bytes());
+                put(&echo.seq.to_be_bytes());
+                put(&echo.received_ns.to_be_bytes());
+                put(&echo.signed_ns.max(echo.received_ns).to_be_bytes());
                 match &d.kind {
                     DirectiveKind::Slice { dest, len, rate_bps } => {
                         put(&[1]);

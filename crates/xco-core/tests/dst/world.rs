@@ -14,7 +14,7 @@ use xco_core::coord::{CoordConfig, Egress, Gate, HostCoordinator, Offer, RateBur
 use xco_core::sched::{
     BfsPaths, Directive, DirectiveKind, Mode, OnDemandConfig, SchedConfig, SchedTopology, Scheduler,
 };
-use xco_core::wire::{host_key, peer_key, run_of, AgentKeys, ControllerKeys, Message, Packet, Repr};
+use xco_core::wire::{host_key, peer_key, run_of, AgentKeys, ControllerKeys, Echo, Message, Packet, Repr};
 use xco_core::{Dur, Rng, Time};
 
 const MASTER: &[u8] = b"dst master secret, 32 bytes long";
@@ -461,13 +461,6 @@ impl World {
         let hosts = s.hosts;
         let mut check = Checker::new(hosts, paths, caps, s.host_bps, allowance, FAIL_OPEN);
         check.gates_from = QUIET + SLICE + LEAD + delay_max;
-        for &(n, _, until) in &s.pauses {
-            if !is_ctl(n) {
-                check.resumed[n as usize].push(until);
-            }
-        }
-        // a directive read late starts at most the lead after its reading and lasts a slice
-        check.late_window = SLICE + LEAD + allowance;
         let rng = Rng::stream(s.seed, 2);
         let od = s.on_demand.then(|| {
             let (_, paths, caps) = s.topology();
@@ -946,7 +939,7 @@ impl World {
         }
         for (to, d) in out {
             if let Some(r) = header(&d) {
-                if let Message::Directive(dir) = &r.msg {
+                if let Message::Directive(dir, _) = &r.msg {
                     if self.trace {
                         eprintln!(
                             "{t} {}@{now} sends h{} epoch {} start_in {} {:?}",
@@ -1163,16 +1156,19 @@ impl World {
             host: xco_core::wire::CONTROLLER_ID,
             run,
             seq,
-            msg: Message::Directive(Directive {
-                host: victim,
-                epoch: u64::MAX / 2,
-                start_in: Dur::ZERO,
-                kind: DirectiveKind::Slice {
-                    dest: Some((victim + 1) % self.s.hosts as u32),
-                    len: Dur::from_ms(10),
-                    rate_bps: None,
+            msg: Message::Directive(
+                Directive {
+                    host: victim,
+                    epoch: u64::MAX / 2,
+                    start_in: Dur::ZERO,
+                    kind: DirectiveKind::Slice {
+                        dest: Some((victim + 1) % self.s.hosts as u32),
+                        len: Dur::from_ms(10),
+                        rate_bps: None,
+                    },
                 },
-            }),
+                Echo::default(),
+            ),
         })
     }
 

@@ -187,6 +187,12 @@ pub(super) fn render<G: PacketGate>(a: &Agent<G>, name: &str) -> String {
         one(a.node.stats.stale_term),
     );
     p.metric(
+        "xco_agent_stale_grants_total",
+        Kind::Counter,
+        "Directives and ungated sets refused as possibly older than directive_max_age_ms (wire v5 echo; counted as replays too).",
+        one(a.node.stats.stale),
+    );
+    p.metric(
         "xco_agent_controller_term",
         Kind::Gauge,
         "The highest controller term seen signed.",

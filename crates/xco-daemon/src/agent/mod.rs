@@ -448,6 +448,7 @@ impl<G: PacketGate> Agent<G> {
                 ("control_kernel_drops", &self.chan.stats.kernel_drops),
                 ("control_budget_spent_ticks", &self.intake.stats.spent_ticks),
                 ("stale_term", &self.node.stats.stale_term),
+                ("stale_grants", &self.node.stats.stale),
                 ("proofs_sent", &self.node.stats.proofs),
                 (
                     "first_release_p50_us",
@@ -566,6 +567,7 @@ pub fn run<G: PacketGate>(mut opts: AgentOpts, gate: G, mut poller: Poller) -> R
     let local = chan.sock.local_addr().map_err(|e| e.to_string())?;
     let node_cfg = AgentConfig {
         addr: local.to_wire(),
+        directive_max_age: opts.topo.settings.directive_max_age,
         ..AgentConfig::default()
     };
     let second = Duration::from_secs(1);

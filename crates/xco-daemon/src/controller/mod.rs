@@ -245,6 +245,7 @@ pub fn run(opts: ControllerOpts) -> Result<(), String> {
         // a host reports every report interval: three of them lost in a row
         // before a directing controller without its standby's lease stops granting
         host_lease: Dur::from_ps(opts.topo.settings.report_interval.ps() * 3),
+        directive_max_age: opts.topo.settings.directive_max_age,
         ..ControllerConfig::default()
     };
     let mut node = ControllerNode::new(cfg, sched, keys, run);

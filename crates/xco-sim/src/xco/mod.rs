@@ -161,6 +161,7 @@ impl XcoSim {
         let low = (Rng::stream(cfg.seed, KEY_STREAM + 1).next_u64() as u32).max(1);
         let ctl_cfg = ControllerConfig {
             on_demand: cfg.settings.on_demand.clone(),
+            directive_max_age: cfg.settings.directive_max_age,
             ..ControllerConfig::default()
         };
         let ctl = ControllerNode::new(ctl_cfg, sched, keys.clone(), run_of(0, low));
@@ -178,6 +179,7 @@ impl XcoSim {
                     };
                     let agent = AgentConfig {
                         addr: (n as u32).to_wire(),
+                        directive_max_age: cfg.settings.directive_max_age,
                         ..AgentConfig::default()
                     };
                     let rng = Rng::stream(cfg.seed, AGENT_STREAM + n as u64);
