@@ -470,12 +470,12 @@ impl<P> AgentNode<P> {
             (
                 Err(WireError::Session { .. }),
                 Some(super::Mutation::AcceptOtherRun),
-                Message::Directive(_),
+                Message::Directive(..),
             )
             | (
                 Err(WireError::Replay { .. }),
                 Some(super::Mutation::SkipReplayCheck),
-                Message::Directive(_),
+                Message::Directive(..),
             ) => Ok(Accepted::InRun),
             (a, ..) => a,
         };
