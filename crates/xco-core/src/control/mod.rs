@@ -143,6 +143,9 @@ pub enum Mutation {
     KeepGateAtNewTerm,
     /// A new term's fence ends at the first host's confirm, not the last.
     EndFenceAtFirstConfirm,
+    /// The agent obeys a grant however old it may be (version 5's
+    /// freshness check skipped).
+    SkipFreshness,
 }
 
 #[cfg(feature = "mutations")]
@@ -159,6 +162,7 @@ impl Mutation {
             "takeover-without-fence" => Mutation::TakeoverWithoutFence,
             "keep-gate-at-new-term" => Mutation::KeepGateAtNewTerm,
             "end-fence-at-first-confirm" => Mutation::EndFenceAtFirstConfirm,
+            "skip-freshness" => Mutation::SkipFreshness,
             _ => panic!("unknown mutation {m}"),
         }
     }

@@ -358,6 +358,11 @@ mod mutations {
     }
 
     #[test]
+    fn skipping_the_freshness_check_is_found() {
+        found("skip-freshness", 10_000);
+    }
+
+    #[test]
     fn dropping_the_fail_open_timer_under_load_is_found() {
         found("no-fail-open-under-load", 2000);
     }
