@@ -87,6 +87,26 @@ pub const SENT_KEPT: usize = 64;
 /// `t * 1000 / 10^6` now.
 pub const MAX_DRIFT_PPM: i128 = 1000;
 
+/// A lower bound of (this agent's clock - a controller run's clock), from
+/// one echo: the message left at `at` here and arrived at `received` there,
+/// so the offset is at least `at - received`, less the drift since.
+#[derive(Clone, Copy, Debug)]
+struct OffsetBound {
+    /// The controller run whose clock it bounds.
+    run: u64,
+    /// `at - received`, in ps.
+    low_ps: i128,
+    /// When the sampled message left (this clock).
+    at: Time,
+}
+
+impl OffsetBound {
+    /// The bound at `t`: lowered by [`MAX_DRIFT_PPM`] of the time since the sample.
+    fn low_at(&self, t: Time) -> i128 {
+        self.low_ps - t.saturating_since(self.at).ps() as i128 * MAX_DRIFT_PPM / 1_000_000
+    }
+}
+
 /// Settings of an agent node.
 #[derive(Clone, Debug)]
 pub struct AgentConfig {
@@ -237,9 +257,8 @@ pub struct AgentNode<P> {
     /// The controller's sequence number of the ungated set applied (0: none
     /// in this run), stated in demand reports.
     ungated_seq: u64,
-    /// Lower bound of (this clock - the run's controller clock), in ps, and
-    /// the send time of the message it was sampled from: (run, bound, at).
-    offset: Option<(u64, i128, Time)>,
+    /// The run's clock offset bound (freshness), if an echo has given one.
+    offset: Option<OffsetBound>,
     joined_at: Option<Time>,
     join_wanted: bool,
     /// Datagrams rejected, by reason (cumulative; sent to the controller).
@@ -552,23 +571,23 @@ impl<P> AgentNode<P> {
         if self.cfg.mutation == Some(super::Mutation::SkipFreshness) {
             return true;
         }
-        let low_at = |o: (u64, i128, Time), t: Time| {
-            o.1 - t.saturating_since(o.2).ps() as i128 * MAX_DRIFT_PPM / 1_000_000
-        };
-        let mut known = self.offset.filter(|o| o.0 == run);
+        let ps_of_ns = |ns: u64| i128::from(ns) * crate::time::PS_PER_NS as i128;
+        let mut known = self.offset.filter(|o| o.run == run);
         let (seq, sent) = self.sent_at[echo.seq as usize % SENT_KEPT];
         if echo.seq != 0 && seq == echo.seq {
             // message `seq` left at `sent` here and arrived at `received` there
-            let sample = sent.ps() as i128 - i128::from(echo.received_ns) * crate::time::PS_PER_NS as i128;
-            if known.is_none_or(|o| sample > low_at(o, sent)) {
-                known = Some((run, sample, sent));
+            let sample = OffsetBound {
+                run,
+                low_ps: sent.ps() as i128 - ps_of_ns(echo.received_ns),
+                at: sent,
+            };
+            if known.is_none_or(|o| sample.low_ps > o.low_at(sent)) {
+                known = Some(sample);
                 self.offset = known;
             }
         }
         // signed at `signed_ns` there: at `signed + bound` here, or later
-        let age_ps = known.map(|o| {
-            now.ps() as i128 - (i128::from(echo.signed_ns) * crate::time::PS_PER_NS as i128 + low_at(o, now))
-        });
+        let age_ps = known.map(|o| now.ps() as i128 - (ps_of_ns(echo.signed_ns) + o.low_at(now)));
         if age_ps.is_some_and(|a| a <= self.cfg.directive_max_age.ps() as i128) {
             return true;
         }
