@@ -212,6 +212,47 @@ fn a_directive_that_arrives_later_than_its_age_bound_is_refused() {
 }
 
 #[test]
+fn an_agent_whose_join_is_answered_after_its_join_timeout_still_gets_in() {
+    // sim-network seed 912: the host's joins waited 23 ms in its own NIC queue,
+    // longer than the 20-ms join timeout, so every challenge answered a nonce it
+    // had already replaced and it never got in
+    let mut c = controller(0x77);
+    let t = at(10);
+    let mut a = agent(0, t);
+    a.start(t);
+    let first = a.poll_transmit(t).expect("the join");
+    let first_nonce = a.session();
+    // the join timeout passes unanswered: a new join, a new nonce
+    let later = t + AgentConfig::default().join_timeout;
+    a.handle_timeout(later);
+    let second = a.poll_transmit(later).expect("the join again");
+    assert_ne!(a.session(), first_nonce);
+    // now the first join reaches the controller; its challenge is taken
+    let arrive = later + Dur::from_ms(3);
+    c.handle_datagram(arrive, 0, &first);
+    let (to, challenge) = c.poll_transmit(arrive).expect("a challenge");
+    assert_eq!(to, 0);
+    a.handle_datagram(arrive, Origin::Controller, &challenge);
+    assert_eq!(
+        a.run(),
+        Some(c.run()),
+        "the run adopted from the earlier join's answer"
+    );
+    assert_eq!(a.session(), first_nonce, "whose nonce is the session again");
+    assert_eq!(a.stats.previous_join_answers, 1);
+    // its confirm starts that session at the controller; the second join's late
+    // challenge is refused by the agent (a session), and no join follows
+    exchange(&mut c, &mut a, 0, arrive);
+    assert_eq!(c.addr(0), Some(0));
+    c.handle_datagram(arrive, 0, &second);
+    let joins = a.stats.joins;
+    exchange(&mut c, &mut a, 0, arrive);
+    assert_eq!((a.session(), a.stats.joins), (first_nonce, joins));
+    a.coord.offer(arrive, 1, 1, 1500, (1538, 0), false);
+    until_directive(&mut c, &mut a, 0, arrive);
+}
+
+#[test]
 fn a_join_replayed_from_another_address_earns_it_a_challenge_only() {
     let mut c = controller(0x77);
     let t = at(10);

@@ -527,6 +527,31 @@ fn an_agent_obeys_a_run_only_after_a_hello_to_its_own_join() {
 }
 
 #[test]
+fn an_answer_to_the_join_before_the_latest_is_taken_once_and_no_older() {
+    // an agent whose joins wait in its own egress queue longer than its join
+    // timeout replaces each nonce before the answer to it arrives (sim-network
+    // seed 912): the answer to the join just replaced is taken too, and that
+    // join's nonce is the session again
+    let mut s = ControllerSession::new(1);
+    s.joining(41);
+    s.joining(42);
+    s.joining(43);
+    assert!(s.accept(&hello(7, 1, 1, 41)).is_err(), "two joins back: refused");
+    assert_eq!(s.accept(&hello(7, 2, 1, 42)), Ok(Accepted::NewRun { run: 7 }));
+    assert_eq!(s.session(), Some(42), "the answered join's nonce");
+    assert!(!s.is_joining());
+    assert!(
+        s.accept(&hello(7, 3, 1, 43)).is_err(),
+        "the latest join's answer comes too late"
+    );
+    assert!(s.accept(&hello(7, 4, 1, 42)).is_err(), "and a nonce answers once");
+    // a join that follows an answered one has no previous to take
+    s.joining(44);
+    assert!(s.accept(&hello(7, 5, 1, 42)).is_err());
+    assert_eq!(s.accept(&hello(7, 6, 1, 44)), Ok(Accepted::NewRun { run: 7 }));
+}
+
+#[test]
 fn a_restarted_controller_is_obeyed_after_one_hello_whatever_its_numbers() {
     // the old run had reached a huge sequence number (e.g. an hour of
     // directives, or one far-future number); the restarted controller (its

@@ -2,7 +2,9 @@
 //! joins, the directives it applies to its coordinator, what it rejects.
 //!
 //! - **Joining.** [`AgentNode::start`] sends a join with a fresh nonce (the
-//!   agent's session). A signed challenge (or, from an older controller, a
+//!   agent's session). An answer to the join before the latest is taken
+//!   too (its nonce becomes the session again), so an agent whose joins
+//!   wait in its own egress queue longer than the join timeout still gets in. A signed challenge (or, from an older controller, a
 //!   hello) echoing that nonce is the only way to adopt a controller run;
 //!   the agent answers a challenge with a confirm and only then sends
 //!   anything else in the session (reports held back while joining would
@@ -234,6 +236,8 @@ pub struct AgentNodeStats {
     pub closed_at_new_term: u64,
     /// Grants refused as not shown fresh (counted with the replays too).
     pub stale: u64,
+    /// Answers taken to the join before the latest (it was replaced unanswered).
+    pub previous_join_answers: u64,
     /// Times the run was suspended at a fail-open (obeyed again after a fresh join).
     pub suspended: u64,
 }
@@ -513,6 +517,7 @@ impl<P> AgentNode<P> {
             }
             Ok(Accepted::NewRun { run }) => {
                 self.stats.accepted += 1;
+                self.take_answered_session();
                 if self.adopt(run, prev) {
                     self.prove(now, true);
                 }
@@ -520,6 +525,7 @@ impl<P> AgentNode<P> {
             }
             Ok(Accepted::Challenge { run, challenge }) => {
                 self.stats.accepted += 1;
+                self.take_answered_session();
                 let newer = self.adopt(run, prev);
                 if std::mem::take(&mut self.unasked) {
                     // a new session for the new term, stated in the confirm: the
@@ -599,6 +605,17 @@ impl<P> AgentNode<P> {
             }),
         });
         false
+    }
+
+    /// The answer taken was to the join before the latest (whose nonce the
+    /// session check accepts too): that join's nonce is the session again.
+    fn take_answered_session(&mut self) {
+        if let Some(n) = self.session.session() {
+            if n != self.nonce {
+                self.nonce = n;
+                self.stats.previous_join_answers += 1;
+            }
+        }
     }
 
     /// The term check of a verified controller message: `None` (refused,

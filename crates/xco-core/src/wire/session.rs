@@ -3,9 +3,9 @@
 //!
 //! - Every controller start draws a random 64-bit **run id** and numbers its
 //!   messages 1, 2, ... within it. An agent obeys one run at a time, adopted
-//!   only from a signed challenge (or hello) that echoes the nonce of the
-//!   agent's own latest join — a replayed one of an old run fits no current
-//!   nonce. A signed message of another run is rejected, nothing more; a
+//!   only from a signed challenge (or hello) that echoes the nonce of one
+//!   of the agent's own two latest joins while it waits for an answer — a
+//!   replayed one of an old run fits no current nonce. A signed message of another run is rejected, nothing more; a
 //!   restarted controller asks the agent to join again (a rejoin request
 //!   naming its session) when the agent's next message reaches it, and one
 //!   round trip later the new run is obeyed, whatever either clock says.
@@ -56,6 +56,12 @@ pub struct ControllerSession {
     run: Option<(u64, u64)>,
     /// The nonce of a join not answered yet.
     nonce: Option<u64>,
+    /// The nonce of the join before it, if that one was still unanswered
+    /// when it was replaced: its answer is taken too (an agent whose own
+    /// egress queue holds its joins longer than its join timeout would
+    /// otherwise replace every nonce before its answer arrives; found by
+    /// the control-plane harness, sim-network seed 912).
+    previous: Option<u64>,
     /// The nonce of the latest join (this agent's session), until a rejoin request for it.
     session: Option<u64>,
     /// The run's messages are refused until a fresh answer to a join (the
@@ -70,6 +76,7 @@ impl ControllerSession {
             me,
             run: None,
             nonce: None,
+            previous: None,
             session: None,
             suspended: false,
         }
@@ -84,8 +91,15 @@ impl ControllerSession {
 
     /// A join carrying `nonce` is being sent: only a hello or challenge echoing it is accepted.
     pub fn joining(&mut self, nonce: u64) {
+        self.previous = self.nonce;
         self.nonce = Some(nonce);
         self.session = Some(nonce);
+    }
+
+    /// The agent's session: the nonce of the join whose answer it took, or
+    /// of the join it waits on (`None` after a rejoin request for it).
+    pub fn session(&self) -> Option<u64> {
+        self.session
     }
 
     /// The agent's session is `nonce` from now on, without a join (the run
@@ -115,10 +129,15 @@ impl ControllerSession {
         };
         match repr.msg {
             Message::Hello { host, nonce } | Message::Challenge { host, nonce, .. } => {
-                if host != self.me || self.nonce != Some(nonce) {
+                let pending =
+                    self.nonce.is_some() && (self.nonce == Some(nonce) || self.previous == Some(nonce));
+                if host != self.me || !pending {
                     return Err(stale);
                 }
+                // the session is the answered join's (its confirm and messages carry it)
+                self.session = Some(nonce);
                 self.nonce = None;
+                self.previous = None;
                 self.suspended = false;
                 // joining the run it obeys again, the replay window stays where it
                 // was: the answer may have been overtaken by newer messages of the run

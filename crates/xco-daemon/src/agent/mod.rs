@@ -449,6 +449,7 @@ impl<G: PacketGate> Agent<G> {
                 ("control_budget_spent_ticks", &self.intake.stats.spent_ticks),
                 ("stale_term", &self.node.stats.stale_term),
                 ("stale_grants", &self.node.stats.stale),
+                ("previous_join_answers", &self.node.stats.previous_join_answers),
                 ("proofs_sent", &self.node.stats.proofs),
                 (
                     "first_release_p50_us",
