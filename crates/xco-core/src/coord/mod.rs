@@ -440,17 +440,7 @@ impl Coordinator {
                     return true;
                 }
             }
-            if self.pending.len() == MAX_PENDING {
-                // (more decisions within one lead than any schedule makes: the
-                // earliest is dropped, and the gate closes at its start)
-                let first = self.pending.remove(0);
-                self.end_open_by(first.start);
-            }
-            self.pending.push(Pending {
-                start,
-                epoch,
-                kind: kind.clone(),
-            });
+            self.plan(start, epoch, kind);
             return true;
         }
         if let (
@@ -480,13 +470,25 @@ impl Coordinator {
         if start <= now {
             self.enact(now, kind);
         } else {
-            self.pending.push(Pending {
-                start,
-                epoch,
-                kind: kind.clone(),
-            });
+            self.plan(start, epoch, kind);
         }
         true
+    }
+
+    /// Keep a directive pending until `start`, after those pending (which
+    /// start before it).
+    fn plan(&mut self, start: Time, epoch: u64, kind: &DirectiveKind) {
+        if self.pending.len() == MAX_PENDING {
+            // (more decisions within one lead than any schedule makes: the
+            // earliest is dropped, and the gate closes at its start)
+            let first = self.pending.remove(0);
+            self.end_open_by(first.start);
+        }
+        self.pending.push(Pending {
+            start,
+            epoch,
+            kind: kind.clone(),
+        });
     }
 
     /// Start every pending directive due at `now`, in order.
