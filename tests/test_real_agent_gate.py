@@ -175,13 +175,16 @@ def test_ipv6_tcp_to_a_coordinated_host_is_held_until_the_controller_permits_it(
     for h in ("h1", "h2"):
         netns.sh("sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=0", ns=tb.ns(h))
     deadline = time.monotonic() + 5
-    while True:  # the link-local addresses leave duplicate address detection
-        out = netns.sh("ip", "-6", "-o", "addr", "show", "dev", "eth0", "scope", "link", ns=tb.ns("h2"))
-        out = out.stdout
-        if "inet6" in out and "tentative" not in out:
-            break
-        assert time.monotonic() < deadline, out
-        time.sleep(0.1)
+    # the link-local addresses of both ends leave duplicate address detection (a
+    # source whose own address is still tentative cannot connect: EADDRNOTAVAIL)
+    for h in ("h1", "h2"):
+        while True:
+            out = netns.sh("ip", "-6", "-o", "addr", "show", "dev", "eth0", "scope", "link", ns=tb.ns(h))
+            out = out.stdout
+            if "inet6" in out and "tentative" not in out:
+                break
+            assert time.monotonic() < deadline, out
+            time.sleep(0.1)
     ll1, ll2 = _link_local(tb, "h1"), _link_local(tb, "h2")
     # the daemons read a copy of the file that lists the hosts' IPv6 addresses
     six = tmp_path / "six.toml"
